@@ -1,0 +1,125 @@
+/**
+ * Errors shared by every layer. Each has a stable `name` so callers (and agents, which only see
+ * `error.name` in an ExecutionResult) can branch on it without instanceof across realms.
+ */
+
+/** A name (workflow, artifact, tool) that is not acceptable; nothing touched disk or network. */
+export class InvalidNameError extends Error {
+  override readonly name = "InvalidNameError";
+}
+
+/** Something asked for by name does not exist. `suggestions` lists the closest existing names. */
+export class NotFoundError extends Error {
+  override readonly name = "NotFoundError";
+  constructor(
+    message: string,
+    readonly suggestions: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Input that failed validation at a boundary (bad options, bad YAML, bad arguments). */
+export class ValidationError extends Error {
+  override readonly name = "ValidationError";
+}
+
+/** The backing store failed (I/O error, unreachable server). */
+export class StorageError extends Error {
+  override readonly name = "StorageError";
+}
+
+export type ToolErrorCode =
+  | "INVALID_INPUT"
+  | "MISSING_PARAM"
+  | "INVALID_PATH"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "PRECONDITION"
+  | "TIMEOUT"
+  | "PERMISSION"
+  | "INTERNAL"
+  | "DEPENDENCY";
+
+const RECOVERABLE: ReadonlySet<ToolErrorCode> = new Set([
+  "INVALID_INPUT",
+  "MISSING_PARAM",
+  "INVALID_PATH",
+  "NOT_FOUND",
+  "CONFLICT",
+  "PRECONDITION",
+]);
+
+export interface ToolErrorInit {
+  tool: string;
+  callable: string | null;
+  code: ToolErrorCode;
+  message: string;
+  /** Exit code of a CLI tool, HTTP status of an HTTP tool. */
+  exitCode?: number;
+  status?: number;
+  /** Bounded excerpt of the tool's stderr / response body. */
+  stderr?: string;
+}
+
+/** A tool call failed. `recoverable` says whether the agent can fix its input and retry. */
+export class ToolError extends Error {
+  override readonly name = "ToolError";
+  readonly tool: string;
+  readonly callable: string | null;
+  readonly code: ToolErrorCode;
+  readonly recoverable: boolean;
+  readonly exitCode?: number;
+  readonly status?: number;
+  readonly stderr?: string;
+
+  constructor(init: ToolErrorInit) {
+    super(init.message);
+    this.tool = init.tool;
+    this.callable = init.callable;
+    this.code = init.code;
+    this.recoverable = RECOVERABLE.has(init.code);
+    if (init.exitCode !== undefined) this.exitCode = init.exitCode;
+    if (init.status !== undefined) this.status = init.status;
+    if (init.stderr !== undefined) this.stderr = init.stderr;
+  }
+
+  static isRecoverable(code: ToolErrorCode): boolean {
+    return RECOVERABLE.has(code);
+  }
+}
+
+/** Closest names to `wanted` by edit distance, for "Did you mean" hints. */
+export function closestNames(wanted: string, candidates: Iterable<string>, max = 3): string[] {
+  const w = wanted.toLowerCase();
+  const scored: Array<[string, number]> = [];
+  for (const c of candidates) {
+    const d = editDistance(w, c.toLowerCase());
+    const limit = Math.max(2, Math.floor(Math.max(w.length, c.length) / 3));
+    if (d <= limit || c.toLowerCase().includes(w) || w.includes(c.toLowerCase())) scored.push([c, d]);
+  }
+  return scored
+    .sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))
+    .slice(0, max)
+    .map(([c]) => c);
+}
+
+/** "Did you mean: a, b?" or "" — appended to not-found messages. */
+export function didYouMean(wanted: string, candidates: Iterable<string>): string {
+  const close = closestNames(wanted, candidates);
+  return close.length ? ` Did you mean: ${close.join(", ")}?` : "";
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0]!;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j]!;
+      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length]!;
+}

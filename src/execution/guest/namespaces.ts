@@ -1,0 +1,166 @@
+/**
+ * The agent-facing namespaces (`tools`, `workflows`, `artifacts`, `deps`), built on one function
+ * that reaches the host. The same code serves every executor: in-process it calls HostServices
+ * directly; in a child process or sandbox it sends an RPC message. It imports nothing from Node so
+ * it can run anywhere a guest runs.
+ *
+ *   tools.curl.get(args)   → call("tools", "call", ["curl", "get", args])
+ *   tools.curl(args)       → call("tools", "call", ["curl", null, args])   (escape hatch)
+ *   workflows.triple(args) → workflows.invoke("triple", args): load source, compile in the guest, run
+ */
+import type { WorkflowParam } from "../../storage/protocol.js";
+
+export type HostCall = (ns: string, op: string, args: unknown[]) => Promise<unknown>;
+
+export interface GuestBridge {
+  /** Reaches HostServices.dispatch; must reject with an Error of the guest's realm. */
+  call: HostCall;
+  /**
+   * Compile a workflow module (TypeScript source) in the guest so that `tools`, `workflows`,
+   * `artifacts` and `deps` are in scope inside it; return its exports.
+   */
+  compileWorkflow(name: string, source: string, namespaces: GuestNamespaces): Record<string, unknown>;
+  /** The guest realm's Error constructor, for errors raised on the guest side. */
+  ErrorCtor: ErrorConstructor;
+}
+
+export interface GuestNamespaces {
+  tools: Record<string, unknown>;
+  workflows: Record<string, unknown>;
+  artifacts: Record<string, unknown>;
+  deps: Record<string, unknown>;
+}
+
+/** Recursion guard: a workflow that calls itself forever fails with a clear error instead of a hang. */
+export const MAX_WORKFLOW_INVOCATIONS_IN_FLIGHT = 1000;
+/** Compiled workflow modules kept per guest, keyed by name and source. */
+const MODULE_CACHE_SIZE = 200;
+
+/** Properties a Proxy must not answer with a tool or workflow: promise resolution and inspection probe them. */
+const NOT_A_MEMBER = new Set(["then", "catch", "finally", "constructor", "prototype", "__proto__", "toJSON", "inspect", "asymmetricMatch", "$$typeof"]);
+
+export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
+  const call = (ns: string, op: string, args: unknown[]): Promise<unknown> => {
+    const p = bridge.call(ns, op, args);
+    // A call the agent forgot to await must not crash the process with an unhandled rejection;
+    // awaiting it still throws.
+    p.catch(() => {});
+    return p;
+  };
+  const guestError = (name: string, message: string): Error => {
+    const err = new bridge.ErrorCtor(message);
+    Object.defineProperty(err, "name", { value: name, enumerable: false, configurable: true, writable: true });
+    return err;
+  };
+  const namespaces = {} as GuestNamespaces;
+
+  namespaces.tools = memberProxy(
+    {
+      list: () => call("tools", "list", []),
+      search: (query: unknown, options?: unknown) => call("tools", "search", options === undefined ? [query] : [query, options]),
+      describe: (name: unknown) => call("tools", "describe", [name]),
+      call: (tool: unknown, callable: unknown, args?: unknown) => call("tools", "call", [tool, callable ?? null, args]),
+    },
+    (toolName) => {
+      const direct = (args?: unknown) => call("tools", "call", [toolName, null, args]);
+      return memberProxy({}, (callable) => (args?: unknown) => call("tools", "call", [toolName, callable, args]), direct);
+    },
+  );
+
+  const modules = new Map<string, Record<string, unknown>>();
+  let inFlight = 0;
+  const invoke = async (name: unknown, args?: unknown): Promise<unknown> => {
+    if (typeof name !== "string") throw guestError("ValidationError", "workflows.invoke: name must be a string");
+    if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
+      throw guestError("ValidationError", `workflows.invoke: arguments of workflow "${name}" must be an object of named parameters, e.g. workflows.${name}({ n: 1 })`);
+    }
+    if (inFlight >= MAX_WORKFLOW_INVOCATIONS_IN_FLIGHT) {
+      throw guestError("RangeError", `workflows.invoke: more than ${MAX_WORKFLOW_INVOCATIONS_IN_FLIGHT} workflow invocations in flight; does "${name}" call itself without end?`);
+    }
+    inFlight++;
+    try {
+      const loaded = (await call("workflows", "load", [name])) as { name: string; source: string; params: WorkflowParam[] };
+      const given = (args ?? {}) as Record<string, unknown>;
+      const missing = loaded.params.filter((p) => p.required && given[p.name] === undefined);
+      if (missing.length) {
+        const list = missing.map((p) => `${p.name}: ${p.type}`).join(", ");
+        throw guestError("ValidationError", `workflows.invoke: workflow "${name}" is missing required parameter(s) ${list}`);
+      }
+      const key = `${name}\u0000${loaded.source}`;
+      let exports = modules.get(key);
+      if (!exports) {
+        exports = bridge.compileWorkflow(name, loaded.source, namespaces);
+        if (modules.size >= MODULE_CACHE_SIZE) modules.delete(modules.keys().next().value as string);
+        modules.set(key, exports);
+      }
+      const run = exports["run"];
+      if (typeof run !== "function") throw guestError("ValidationError", `workflows.invoke: workflow "${name}" does not export a function named run`);
+      return await (run as (a: unknown) => unknown)(given);
+    } finally {
+      inFlight--;
+    }
+  };
+
+  namespaces.workflows = memberProxy(
+    {
+      list: () => call("workflows", "list", []),
+      search: (query: unknown, options?: unknown) => call("workflows", "search", options === undefined ? [query] : [query, options]),
+      get: (name: unknown) => call("workflows", "get", [name]),
+      create: (input: unknown) => call("workflows", "create", [input]),
+      delete: (name: unknown) => call("workflows", "delete", [name]),
+      invoke,
+    },
+    (name) => (args?: unknown) => invoke(name, args),
+  );
+
+  namespaces.artifacts = Object.freeze({
+    save: (name: unknown, data: unknown, options?: unknown) => call("artifacts", "save", options === undefined ? [name, data] : [name, data, options]),
+    load: (name: unknown) => call("artifacts", "load", [name]),
+    get: (name: unknown) => call("artifacts", "get", [name]),
+    list: () => call("artifacts", "list", []),
+    exists: (name: unknown) => call("artifacts", "exists", [name]),
+    delete: (name: unknown) => call("artifacts", "delete", [name]),
+  });
+
+  namespaces.deps = Object.freeze({
+    list: () => call("deps", "list", []),
+    add: (spec: unknown) => call("deps", "add", [spec]),
+    remove: (spec: unknown) => call("deps", "remove", [spec]),
+    sync: () => call("deps", "sync", []),
+  });
+
+  return namespaces;
+}
+
+/**
+ * An object whose own methods come first and whose any other string property is `member(name)`
+ * (cached). When `self` is given the proxy is also callable as `self(...)`.
+ */
+function memberProxy(
+  methods: Record<string, unknown>,
+  member: (name: string) => unknown,
+  self?: (...args: unknown[]) => unknown,
+): Record<string, unknown> {
+  const cache = new Map<string, unknown>();
+  const target = (self ? Object.assign(function member() {}, methods) : { ...methods }) as Record<string, unknown>;
+  return new Proxy(target, {
+    get(t, prop) {
+      if (typeof prop !== "string") return Reflect.get(t, prop);
+      if (Object.hasOwn(methods, prop)) return methods[prop];
+      if (NOT_A_MEMBER.has(prop)) return undefined;
+      let m = cache.get(prop);
+      if (m === undefined) cache.set(prop, (m = member(prop)));
+      return m;
+    },
+    apply(_t, _this, args) {
+      if (!self) throw new TypeError("not a function");
+      return self(...args);
+    },
+    set() {
+      return false;
+    },
+    has(_t, prop) {
+      return typeof prop === "string" && Object.hasOwn(methods, prop);
+    },
+  });
+}

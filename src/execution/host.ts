@@ -1,0 +1,169 @@
+/**
+ * HostServices: the host side of the four guest namespaces. Every executor routes every namespace
+ * call through `dispatch(ns, op, args)` — the in-process executor directly, out-of-process
+ * executors through the RPC provider — so validation, error wording and (later) tool middleware
+ * are the same everywhere.
+ *
+ * Arguments arrive from agent code, so each operation checks its arguments here, at the boundary,
+ * and fails with a ValidationError naming what was wrong and what is accepted. A failure's message
+ * starts with `<ns>.<op>:` (e.g. `tools.call: Unknown tool: nmapp. Did you mean: nmap?`).
+ */
+import path from "node:path";
+import { z } from "zod";
+import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { WorkflowLibrary } from "../workflows/library.js";
+
+export const NAMESPACES = ["tools", "workflows", "artifacts", "deps"] as const;
+export type Namespace = (typeof NAMESPACES)[number];
+
+export interface HostServicesOptions {
+  storage: StorageBackend;
+  /** Folder of tool YAML files; undefined or missing means no tools. */
+  toolsPath?: string;
+  /** A registry built elsewhere (tests, in-process adapters); wins over toolsPath. */
+  tools?: ToolRegistry;
+}
+
+type Handler = (host: HostServices, args: unknown[]) => Promise<unknown>;
+
+interface Operation {
+  /** Argument list as agents write it, for messages: `search(query, { limit? })`. */
+  usage: string;
+  args: z.ZodType<unknown[]>;
+  run: Handler;
+}
+
+const str = (what: string) => z.string({ error: `${what} must be a string` });
+const limitOpts = z
+  .strictObject({ limit: z.number({ error: "limit must be a number" }).int("limit must be an integer").min(1, "limit must be at least 1").optional() })
+  .optional();
+
+function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: HostServices, args: T) => Promise<unknown>): Operation {
+  return { usage, args: args as z.ZodType<unknown[]>, run: run as Handler };
+}
+
+/** Every operation a guest may call, by namespace. `workflows.invoke` runs guest-side on top of `workflows.load`. */
+const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
+  tools: {
+    list: op("list()", z.tuple([]), (h) => h.tools.list()),
+    search: op("search(query, { limit? })", z.tuple([str("query")], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
+    describe: op("describe(name)", z.tuple([str("name")]), (h, [name]) => h.tools.describe(name)),
+    call: op(
+      "call(tool, callable | null, args)",
+      z.tuple([str("tool"), z.string().nullable(), z.unknown()]),
+      (h, [tool, callable, args]) => h.tools.call(tool, callable, args),
+    ),
+  },
+  workflows: {
+    list: op("list()", z.tuple([]), (h) => h.workflows.list()),
+    search: op("search(query, { limit? })", z.tuple([str("query")], limitOpts), (h, [q, o]) => h.workflows.search(q, o ?? {})),
+    get: op("get(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.get(name)),
+    create: op("create({ name, source, description? })", z.tuple([z.unknown()]), (h, [input]) => h.workflows.create(input as never)),
+    delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.delete(name)),
+    /** What a guest needs to run a workflow: its source and params. NotFoundError with suggestions. */
+    load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
+      const w = await h.workflows.require(name);
+      return { name: w.name, source: w.source, params: w.params };
+    }),
+  },
+  artifacts: {
+    save: op(
+      "save(name, data, { description?, metadata? })",
+      z.tuple([str("name"), z.unknown()], z.unknown()),
+      (h, [name, data, options]) => h.artifacts.save(name, data as never, (options ?? undefined) as never),
+    ),
+    load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
+      const data = await h.artifacts.load(name);
+      if (data !== undefined) return data;
+      const names = (await h.artifacts.list()).map((a) => a.name);
+      throw new NotFoundError(`No artifact named ${JSON.stringify(name)}.${didYouMean(name, names)}`, closestNames(name, names));
+    }),
+    get: op("get(name)", z.tuple([str("name")]), (h, [name]) => h.artifacts.get(name)),
+    list: op("list()", z.tuple([]), (h) => h.artifacts.list()),
+    exists: op("exists(name)", z.tuple([str("name")]), (h, [name]) => h.artifacts.exists(name)),
+    delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.artifacts.delete(name)),
+  },
+  deps: {
+    list: op("list()", z.tuple([]), async () => []),
+    add: op("add(spec)", z.tuple([str("spec")]), async () => depsUnsupported("add")),
+    remove: op("remove(spec)", z.tuple([str("spec")]), async () => depsUnsupported("remove")),
+    sync: op("sync()", z.tuple([]), async () => depsUnsupported("sync")),
+  },
+};
+
+function depsUnsupported(what: string): never {
+  throw new ValidationError(
+    `installing packages at run time is not supported by this executor (it lacks the "depsInstall" capability); ` +
+      `cannot ${what}. Packages already installed next to your project can be imported directly.`,
+  );
+}
+
+/** Names of the operations of one namespace, for messages and guest proxies. */
+export function operationNames(ns: Namespace): string[] {
+  return Object.keys(OPERATIONS[ns]);
+}
+
+export class HostServices {
+  readonly tools: ToolRegistry;
+  readonly workflows: WorkflowLibrary;
+  readonly artifacts: ArtifactStore;
+  readonly storage: StorageBackend;
+  readonly toolsPath: string | undefined;
+  private closed = false;
+
+  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined) {
+    this.storage = storage;
+    this.tools = tools;
+    this.toolsPath = toolsPath;
+    this.workflows = new WorkflowLibrary(storage.workflows);
+    this.artifacts = storage.artifacts;
+  }
+
+  /** Loads the tool YAML files; a broken file fails here with a ValidationError naming it. */
+  static async create(options: HostServicesOptions): Promise<HostServices> {
+    const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
+    const tools = options.tools ?? (await ToolRegistry.load(toolsPath));
+    return new HostServices(options.storage, tools, toolsPath);
+  }
+
+  /**
+   * Run one namespace operation. Throws an Error whose message starts with `<ns>.<op>:`; the
+   * error keeps its `name` (ToolError, NotFoundError, ValidationError, InvalidNameError, ...).
+   */
+  async dispatch(ns: string, opName: string, args: readonly unknown[]): Promise<unknown> {
+    const prefix = `${ns}.${opName}`;
+    try {
+      if (this.closed) throw new ValidationError("the session is closed");
+      const table = (OPERATIONS as Record<string, Record<string, Operation>>)[ns];
+      if (!table) throw new NotFoundError(`Unknown namespace: ${ns}. Available: ${NAMESPACES.join(", ")}`);
+      const operation = Object.hasOwn(table, opName) ? table[opName] : undefined;
+      if (!operation) {
+        const names = Object.keys(table);
+        throw new NotFoundError(`Unknown operation.${didYouMean(opName, names)} Available: ${names.join(", ")}`, closestNames(opName, names));
+      }
+      const parsed = operation.args.safeParse([...args]);
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((i) => i.message).join("; ");
+        throw new ValidationError(`${problems}. Usage: ${ns}.${operation.usage}`);
+      }
+      return await operation.run(this, parsed.data);
+    } catch (err) {
+      throw withPrefix(err, prefix);
+    }
+  }
+
+  /** Closes tool connections. Storage belongs to the caller and stays open. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.tools.close();
+  }
+}
+
+function withPrefix(err: unknown, prefix: string): Error {
+  const e = err instanceof Error ? err : new Error(String(err));
+  if (!e.message.startsWith(`${prefix}:`)) e.message = `${prefix}: ${e.message}`;
+  return e;
+}

@@ -1,0 +1,271 @@
+/**
+ * Code preparation shared by every V8-based executor: strip TypeScript, then rewrite a snippet so
+ * that it runs as one async function while its top-level declarations persist as globals of the
+ * executor's context, like the Node REPL.
+ *
+ *   const x = 1; function f() {}; import { a } from "m"; x + 1
+ * becomes (on one line, so the agent's line numbers stay right):
+ *   var x, a; (async () => { globalThis.f = f; (x = 1); function f() {}; ({ a } = await __tcm_import("m")); return (x + 1);
+ *   })()
+ *
+ * let/const lose their block semantics (reassignment is allowed across runs), as in the Node REPL.
+ * A promise left as the last value is awaited, so `tools.x.y()` without `await` still shows its result.
+ */
+import { Parser, type Node } from "acorn";
+import { transform } from "sucrase";
+
+export interface PreparedSnippet {
+  /** Script source to compile in the executor's context; evaluates to a Promise of the last value. */
+  script: string;
+  /** Names the snippet declares at top level (persisted as globals). */
+  declared: string[];
+}
+
+export class CodeSyntaxError extends SyntaxError {
+  override readonly name = "SyntaxError";
+  constructor(
+    message: string,
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(`${message} (line ${line}, column ${column + 1})`);
+  }
+}
+
+/** Name of the guest-side dynamic import function the transform targets. */
+export const IMPORT_FN = "__tcm_import";
+
+interface AnyNode extends Node {
+  [key: string]: unknown;
+}
+
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+const cache = new Map<string, PreparedSnippet>();
+const CACHE_LIMIT = 500;
+
+/** Prepare an agent snippet. Throws CodeSyntaxError. Results are cached by source text. */
+export function prepareSnippet(code: string): PreparedSnippet {
+  const hit = cache.get(code);
+  if (hit) return hit;
+  const prepared = transformSnippet(stripTypes(code));
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+  cache.set(code, prepared);
+  return prepared;
+}
+
+/**
+ * Prepare a workflow module: TypeScript stripped, ESM turned into a CommonJS body that the
+ * executor wraps in `function (exports, require, module) { ... }`.
+ */
+export function prepareModule(source: string, fileName = "workflow.ts"): string {
+  try {
+    return transform(source, {
+      transforms: ["typescript", "imports"],
+      disableESTransforms: true,
+      filePath: fileName,
+    }).code;
+  } catch (err) {
+    throw toSyntaxError(err);
+  }
+}
+
+function stripTypes(code: string): string {
+  // Plain JavaScript skips sucrase entirely; acorn accepting it is the cheap test.
+  if (tryParse(code)) return code;
+  try {
+    return transform(code, {
+      transforms: ["typescript"],
+      disableESTransforms: true,
+      keepUnusedImports: true,
+    }).code;
+  } catch (err) {
+    throw toSyntaxError(err);
+  }
+}
+
+function parse(code: string): AnyNode {
+  return Parser.parse(code, {
+    ecmaVersion: "latest",
+    sourceType: "module",
+    allowAwaitOutsideFunction: true,
+    allowHashBang: true,
+  }) as unknown as AnyNode;
+}
+
+function tryParse(code: string): boolean {
+  try {
+    parse(code);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function toSyntaxError(err: unknown): CodeSyntaxError {
+  const e = err as { message?: string; loc?: { line: number; column: number } };
+  const message = String(e.message ?? err).replace(/\s*\(\d+:\d+\)\s*$/, "");
+  return new CodeSyntaxError(message, e.loc?.line ?? 1, e.loc?.column ?? 0);
+}
+
+function transformSnippet(source: string): PreparedSnippet {
+  let program = parseOrThrow(source);
+  let js = source;
+  // Dynamic imports are renamed in a first pass so later rewrites can copy text verbatim.
+  if (source.includes("import")) {
+    const importEdits: Edit[] = [];
+    collectImportExpressions(program, importEdits);
+    if (importEdits.length) {
+      js = applyEdits(source, importEdits);
+      program = parseOrThrow(js);
+    }
+  }
+  const body = program.body as AnyNode[];
+  const edits: Edit[] = [];
+  const declared = new Set<string>();
+  const hoistedFunctions: string[] = [];
+
+  body.forEach((rawStmt, index) => {
+    let stmt = rawStmt;
+    // `export const x = 1` in a snippet is treated as the declaration itself.
+    if ((stmt.type === "ExportNamedDeclaration" || stmt.type === "ExportDefaultDeclaration") && stmt.declaration) {
+      const decl = stmt.declaration as AnyNode;
+      edits.push({ start: stmt.start, end: decl.start, text: "" });
+      stmt = decl;
+    }
+    switch (stmt.type) {
+      case "VariableDeclaration":
+        edits.push({ start: stmt.start, end: stmt.end, text: rewriteVariables(js, stmt, declared) });
+        return;
+      case "FunctionDeclaration": {
+        const name = (stmt.id as AnyNode | null)?.name as string | undefined;
+        if (name) {
+          declared.add(name);
+          hoistedFunctions.push(name);
+        }
+        return;
+      }
+      case "ClassDeclaration": {
+        const name = (stmt.id as AnyNode).name as string;
+        declared.add(name);
+        edits.push({ start: stmt.start, end: stmt.start, text: `${name} = ` });
+        edits.push({ start: stmt.end, end: stmt.end, text: ";" });
+        return;
+      }
+      case "ImportDeclaration":
+        edits.push({ start: stmt.start, end: stmt.end, text: rewriteImport(stmt, declared) });
+        return;
+      case "ExpressionStatement":
+        if (index === body.length - 1) {
+          const expr = stmt.expression as AnyNode;
+          edits.push({ start: stmt.start, end: expr.start, text: "return (" });
+          edits.push({ start: expr.end, end: stmt.end, text: ");" });
+        }
+        return;
+      default:
+        return;
+    }
+  });
+
+  const rewritten = applyEdits(js, edits);
+  const vars = [...declared].filter((n) => !hoistedFunctions.includes(n));
+  const prelude =
+    (vars.length ? `var ${vars.join(", ")}; ` : "") +
+    "(async () => { " +
+    hoistedFunctions.map((n) => `globalThis.${n} = ${n}; `).join("");
+  return { script: `${prelude}${rewritten}\n})()`, declared: [...declared] };
+}
+
+function parseOrThrow(code: string): AnyNode {
+  try {
+    return parse(code);
+  } catch (err) {
+    throw toSyntaxError(err);
+  }
+}
+
+function rewriteVariables(js: string, decl: AnyNode, declared: Set<string>): string {
+  const parts: string[] = [];
+  for (const d of decl.declarations as AnyNode[]) {
+    const id = d.id as AnyNode;
+    bindingNames(id, declared);
+    const init = d.init as AnyNode | null;
+    const target = js.slice(id.start, id.end);
+    if (init) parts.push(`(${target} = ${js.slice(init.start, init.end)});`);
+    else if (decl.kind !== "var") parts.push(`(${target} = undefined);`);
+  }
+  return parts.join(" ");
+}
+
+function rewriteImport(stmt: AnyNode, declared: Set<string>): string {
+  const source = JSON.stringify((stmt.source as AnyNode).value);
+  const specifiers = stmt.specifiers as AnyNode[];
+  if (specifiers.length === 0) return `await ${IMPORT_FN}(${source});`;
+  const named: string[] = [];
+  let namespace: string | null = null;
+  for (const s of specifiers) {
+    const local = (s.local as AnyNode).name as string;
+    declared.add(local);
+    if (s.type === "ImportNamespaceSpecifier") namespace = local;
+    else if (s.type === "ImportDefaultSpecifier") named.push(`default: ${local}`);
+    else {
+      const imported = s.imported as AnyNode;
+      const key = imported.type === "Literal" ? JSON.stringify(imported.value) : (imported.name as string);
+      named.push(`${key}: ${local}`);
+    }
+  }
+  const ns = namespace ?? "__tcm_ns";
+  const load = `${namespace ? `(${ns} = ` : "("}await ${IMPORT_FN}(${source}))`;
+  if (!named.length) return `${load};`;
+  if (!namespace) return `({ ${named.join(", ")} } = await ${IMPORT_FN}(${source}));`;
+  return `${load}; ({ ${named.join(", ")} } = ${ns});`;
+}
+
+function bindingNames(pattern: AnyNode, out: Set<string>): void {
+  switch (pattern.type) {
+    case "Identifier":
+      out.add(pattern.name as string);
+      return;
+    case "ObjectPattern":
+      for (const p of pattern.properties as AnyNode[]) bindingNames((p.type === "RestElement" ? p.argument : p.value) as AnyNode, out);
+      return;
+    case "ArrayPattern":
+      for (const el of pattern.elements as Array<AnyNode | null>) if (el) bindingNames(el, out);
+      return;
+    case "RestElement":
+      bindingNames(pattern.argument as AnyNode, out);
+      return;
+    case "AssignmentPattern":
+      bindingNames(pattern.left as AnyNode, out);
+      return;
+  }
+}
+
+/** `import("x")` anywhere → `__tcm_import("x")`, so imports resolve from the executor's deps. */
+function collectImportExpressions(node: AnyNode, edits: Edit[]): void {
+  if (node.type === "ImportExpression") edits.push({ start: node.start, end: node.start + "import".length, text: IMPORT_FN });
+  for (const key of Object.keys(node)) {
+    const child = node[key];
+    if (Array.isArray(child)) {
+      for (const c of child) if (c && typeof c === "object" && typeof (c as AnyNode).type === "string") collectImportExpressions(c as AnyNode, edits);
+    } else if (child && typeof child === "object" && typeof (child as AnyNode).type === "string") {
+      collectImportExpressions(child as AnyNode, edits);
+    }
+  }
+}
+
+function applyEdits(src: string, edits: Edit[]): string {
+  // Edits never overlap except at shared boundaries; sort by start, insertions before replacements.
+  const sorted = [...edits].sort((a, b) => a.start - b.start || a.end - b.end);
+  let out = "";
+  let pos = 0;
+  for (const e of sorted) {
+    out += src.slice(pos, e.start) + e.text;
+    pos = e.end;
+  }
+  return out + src.slice(pos);
+}

@@ -1,0 +1,78 @@
+/**
+ * The executor contract. Every executor (in-process, subprocess, sandbox, container) implements
+ * `Executor` and keeps one promise: `run()` never throws for a problem in the agent's code; the
+ * problem comes back in `ExecutionResult.error` and the executor stays usable.
+ */
+import type { StorageBackend } from "../storage/protocol.js";
+import type { HostServices } from "./host.js";
+
+export type Capability =
+  | "timeout"
+  | "processIsolation"
+  | "networkIsolation"
+  | "filesystemIsolation"
+  | "memoryLimit"
+  | "reset"
+  | "depsInstall";
+
+export const ALL_CAPABILITIES: readonly Capability[] = [
+  "timeout",
+  "processIsolation",
+  "networkIsolation",
+  "filesystemIsolation",
+  "memoryLimit",
+  "reset",
+  "depsInstall",
+];
+
+export interface ExecutionError {
+  /** Stable: SyntaxError, ReferenceError, TypeError, TimeoutError, ToolError, MemoryLimitError, ... */
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export interface ExecutionResult {
+  ok: boolean;
+  /** Value of the last expression statement (a structured-clone copy); undefined if none or not cloneable. */
+  value: unknown;
+  /** Readable, bounded rendering of the value for an LLM. Strings are shown as-is. */
+  display: string;
+  stdout: string;
+  stderr: string;
+  error: ExecutionError | null;
+  durationMs: number;
+}
+
+export interface RunOptions {
+  /** Overrides the executor's default timeout for this run. */
+  timeoutMs?: number;
+}
+
+/** Honest notes on what a capability does and does not cover in this executor. */
+export interface CapabilityReport {
+  capabilities: Capability[];
+  notes: string[];
+}
+
+export interface Executor {
+  /** "in-process" | "subprocess" | ... */
+  readonly kind: string;
+  capabilities(): CapabilityReport;
+  /** Bind to storage and start. Called once by Session.start(). */
+  start(storage: StorageBackend): Promise<void>;
+  run(code: string, options?: RunOptions): Promise<ExecutionResult>;
+  /** Forget variables; namespaces and stored data remain. */
+  reset(): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
+  /** The host-side services (tools, workflows, artifacts, deps) this executor exposes; set after start(). */
+  readonly host: HostServices | null;
+}
+
+/** Runtime check for values that reach Session from user code. */
+export function isExecutor(value: unknown): value is Executor {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Partial<Executor>;
+  return typeof v.run === "function" && typeof v.start === "function" && typeof v.close === "function";
+}

@@ -1,0 +1,83 @@
+/**
+ * Building an ExecutionResult, the same way in every executor: the value is a structured-clone
+ * copy (or undefined when it cannot be cloned), `display` is a bounded util.inspect rendering, and
+ * anything thrown becomes `{ name, message, stack }` with a stable name.
+ */
+import { inspect } from "node:util";
+import type { ExecutionError, ExecutionResult } from "./protocol.js";
+
+/** Longest `display` string; a model reads it, so beyond this it is cut with a visible marker. */
+export const MAX_DISPLAY_CHARS = 20_000;
+
+/** Cut `text` to `max` characters, saying how much was cut. */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}\n… [${text.length - max} more characters cut]`;
+}
+
+/** Readable rendering for an LLM. Strings are shown as they are; undefined shows as nothing. */
+export function renderDisplay(value: unknown, max = MAX_DISPLAY_CHARS): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") return truncate(value, max);
+  let text: string;
+  try {
+    text = inspect(value, { depth: 6, maxArrayLength: 200, maxStringLength: max, breakLength: 120, sorted: false, getters: false });
+  } catch (err) {
+    text = `[value could not be displayed: ${err instanceof Error ? err.message : String(err)}]`;
+  }
+  return truncate(text, max);
+}
+
+/** A structured-clone copy, or undefined for values that cannot cross (functions, proxies, sockets). */
+export function cloneValue(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return typeof value === "function" || typeof value === "symbol" ? undefined : value;
+  try {
+    return structuredClone(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Anything the agent's code threw, as an ExecutionError. Errors from another realm (vm context)
+ * fail `instanceof Error`, so this reads the fields instead.
+ */
+export function errorFromThrown(thrown: unknown): ExecutionError {
+  if (typeof thrown === "object" && thrown !== null && typeof (thrown as Error).message === "string") {
+    const e = thrown as Error & { code?: unknown };
+    const name = typeof e.name === "string" && e.name ? e.name : "Error";
+    const out: ExecutionError = { name, message: e.message };
+    if (typeof e.stack === "string") out.stack = cleanStack(e.stack);
+    return out;
+  }
+  return { name: "Error", message: `Uncaught ${renderDisplay(thrown, 2_000)}` };
+}
+
+/**
+ * Keeps the lines of a stack that point at the agent's code (snippets, workflows) and drops
+ * executor internals, which only confuse a model.
+ */
+export function cleanStack(stack: string): string {
+  const lines = stack.split("\n");
+  const head: string[] = [];
+  const frames: string[] = [];
+  for (const line of lines) {
+    if (/^\s+at /.test(line)) {
+      if (line.includes("snippet") || line.includes("workflows/")) frames.push(line);
+    } else if (frames.length === 0) head.push(line);
+  }
+  return [...head, ...frames].join("\n");
+}
+
+/** Result for an error raised before or around the agent's code (syntax, timeout, closed session). */
+export function errorResult(error: ExecutionError, startedAt: number, output: { stdout?: string; stderr?: string } = {}): ExecutionResult {
+  return {
+    ok: false,
+    value: undefined,
+    display: "",
+    stdout: output.stdout ?? "",
+    stderr: output.stderr ?? "",
+    error,
+    durationMs: performance.now() - startedAt,
+  };
+}

@@ -1,0 +1,34 @@
+/** Public API of ts-code-mode. */
+export { Session, type SessionOptions, type FromBaseOptions } from "./session.js";
+export { InProcessExecutor, type InProcessExecutorOptions } from "./execution/in-process/executor.js";
+export { HostServices, NAMESPACES, type Namespace, type HostServicesOptions } from "./execution/host.js";
+export { DEFAULT_TIMEOUT_MS, type ExecutorOptions } from "./execution/options.js";
+export { ALL_CAPABILITIES, isExecutor } from "./execution/protocol.js";
+export type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "./execution/protocol.js";
+export type {
+  ArtifactData,
+  ArtifactInfo,
+  ArtifactKind,
+  ArtifactStore,
+  JsonValue,
+  SaveArtifactOptions,
+  StorageBackend,
+  StorageDescriptor,
+  WorkflowParam,
+  WorkflowRecord,
+  WorkflowStore,
+} from "./storage/protocol.js";
+export { FileStorage, type FileStorageOptions } from "./storage/file/index.js";
+export { isStorageBackend, parseStorageDescriptor, storageFromDescriptor, validateArtifactName } from "./storage/index.js";
+export * from "./tools/index.js";
+export * from "./workflows/index.js";
+export { SerialQueue } from "./execution/serial-queue.js";
+export {
+  InvalidNameError,
+  NotFoundError,
+  StorageError,
+  ToolError,
+  ValidationError,
+  type ToolErrorCode,
+  type ToolErrorInit,
+} from "./errors.js";

@@ -1,0 +1,209 @@
+/**
+ * Session: storage + executor, and the host-side facade over the same data the agent's namespaces
+ * see. `run()` never throws for a problem in the agent's code; misuse of the API by the host
+ * program (no storage, an executor given as a string) throws a TypeError at once.
+ */
+import path from "node:path";
+import { NotFoundError } from "./errors.js";
+import { InProcessExecutor } from "./execution/in-process/executor.js";
+import { HostServices } from "./execution/host.js";
+import { timeoutSchema } from "./execution/options.js";
+import type { Capability, CapabilityReport, ExecutionResult, Executor, RunOptions } from "./execution/protocol.js";
+import { isExecutor } from "./execution/protocol.js";
+import { errorResult } from "./execution/result.js";
+import { FileStorage } from "./storage/file/storage.js";
+import type { ArtifactData, ArtifactInfo, SaveArtifactOptions, StorageBackend } from "./storage/protocol.js";
+import { isStorageBackend } from "./storage/protocol.js";
+import type { ToolListing } from "./tools/registry.js";
+import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
+
+export interface SessionOptions {
+  storage: StorageBackend;
+  /** Default: the package's default executor (InProcessExecutor until SubprocessExecutor lands). */
+  executor?: Executor;
+}
+
+export interface FromBaseOptions {
+  /** Executor to use; default as for `new Session`. Its toolsPath should point at `<base>/tools`. */
+  executor?: Executor;
+  /** Default timeout of runs, when the executor is created here. */
+  defaultTimeoutMs?: number;
+}
+
+export class Session {
+  readonly storage: StorageBackend;
+  readonly executor: Executor;
+  private starting: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(options: SessionOptions) {
+    if (typeof options !== "object" || options === null) {
+      throw new TypeError("new Session(options): options must be an object { storage, executor? }");
+    }
+    if (!isStorageBackend(options.storage)) {
+      throw new TypeError(
+        "new Session({ storage }): storage is required and must be a StorageBackend, e.g. new FileStorage({ basePath: './storage' })",
+      );
+    }
+    if (typeof options.executor === "string") {
+      throw new TypeError(
+        `new Session({ executor }): executor must be an executor instance, not the string ${JSON.stringify(options.executor)}; ` +
+          "e.g. new InProcessExecutor({ toolsPath: './tools' })",
+      );
+    }
+    if (options.executor !== undefined && !isExecutor(options.executor)) {
+      throw new TypeError("new Session({ executor }): executor must implement start(), run() and close(), e.g. new InProcessExecutor()");
+    }
+    this.storage = options.storage;
+    this.executor = options.executor ?? new InProcessExecutor();
+  }
+
+  /**
+   * A started session on one folder: FileStorage at `base`, tool YAML from `base/tools`. The folder
+   * is created if missing.
+   */
+  static async fromBase(base: string, options: FromBaseOptions = {}): Promise<Session> {
+    if (typeof base !== "string" || base.length === 0) throw new TypeError("Session.fromBase(base): base must be a folder path");
+    const storage = new FileStorage({ basePath: base });
+    const executor =
+      options.executor ??
+      new InProcessExecutor({
+        toolsPath: path.join(storage.basePath, "tools"),
+        ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
+      });
+    const session = new Session({ storage, executor });
+    await session.start();
+    return session;
+  }
+
+  /** Starts the executor (loads tools). Safe to call more than once; run() starts it when needed. */
+  async start(): Promise<void> {
+    if (this.closed) throw new TypeError("Session.start(): the session is closed; create a new Session");
+    this.starting ??= this.executor.start(this.storage).catch((err: unknown) => {
+      this.starting = null;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  /** Runs agent code. Resolves ok:false (never rejects) for any problem in the code or the session. */
+  async run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    const startedAt = performance.now();
+    if (this.closed) {
+      return errorResult({ name: "SessionClosedError", message: "The session is closed; create a new Session to run more code." }, startedAt);
+    }
+    if (typeof code !== "string") {
+      return errorResult({ name: "TypeError", message: `code must be a string of TypeScript or JavaScript; got ${typeof code}` }, startedAt);
+    }
+    if (options.timeoutMs !== undefined) {
+      const t = timeoutSchema.safeParse(options.timeoutMs);
+      if (!t.success) return errorResult({ name: "ValidationError", message: `timeoutMs ${t.error.issues[0]?.message ?? "is invalid"}; got ${String(options.timeoutMs)}` }, startedAt);
+    }
+    try {
+      await this.start();
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      return errorResult({ name: e.name, message: `The session could not start: ${e.message}` }, startedAt);
+    }
+    return this.executor.run(code, options);
+  }
+
+  /** Forgets the agent's variables; tools, workflows and artifacts remain. */
+  async reset(): Promise<void> {
+    if (this.closed) return;
+    await this.start();
+    await this.executor.reset();
+  }
+
+  /** Closes the executor (and its tool connections). Storage passed in by the caller stays open. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.starting?.catch(() => undefined);
+    await this.executor.close();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  capabilities(): CapabilityReport {
+    return this.executor.capabilities();
+  }
+
+  supports(capability: Capability): boolean {
+    return this.executor.capabilities().capabilities.includes(capability);
+  }
+
+  // ---- host facade: the same data as the guest namespaces --------------------------------------
+
+  async listTools(): Promise<ToolListing[]> {
+    return (await this.services()).tools.list();
+  }
+
+  async searchTools(query: string, options: { limit?: number } = {}): Promise<Array<ToolListing & { score: number }>> {
+    return (await this.services()).tools.search(query, options);
+  }
+
+  /** TypeScript declaration (with JSDoc) of one tool. Throws NotFoundError with suggestions. */
+  async describeTool(name: string): Promise<string> {
+    return (await this.services()).tools.describe(name);
+  }
+
+  /** Calls a tool from the host, as `tools.<tool>.<callable>(args)` would. */
+  async callTool(tool: string, callable: string | null, args: Record<string, unknown> = {}): Promise<unknown> {
+    return (await this.services()).tools.call(tool, callable, args);
+  }
+
+  async listWorkflows(): Promise<WorkflowSummary[]> {
+    return (await this.services()).workflows.list();
+  }
+
+  async searchWorkflows(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number }>> {
+    return (await this.services()).workflows.search(query, options);
+  }
+
+  async getWorkflow(name: string): Promise<WorkflowDetails | null> {
+    return (await this.services()).workflows.get(name);
+  }
+
+  async addWorkflow(input: CreateWorkflowInput): Promise<WorkflowDetails> {
+    return (await this.services()).workflows.create(input);
+  }
+
+  async removeWorkflow(name: string): Promise<boolean> {
+    return (await this.services()).workflows.delete(name);
+  }
+
+  async listArtifacts(): Promise<ArtifactInfo[]> {
+    return this.storage.artifacts.list();
+  }
+
+  async saveArtifact(name: string, data: ArtifactData, options: SaveArtifactOptions = {}): Promise<ArtifactInfo> {
+    return this.storage.artifacts.save(name, data, options);
+  }
+
+  /** The data; throws NotFoundError when there is no such artifact. */
+  async loadArtifact(name: string): Promise<ArtifactData> {
+    const data = await this.storage.artifacts.load(name);
+    if (data === undefined) throw new NotFoundError(`No artifact named ${JSON.stringify(name)}`);
+    return data;
+  }
+
+  async deleteArtifact(name: string): Promise<boolean> {
+    return this.storage.artifacts.delete(name);
+  }
+
+  /** Runs the same operation a guest call would, with the same checks and error wording. */
+  async dispatch(ns: string, op: string, args: unknown[]): Promise<unknown> {
+    return (await this.services()).dispatch(ns, op, args);
+  }
+
+  private async services(): Promise<HostServices> {
+    if (this.closed) throw new TypeError("The session is closed; create a new Session");
+    await this.start();
+    const host = this.executor.host;
+    if (!host) throw new TypeError(`The ${this.executor.kind} executor exposes no host services after start()`);
+    return host;
+  }
+}

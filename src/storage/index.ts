@@ -1,0 +1,26 @@
+export type {
+  ArtifactData,
+  ArtifactInfo,
+  ArtifactKind,
+  ArtifactStore,
+  JsonValue,
+  SaveArtifactOptions,
+  StorageBackend,
+  StorageDescriptor,
+  WorkflowParam,
+  WorkflowRecord,
+  WorkflowStore,
+} from "./protocol.js";
+export { isStorageBackend } from "./protocol.js";
+export { FileArtifactStore, FileStorage, FileWorkflowStore, type FileStorageOptions } from "./file/index.js";
+export { parseStorageDescriptor, storageFromDescriptor } from "./descriptor.js";
+export {
+  MAX_NAME_BYTES,
+  MAX_SEGMENT_BYTES,
+  MAX_WORKFLOW_NAME_LENGTH,
+  WORKFLOW_NAME_PATTERN,
+  artifactNameProblem,
+  validateArtifactName,
+  validateWorkflowName,
+  validateWorkspaceId,
+} from "./names.js";

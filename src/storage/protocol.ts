@@ -1,0 +1,98 @@
+/**
+ * The storage contract. A backend holds two stores (workflows, artifacts) and can describe itself
+ * as JSON so that an executor in another process or container can reconnect to the same data.
+ * Nothing here knows about executors, tools or TypeScript.
+ */
+
+/** A JSON value as stored in metadata and JSON artifacts. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface WorkflowParam {
+  name: string;
+  /** TypeScript type text, e.g. "string", "number", "string[]", "unknown". */
+  type: string;
+  description?: string;
+  required: boolean;
+  /** Default value as source text, e.g. `"1-1024"` or `10`. */
+  default?: string;
+}
+
+/** One workflow as stored. `params`/`description` may be missing for hand-written files; the
+ * workflows layer derives them from the source. */
+export interface WorkflowRecord {
+  name: string;
+  source: string;
+  description: string;
+  params?: WorkflowParam[];
+  createdAt: string;
+  updatedAt: string;
+  author?: string;
+  /**
+   * True when `description` was given by the author (e.g. to `workflows.create`) rather than derived
+   * from the source's JSDoc. When the source is edited outside the store, an explicit description is
+   * kept and a derived one is dropped (returned as "") so the workflows layer derives it again.
+   * Absent: a non-empty description counts as explicit, so nothing the author wrote is ever lost.
+   */
+  descriptionExplicit?: boolean;
+}
+
+export interface WorkflowStore {
+  /** Create or replace. Atomic: readers see the old or the new record, never a mix. */
+  save(record: WorkflowRecord): Promise<void>;
+  get(name: string): Promise<WorkflowRecord | null>;
+  list(): Promise<WorkflowRecord[]>;
+  /** True when something was deleted. */
+  delete(name: string): Promise<boolean>;
+}
+
+export type ArtifactKind = "text" | "bytes" | "json";
+export type ArtifactData = string | Uint8Array | JsonValue;
+
+export interface ArtifactInfo {
+  name: string;
+  kind: ArtifactKind;
+  /** Size of the stored payload in bytes. */
+  size: number;
+  description: string;
+  metadata: Record<string, JsonValue>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SaveArtifactOptions {
+  description?: string;
+  metadata?: Record<string, JsonValue>;
+}
+
+export interface ArtifactStore {
+  /** Create or replace. Strings come back as strings, bytes as Uint8Array, anything else as JSON. */
+  save(name: string, data: ArtifactData, options?: SaveArtifactOptions): Promise<ArtifactInfo>;
+  /** The data, or undefined when there is no such artifact. */
+  load(name: string): Promise<ArtifactData | undefined>;
+  /** Metadata only. */
+  get(name: string): Promise<ArtifactInfo | null>;
+  list(): Promise<ArtifactInfo[]>;
+  exists(name: string): Promise<boolean>;
+  delete(name: string): Promise<boolean>;
+}
+
+export type StorageDescriptor =
+  | { type: "file"; basePath: string; workspaceId?: string }
+  | { type: "redis"; url: string; prefix: string; workspaceId?: string };
+
+export interface StorageBackend {
+  readonly workflows: WorkflowStore;
+  readonly artifacts: ArtifactStore;
+  /** JSON-safe description from which `storageFromDescriptor` rebuilds an equivalent backend. */
+  toDescriptor(): StorageDescriptor;
+  /** Where file-based companions (deps folder, vector cache) may live, if the backend has a disk home. */
+  readonly basePath?: string;
+  close(): Promise<void>;
+}
+
+/** Runtime check used where storage arrives from user code (Session constructor). */
+export function isStorageBackend(value: unknown): value is StorageBackend {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Partial<StorageBackend>;
+  return typeof v.workflows === "object" && typeof v.artifacts === "object" && typeof v.toDescriptor === "function";
+}

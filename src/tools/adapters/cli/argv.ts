@@ -1,0 +1,106 @@
+/**
+ * The one place where call arguments become an argv array. Rules (documented in the README):
+ *   argv = command words, then options in schema order, then positionals in schema order;
+ *   an option with `short` is `-s value`, otherwise `--long-name value` (`_` in the key → `-`);
+ *   `joined: true` puts the value in the flag's word (`--color=never`, `-n5`);
+ *   booleans emit the bare flag only when true; arrays repeat the flag once per element;
+ *   numbers are written with String(); absent (undefined/null) values emit nothing.
+ * Values are never interpreted by a shell: each value is exactly one argv element.
+ */
+import { ToolError } from "../../../errors.js";
+import { describeValue } from "../../validate.js";
+import type { CliOption, CliPositional, CliRecipe, CliToolSpec } from "./schema.js";
+
+/**
+ * Effective values for one call, lowest precedence first:
+ *   schema defaults < recipe preset < recipe param defaults < caller's args.
+ * A schema default is the tool-wide fallback; a preset is the recipe's deliberate choice, so it
+ * wins over the schema default; a recipe param default is what the recipe uses when the caller
+ * leaves that param out. `args` must already be validated (registry → validateArgs).
+ */
+export function mergeArgs(spec: CliToolSpec, recipe: CliRecipe | null, args: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const p of [...spec.options, ...spec.positional]) {
+    if (p.default !== undefined) values[p.name] = p.default;
+  }
+  if (recipe) {
+    Object.assign(values, recipe.preset);
+    for (const p of recipe.params) {
+      if (p.default !== undefined) values[p.name] = p.default;
+    }
+  }
+  for (const [k, v] of Object.entries(args)) {
+    if (v !== undefined && v !== null) values[k] = v;
+  }
+  return values;
+}
+
+// Unreachable after validateArgs; kept so a direct adapter caller cannot smuggle objects into argv.
+function invalid(spec: CliToolSpec, callable: string | null, name: string, expected: string, value: unknown): never {
+  throw new ToolError({
+    tool: spec.name,
+    callable,
+    code: "INVALID_INPUT",
+    message: `'${name}' of ${spec.name}${callable ? `.${callable}` : ""} must be ${expected}, got ${describeValue(value)}`,
+  });
+}
+
+function scalarText(spec: CliToolSpec, callable: string | null, name: string, value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
+  return invalid(spec, callable, name, "a string or number", value);
+}
+
+function optionWords(opt: CliOption, text: string): string[] {
+  if (opt.short !== undefined) return opt.joined ? [`-${opt.short}${text}`] : [`-${opt.short}`, text];
+  const long = `--${opt.name.replace(/_/g, "-")}`;
+  return opt.joined ? [`${long}=${text}`] : [long, text];
+}
+
+function flagOnly(opt: CliOption): string {
+  return opt.short !== undefined ? `-${opt.short}` : `--${opt.name.replace(/_/g, "-")}`;
+}
+
+/** Build the argv array (executable first) for already-merged values. */
+export function buildArgv(spec: CliToolSpec, values: Record<string, unknown>, callable: string | null = null): string[] {
+  const argv = [...spec.command];
+  for (const opt of spec.options) {
+    const v = values[opt.name];
+    if (v === undefined || v === null) continue;
+    if (opt.type === "boolean") {
+      if (v === true) argv.push(flagOnly(opt));
+      else if (v !== false) invalid(spec, callable, opt.name, "a boolean", v);
+      continue;
+    }
+    if (opt.type === "array") {
+      const items: unknown[] = Array.isArray(v) ? v : [v];
+      for (const item of items) argv.push(...optionWords(opt, scalarText(spec, callable, opt.name, item)));
+      continue;
+    }
+    argv.push(...optionWords(opt, scalarText(spec, callable, opt.name, v)));
+  }
+  let missing: CliPositional | null = null;
+  for (const pos of spec.positional) {
+    const v = values[pos.name];
+    if (v === undefined || v === null) {
+      missing ??= pos;
+      continue;
+    }
+    if (missing) {
+      // Positionals are matched by position, so a gap would shift this value into the wrong slot.
+      throw new ToolError({
+        tool: spec.name,
+        callable,
+        code: "INVALID_INPUT",
+        message: `'${pos.name}' of ${spec.name}${callable ? `.${callable}` : ""} cannot be given without '${missing.name}' (positionals are passed in order: ${spec.positional.map((p) => p.name).join(", ")})`,
+      });
+    }
+    if (pos.type === "array") {
+      const items: unknown[] = Array.isArray(v) ? v : [v];
+      for (const item of items) argv.push(scalarText(spec, callable, pos.name, item));
+    } else {
+      argv.push(scalarText(spec, callable, pos.name, v));
+    }
+  }
+  return argv;
+}

@@ -1,0 +1,57 @@
+/**
+ * What every tool adapter (cli, mcp, http, toolable) provides to the registry. Parameters are
+ * described in one small JSON-Schema-like shape so that discovery (`tools.describe`, signatures,
+ * search) and argument validation work the same for every adapter.
+ */
+import type { JsonValue } from "../storage/protocol.js";
+
+export type ParamType = "string" | "boolean" | "integer" | "number" | "array" | "object" | "unknown";
+
+export interface ParamSpec {
+  name: string;
+  type: ParamType;
+  /** Element type for arrays. */
+  items?: ParamType;
+  description?: string;
+  required: boolean;
+  default?: JsonValue;
+  enum?: JsonValue[];
+  /** Nested properties for objects (MCP inputSchema), when known. */
+  properties?: ParamSpec[];
+}
+
+export interface CallableInfo {
+  /** Recipe / MCP tool / endpoint name. */
+  name: string;
+  description: string;
+  params: ParamSpec[];
+  /** TypeScript type text of the resolved value, e.g. "string" or "unknown". */
+  returns: string;
+}
+
+export type ToolType = "cli" | "mcp" | "http" | "toolable";
+
+export interface ToolInfo {
+  name: string;
+  type: ToolType;
+  description: string;
+  tags: string[];
+  callables: CallableInfo[];
+  /** Parameters of the escape hatch `tools.<name>(args)`, or null when the tool has none. */
+  direct: CallableInfo | null;
+}
+
+export interface CallContext {
+  /** Milliseconds before the call is abandoned with a TIMEOUT ToolError. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface ToolAdapter {
+  readonly name: string;
+  /** May connect (MCP) the first time; cached afterwards. */
+  info(): Promise<ToolInfo>;
+  /** `callable` null is the escape hatch. Throws ToolError. */
+  call(callable: string | null, args: Record<string, unknown>, ctx: CallContext): Promise<unknown>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,241 @@
+/**
+ * ToolRegistry: the host-side set of tools behind the agent's `tools` namespace. It loads tool
+ * YAML files through the adapter factory map, answers discovery (list, search, describe) from each
+ * adapter's `ToolInfo`, and routes calls: find tool → find callable → validate arguments → adapter.
+ * Name lookups fail with NotFoundError carrying "Did you mean" suggestions; argument problems and
+ * run failures are ToolErrors.
+ */
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
+import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
+import { callableSignature, describeTool } from "./describe.js";
+import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
+import { assertToolName, validateArgs } from "./validate.js";
+
+export interface CallableListing {
+  name: string;
+  description: string;
+  /** One line, e.g. `get(args: { url: string }): Promise<string>`. */
+  signature: string;
+}
+
+export interface ToolListing {
+  name: string;
+  type: ToolType;
+  description: string;
+  tags: string[];
+  /** Recipes (cli), tools (mcp), endpoints (http): called as `tools.<name>.<callable>(args)`. */
+  callables: CallableListing[];
+  /** The escape hatch `tools.<name>(args)`, e.g. `curl(args: { url: string; silent?: boolean }): Promise<string>`; null when the tool has none. */
+  direct: { description: string; signature: string } | null;
+}
+
+export interface ToolRegistryOptions {
+  /** Ranks `search()` results; default LexicalRanker. The seam for semantic search. */
+  ranker?: Ranker;
+  /** `type:` → adapter factory for YAML files; default `defaultToolFactories()`. */
+  factories?: ToolFactories;
+}
+
+/** What a callable is called for each tool type, in messages. */
+const CALLABLE_WORD: Record<ToolType, string> = { cli: "recipe", mcp: "tool", http: "endpoint", toolable: "command" };
+const MAX_LISTED_NAMES = 20;
+const DEFAULT_SEARCH_LIMIT = 10;
+
+export class ToolRegistry {
+  private readonly adapters = new Map<string, { adapter: ToolAdapter; source: string }>();
+  private readonly ranker: Ranker;
+  private readonly factories: ToolFactories;
+  private closed = false;
+
+  constructor(options: ToolRegistryOptions = {}) {
+    this.ranker = options.ranker ?? new LexicalRanker();
+    this.factories = options.factories ?? defaultToolFactories();
+  }
+
+  /**
+   * Load every `*.yaml` / `*.yml` file (not hidden, not in subfolders) of `toolsPath`.
+   * `undefined` or a missing directory gives an empty registry. Any invalid file fails the whole
+   * load with one ValidationError that lists every problem, each naming its file.
+   */
+  static async load(toolsPath: string | undefined, options: ToolRegistryOptions = {}): Promise<ToolRegistry> {
+    const registry = new ToolRegistry(options);
+    if (toolsPath === undefined) return registry;
+    const dir = path.resolve(toolsPath);
+    try {
+      if (!(await stat(dir)).isDirectory()) throw new ValidationError(`toolsPath ${dir} is not a directory`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return registry;
+      throw e;
+    }
+    const files = (await readdir(dir, { withFileTypes: true }))
+      .filter((d) => (d.isFile() || d.isSymbolicLink()) && /\.ya?ml$/i.test(d.name) && !d.name.startsWith("."))
+      .map((d) => path.join(dir, d.name))
+      .sort();
+    const problems: string[] = [];
+    for (const file of files) {
+      try {
+        const adapter = await createToolAdapter(await readYaml(file), { file, dir }, registry.factories);
+        registry.add(adapter, file);
+      } catch (e) {
+        if (e instanceof ValidationError) problems.push(e.message);
+        else {
+          await registry.close();
+          throw e;
+        }
+      }
+    }
+    if (problems.length) {
+      await registry.close();
+      throw new ValidationError(problems.length === 1 ? problems[0]! : `${problems.length} tool files are invalid:\n${problems.join("\n")}`);
+    }
+    return registry;
+  }
+
+  /** Add an adapter built elsewhere (an in-process tool, a test double). Same name rules as YAML tools. */
+  register(adapter: ToolAdapter): void {
+    this.add(adapter, `registered adapter '${adapter.name}'`);
+  }
+
+  private add(adapter: ToolAdapter, source: string): void {
+    this.assertOpen();
+    assertToolName(adapter.name, source);
+    const existing = this.adapters.get(adapter.name);
+    if (existing) throw new ValidationError(`Duplicate tool name '${adapter.name}': defined in ${existing.source} and in ${source}`);
+    this.adapters.set(adapter.name, { adapter, source });
+  }
+
+  /** Tool names, sorted. */
+  names(): string[] {
+    return [...this.adapters.keys()].sort();
+  }
+
+  has(name: string): boolean {
+    return this.adapters.has(name);
+  }
+
+  /** The full ToolInfo of one tool. Throws NotFoundError. */
+  async info(name: string): Promise<ToolInfo> {
+    return this.get(name).info();
+  }
+
+  async list(): Promise<ToolListing[]> {
+    const infos = await Promise.all(this.names().map((n) => this.get(n).info()));
+    return infos.map(listing);
+  }
+
+  /** Tools ranked against `query`, best first. Fields: name ×3, tags ×2, callable names ×2, description ×1.5, callable descriptions ×1, param names ×1. */
+  async search(query: string, options: { limit?: number } = {}): Promise<Array<ToolListing & { score: number }>> {
+    const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer; got ${String(limit)}`);
+    const infos = await Promise.all(this.names().map((n) => this.get(n).info()));
+    const byName = new Map(infos.map((i) => [i.name, i]));
+    const ranked = await this.ranker.rank(String(query), infos.map(searchDocument), limit);
+    return ranked.flatMap(({ id, score }) => {
+      const info = byName.get(id);
+      return info ? [{ ...listing(info), score }] : [];
+    });
+  }
+
+  /** TypeScript declaration text (with JSDoc) for one tool; it compiles on its own. */
+  async describe(name: string): Promise<string> {
+    return describeTool(await this.get(name).info());
+  }
+
+  /**
+   * Call a tool. `callable` null is the escape hatch `tools.<tool>(args)`. `args` must be a plain
+   * object (or undefined); it is validated against the callable's params before the adapter runs.
+   */
+  async call(tool: string, callable: string | null, args: unknown, ctx: CallContext = {}): Promise<unknown> {
+    const adapter = this.get(tool);
+    const info = await adapter.info();
+    const target = findCallable(info, callable);
+    const cleaned = validateArgs(tool, callable, target, args);
+    return adapter.call(callable, cleaned, ctx);
+  }
+
+  /** Close every adapter (MCP connections, ...). Idempotent; later calls fail. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const all = [...this.adapters.values()];
+    this.adapters.clear();
+    await Promise.allSettled(all.map(({ adapter }) => adapter.close()));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ToolError({ tool: "tools", callable: null, code: "INTERNAL", message: "The tool registry is closed" });
+  }
+
+  private get(name: string): ToolAdapter {
+    this.assertOpen();
+    const entry = this.adapters.get(name);
+    if (entry) return entry.adapter;
+    const names = this.names();
+    const close = closestNames(name, names);
+    let message = `Unknown tool: ${name}.${didYouMean(name, names)}`;
+    if (close.length === 0) {
+      if (names.length === 0) message += " No tools are configured.";
+      else {
+        const shown = names.slice(0, MAX_LISTED_NAMES).join(", ");
+        message += ` Available: ${shown}${names.length > MAX_LISTED_NAMES ? `, … (${names.length} in all; use tools.search)` : ""}`;
+      }
+    }
+    throw new NotFoundError(message, close);
+  }
+}
+
+async function readYaml(file: string): Promise<unknown> {
+  const text = await readFile(file, "utf8");
+  try {
+    return parseYaml(text);
+  } catch (e) {
+    throw new ValidationError(`Invalid YAML in ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function findCallable(info: ToolInfo, callable: string | null): CallableInfo {
+  const word = CALLABLE_WORD[info.type];
+  const names = info.callables.map((c) => c.name);
+  if (callable === null) {
+    if (info.direct) return info.direct;
+    throw new NotFoundError(`Tool '${info.name}' cannot be called directly; call one of its ${word}s: ${names.map((n) => `tools.${info.name}.${n}(...)`).join(", ")}`, names);
+  }
+  const found = info.callables.find((c) => c.name === callable);
+  if (found) return found;
+  const close = closestNames(callable, names);
+  throw new NotFoundError(
+    `Unknown ${word} '${callable}' of tool '${info.name}'.${didYouMean(callable, names)} Available: ${names.join(", ") || "(none)"}`,
+    close,
+  );
+}
+
+function listing(info: ToolInfo): ToolListing {
+  return {
+    name: info.name,
+    type: info.type,
+    description: info.description,
+    tags: [...info.tags],
+    callables: info.callables.map((c) => ({ name: c.name, description: c.description, signature: callableSignature(c.name, c) })),
+    direct: info.direct ? { description: info.direct.description, signature: callableSignature(info.name, info.direct) } : null,
+  };
+}
+
+function searchDocument(info: ToolInfo): SearchDocument {
+  const params = new Set<string>();
+  for (const c of [...info.callables, ...(info.direct ? [info.direct] : [])]) for (const p of c.params) params.add(p.name);
+  return {
+    id: info.name,
+    fields: [
+      { text: info.name, weight: 3 },
+      { text: info.tags.join(" "), weight: 2 },
+      { text: info.description, weight: 1.5 },
+      { text: info.callables.map((c) => c.name).join(" "), weight: 2 },
+      { text: info.callables.map((c) => c.description).join(" "), weight: 1 },
+      { text: [...params].join(" "), weight: 1 },
+    ],
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * The workflow library: validated CRUD and search over a WorkflowStore. This is what both the
+ * host facade (Session) and the guest `workflows` namespace call; it never runs workflow code.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
+import type { WorkflowParam, WorkflowRecord, WorkflowStore } from "../storage/protocol.js";
+import { isReservedWorkflowName, validateWorkflowName } from "./names.js";
+import { extractSignature, type WorkflowSignature } from "./signature.js";
+
+export interface WorkflowSummary {
+  name: string;
+  description: string;
+  params: WorkflowParam[];
+}
+
+export interface WorkflowDetails extends WorkflowSummary {
+  source: string;
+  createdAt: string;
+  updatedAt: string;
+  author?: string;
+}
+
+export interface CreateWorkflowInput {
+  name: string;
+  source: string;
+  /** Wins over the module's JSDoc and is stored, so it survives reloads. */
+  description?: string;
+  author?: string;
+}
+
+export interface WorkflowLibraryOptions {
+  /** Ranks search results; defaults to the lexical ranker. Plug the semantic ranker in here. */
+  ranker?: Ranker;
+}
+
+export const MAX_WORKFLOW_SOURCE_BYTES = 1024 * 1024;
+export const MAX_WORKFLOW_DESCRIPTION_LENGTH = 4000;
+export const DEFAULT_SEARCH_LIMIT = 10;
+
+/** Search field weights: a hit in the name counts most, a hit somewhere in the code least. */
+const WEIGHTS = { name: 3, description: 2, params: 1.5, source: 0.5 } as const;
+
+/** Derived signatures kept in memory; enough for any realistic library, bounded against churn. */
+const SIGNATURE_CACHE_SIZE = 1000;
+
+const createSchema = z.strictObject({
+  name: z.string({ error: "expected a string" }),
+  source: z
+    .string({ error: "expected a string of TypeScript or JavaScript" })
+    .min(1, "is empty")
+    .refine((s) => Buffer.byteLength(s, "utf8") <= MAX_WORKFLOW_SOURCE_BYTES, {
+      message: `is larger than ${MAX_WORKFLOW_SOURCE_BYTES} bytes (1 MB)`,
+    }),
+  description: z
+    .string({ error: "expected a string" })
+    .max(MAX_WORKFLOW_DESCRIPTION_LENGTH, `is longer than ${MAX_WORKFLOW_DESCRIPTION_LENGTH} characters`)
+    .optional(),
+  author: z.string({ error: "expected a string" }).max(200, "is longer than 200 characters").optional(),
+});
+
+const searchSchema = z.object({
+  query: z.string({ error: "expected a string" }),
+  limit: z
+    .number({ error: "expected a number" })
+    .int("expected an integer")
+    .min(1, "must be at least 1")
+    .max(1000, "must be at most 1000")
+    .optional(),
+});
+
+const RUN_EXAMPLE = [
+  "export async function run({ n }: { n: number }) {",
+  "  return n * 3;",
+  "}",
+].join("\n");
+
+export class WorkflowLibrary {
+  private readonly ranker: Ranker;
+  /** Keyed by a hash of the source, so an edited file is re-read and an unchanged one is not. */
+  private readonly signatures = new Map<string, WorkflowSignature>();
+
+  constructor(
+    private readonly store: WorkflowStore,
+    options: WorkflowLibraryOptions = {},
+  ) {
+    this.ranker = options.ranker ?? new LexicalRanker();
+  }
+
+  /** Every workflow, sorted by name. */
+  async list(): Promise<WorkflowSummary[]> {
+    const records = await this.store.list();
+    const summaries = await Promise.all(records.map((r) => this.summarise(r)));
+    return summaries.sort((a, b) => compareNames(a.name, b.name));
+  }
+
+  /** Best matches first, each with its score in 0..1. An empty query matches nothing. */
+  async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number }>> {
+    const parsed = parseOrThrow(searchSchema, { query, limit: options.limit }, "Invalid workflow search");
+    const limit = parsed.limit ?? DEFAULT_SEARCH_LIMIT;
+    const records = await this.store.list();
+    const details = await Promise.all(records.map((r) => this.details(r)));
+    const byName = new Map(details.map((d) => [d.name, d]));
+    const docs: SearchDocument[] = details.map((d) => ({
+      id: d.name,
+      fields: [
+        { text: d.name, weight: WEIGHTS.name },
+        { text: d.description, weight: WEIGHTS.description },
+        // Parameter descriptions ride with the names: "target host" should find `{ host }` /** target host */.
+        { text: d.params.map((p) => `${p.name} ${p.description ?? ""}`).join(" "), weight: WEIGHTS.params },
+        { text: d.source, weight: WEIGHTS.source },
+      ],
+    }));
+    const ranked = await this.ranker.rank(parsed.query, docs, limit);
+    return ranked.flatMap(({ id, score }) => {
+      const d = byName.get(id);
+      return d ? [{ name: d.name, description: d.description, params: d.params, score }] : [];
+    });
+  }
+
+  /** The workflow, or null when there is none by that name. Throws InvalidNameError for a malformed name. */
+  async get(name: string): Promise<WorkflowDetails | null> {
+    if (!this.isLookupName(name)) return null;
+    const record = await this.store.get(name);
+    return record ? this.details(record) : null;
+  }
+
+  /** Like get, but throws NotFoundError naming the closest existing workflows. */
+  async require(name: string): Promise<WorkflowDetails> {
+    const found = await this.get(name);
+    if (found) return found;
+    const names = (await this.store.list()).map((r) => r.name);
+    if (names.length === 0) {
+      throw new NotFoundError(`Unknown workflow: ${name}. No workflows exist yet; create one with workflows.create({ name, source }).`);
+    }
+    throw new NotFoundError(`Unknown workflow: ${name}.${didYouMean(name, names)}`, closestNames(name, names));
+  }
+
+  /**
+   * Creates or replaces a workflow. The source must parse and export a `run` function; parameters
+   * and description are derived from it and stored. Replacing keeps the original createdAt.
+   */
+  async create(input: CreateWorkflowInput): Promise<WorkflowDetails> {
+    const parsed = parseOrThrow(createSchema, input, "Invalid workflow");
+    validateWorkflowName(parsed.name);
+    const { name, source } = parsed;
+    const sig = await this.signatureOf(source, name);
+    if (sig.syntaxError) {
+      const { line, column, message } = sig.syntaxError;
+      throw new ValidationError(`Syntax error in workflow "${name}" at line ${line}:${column}: ${message}`);
+    }
+    if (!sig.hasRun) {
+      throw new ValidationError(
+        `Workflow "${name}" must export a function named run; its first argument is an object of named ` +
+          `parameters and its return value is the result. For example:\n${RUN_EXAMPLE}`,
+      );
+    }
+    const existing = await this.store.get(name);
+    const now = new Date().toISOString();
+    const given = parsed.description?.trim();
+    const record: WorkflowRecord = {
+      name,
+      source,
+      description: given || sig.description || "",
+      // Lets a store drop a derived description once the file is edited by hand, but keep a given one.
+      descriptionExplicit: Boolean(given),
+      params: sig.params,
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    if (parsed.author !== undefined) record.author = parsed.author;
+    await this.store.save(record);
+    return this.details(record);
+  }
+
+  /** True when a workflow was deleted. */
+  async delete(name: string): Promise<boolean> {
+    if (!this.isLookupName(name)) return false;
+    return this.store.delete(name);
+  }
+
+  /** Malformed names throw (they could reach a file path); reserved ones simply cannot exist. */
+  private isLookupName(name: string): boolean {
+    validateWorkflowNameShape(name);
+    return !isReservedWorkflowName(name);
+  }
+
+  private async summarise(record: WorkflowRecord): Promise<WorkflowSummary> {
+    const { name, description, params } = await this.details(record);
+    return { name, description, params };
+  }
+
+  /** Fills in what a hand-written record lacks (params, description) from its source. */
+  private async details(record: WorkflowRecord): Promise<WorkflowDetails> {
+    let description = (record.description ?? "").trim();
+    let params = record.params;
+    if (params === undefined || !description) {
+      const sig = await this.signatureOf(record.source, record.name);
+      params ??= sig.params;
+      description ||= sig.description ?? "";
+    }
+    const out: WorkflowDetails = {
+      name: record.name,
+      description,
+      params,
+      source: record.source,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+    };
+    if (record.author !== undefined) out.author = record.author;
+    return out;
+  }
+
+  private async signatureOf(source: string, name: string): Promise<WorkflowSignature> {
+    const key = createHash("sha256").update(source).digest("hex");
+    const cached = this.signatures.get(key);
+    if (cached) {
+      // Re-insert to keep the map in least-recently-used order.
+      this.signatures.delete(key);
+      this.signatures.set(key, cached);
+      return cached;
+    }
+    const sig = await extractSignature(source, `${name}.ts`);
+    this.signatures.set(key, sig);
+    if (this.signatures.size > SIGNATURE_CACHE_SIZE) {
+      const oldest = this.signatures.keys().next().value;
+      if (oldest !== undefined) this.signatures.delete(oldest);
+    }
+    return sig;
+  }
+}
+
+/** Shape check for names used to look a workflow up: reserved names pass, `../x` does not. */
+function validateWorkflowNameShape(name: unknown): void {
+  if (typeof name === "string" && isReservedWorkflowName(name)) return;
+  validateWorkflowName(name);
+}
+
+/** Code-unit order, so the listing is the same on every machine and locale. */
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const accepted = schema instanceof z.ZodObject ? ` (accepted: ${Object.keys(schema.shape).join(", ")})` : "";
+  const problems = result.error.issues.map((i) => {
+    const message = i.code === "unrecognized_keys" ? `${i.message}${accepted}` : i.message;
+    return i.path.length ? `${i.path.join(".")}: ${message}` : message;
+  });
+  throw new ValidationError(`${what}: ${problems.join("; ")}.`);
+}

@@ -1,0 +1,402 @@
+/**
+ * Behaviour every StorageBackend must show, whatever keeps the data (files today, Redis later).
+ * A backend's test file calls `storageConformance(name, factory)`; the factory returns a fresh,
+ * empty backend and a cleanup that removes everything it created.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { storageFromDescriptor } from "../../src/storage/descriptor.js";
+import type { JsonValue, StorageBackend, WorkflowRecord } from "../../src/storage/protocol.js";
+
+export interface StorageFixture {
+  storage: StorageBackend;
+  cleanup(): Promise<void>;
+}
+
+/** Names every backend must refuse, with why (for readable test titles). */
+export const INVALID_ARTIFACT_NAMES: ReadonlyArray<[string, string]> = [
+  ["", "empty"],
+  ["../escape", "parent segment"],
+  ["a/../../escape", "parent segment inside"],
+  ["./a", "dot segment"],
+  ["a/./b", "dot segment inside"],
+  ["/etc/passwd", "absolute path"],
+  ["a\\b", "backslash"],
+  ["a\u0000b", "NUL"],
+  ["a\nb", "newline"],
+  ["a\u0007b", "control character"],
+  [".hidden", "leading dot"],
+  ["dir/.meta", "leading dot in a later segment"],
+  ["a//b", "empty segment"],
+  ["a/", "trailing slash"],
+  ["x".repeat(256), "segment over 255 bytes"],
+  [`${"é".repeat(128)}`, "segment over 255 bytes in UTF-8"],
+  [Array.from({ length: 5 }, () => "y".repeat(250)).join("/"), "over 1024 bytes in total"],
+];
+
+export const INVALID_WORKFLOW_NAMES: readonly string[] = ["", "1abc", "a-b", "a b", "a.b", "../x", "x/y", "é", "a\u0000"];
+
+const UNICODE_TEXT = "\uFEFFhello — héllo wörld ✓ 日本語 👩‍💻 مرحبا \u0301e\r\nline2\n\ttab\u0000after-nul";
+
+export function storageConformance(name: string, factory: () => Promise<StorageFixture>): void {
+  describe(`StorageBackend conformance: ${name}`, () => {
+    let fx: StorageFixture;
+    let storage: StorageBackend;
+    const extra: StorageBackend[] = [];
+
+    beforeEach(async () => {
+      fx = await factory();
+      storage = fx.storage;
+    });
+
+    afterEach(async () => {
+      for (const s of extra.splice(0)) await s.close();
+      await storage.close();
+      await fx.cleanup();
+    });
+
+    /** Another backend on the same data (or a workspace of it), closed after the test. */
+    async function reopen(workspaceId?: string): Promise<StorageBackend> {
+      const descriptor = JSON.parse(JSON.stringify(storage.toDescriptor())) as Record<string, unknown>;
+      if (workspaceId !== undefined) descriptor["workspaceId"] = workspaceId;
+      const s = await storageFromDescriptor(descriptor);
+      extra.push(s);
+      return s;
+    }
+
+    describe("artifacts", () => {
+      it("round-trips unicode text as a string", async () => {
+        const info = await storage.artifacts.save("notes.txt", UNICODE_TEXT);
+        expect(info.kind).toBe("text");
+        expect(info.size).toBe(Buffer.byteLength(UNICODE_TEXT, "utf8"));
+        const back = await storage.artifacts.load("notes.txt");
+        expect(back).toBe(UNICODE_TEXT);
+        expect(await storage.artifacts.save("empty.txt", "")).toMatchObject({ kind: "text", size: 0 });
+        expect(await storage.artifacts.load("empty.txt")).toBe("");
+      });
+
+      it("round-trips all 256 byte values as a plain Uint8Array", async () => {
+        const bytes = Uint8Array.from({ length: 512 }, (_, i) => (i * 7 + 3) % 256);
+        const info = await storage.artifacts.save("blob.bin", bytes);
+        expect(info).toMatchObject({ kind: "bytes", size: 512 });
+        const back = await storage.artifacts.load("blob.bin");
+        expect(back).toBeInstanceOf(Uint8Array);
+        expect(Object.getPrototypeOf(back)).toBe(Uint8Array.prototype);
+        expect(Buffer.isBuffer(back)).toBe(false);
+        expect(Array.from(back as Uint8Array)).toEqual(Array.from(bytes));
+        expect(new Set(back as Uint8Array).size).toBe(256);
+      });
+
+      it("stores a Buffer as bytes and gives back a plain Uint8Array", async () => {
+        await storage.artifacts.save("buf", Buffer.from([0, 255, 10, 13]));
+        const back = await storage.artifacts.load("buf");
+        expect(Buffer.isBuffer(back)).toBe(false);
+        expect(Array.from(back as Uint8Array)).toEqual([0, 255, 10, 13]);
+        expect((await storage.artifacts.get("buf"))?.kind).toBe("bytes");
+      });
+
+      it("round-trips JSON values of every shape", async () => {
+        const doc: JsonValue = {
+          hosts: 3,
+          ratio: -0.125,
+          big: 1e300,
+          ok: true,
+          none: null,
+          list: [1, "two", { three: [3] }, [], {}],
+          "weird key ✓": "日本",
+          nested: { deep: { deeper: { deepest: "x" } } },
+        };
+        const info = await storage.artifacts.save("scan.json", doc);
+        expect(info.kind).toBe("json");
+        expect(await storage.artifacts.load("scan.json")).toEqual(doc);
+        for (const [n, value] of [
+          ["arr", [1, 2, 3]],
+          ["num", 42],
+          ["zero", 0],
+          ["bool", false],
+          ["nul", null],
+        ] as Array<[string, JsonValue]>) {
+          expect((await storage.artifacts.save(n, value)).kind).toBe("json");
+          expect(await storage.artifacts.load(n)).toEqual(value);
+        }
+      });
+
+      it("keeps the stored value independent of later changes to the caller's objects", async () => {
+        const doc = { a: [1] };
+        const metadata = { tag: "v1" };
+        await storage.artifacts.save("iso", doc, { metadata });
+        doc.a.push(2);
+        metadata.tag = "changed";
+        expect(await storage.artifacts.load("iso")).toEqual({ a: [1] });
+        expect((await storage.artifacts.get("iso"))?.metadata).toEqual({ tag: "v1" });
+      });
+
+      it.each([
+        ["a function", () => 1, /function/i],
+        ["undefined", undefined, /undefined/i],
+        ["a BigInt", 10n, /BigInt/],
+        ["a Symbol", Symbol("s"), /Symbol/],
+        ["NaN", Number.NaN, /NaN/],
+        ["a nested undefined", { a: { b: undefined } }, /\$\.a\.b.*undefined/],
+        ["a function in an array", [1, () => 2], /\$\[1\].*function/],
+        ["a Date", { when: new Date(0) }, /Date/],
+        ["a Map", new Map(), /Map/],
+      ])("rejects %s with a ValidationError naming the problem", async (_label, value, pattern) => {
+        const err = await storage.artifacts.save("bad", value as JsonValue).catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: "ValidationError" });
+        expect((err as Error).message).toMatch(pattern);
+        expect(await storage.artifacts.exists("bad")).toBe(false);
+      });
+
+      it("rejects cycles", async () => {
+        const cyclic: Record<string, unknown> = { a: 1 };
+        cyclic["self"] = { back: cyclic };
+        const err = await storage.artifacts.save("cyc", cyclic as JsonValue).catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: "ValidationError" });
+        expect((err as Error).message).toMatch(/circular|cycle/i);
+        // Shared (non-cyclic) references are fine.
+        const shared = { x: 1 };
+        await storage.artifacts.save("dag", { a: shared, b: shared });
+        expect(await storage.artifacts.load("dag")).toEqual({ a: { x: 1 }, b: { x: 1 } });
+      });
+
+      it("rejects non-JSON metadata", async () => {
+        const err = await storage.artifacts
+          .save("m", "x", { metadata: { n: 1n } as unknown as Record<string, JsonValue> })
+          .catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: "ValidationError" });
+        expect(await storage.artifacts.exists("m")).toBe(false);
+      });
+
+      it("keeps description and metadata; defaults are empty", async () => {
+        const saved = await storage.artifacts.save("a.txt", "x", {
+          description: "a scan",
+          metadata: { host: "h1", ports: [22, 80], nested: { ok: true } },
+        });
+        const got = await storage.artifacts.get("a.txt");
+        expect(got).toEqual(saved);
+        expect(got).toMatchObject({
+          name: "a.txt",
+          kind: "text",
+          size: 1,
+          description: "a scan",
+          metadata: { host: "h1", ports: [22, 80], nested: { ok: true } },
+        });
+        expect(Date.parse(got!.createdAt)).not.toBeNaN();
+        expect(got!.updatedAt).toBe(got!.createdAt);
+        expect(await storage.artifacts.save("b.txt", "y")).toMatchObject({ description: "", metadata: {} });
+      });
+
+      it("overwrite replaces data, kind, description and metadata, keeps createdAt, advances updatedAt", async () => {
+        const first = await storage.artifacts.save("r", "text", { description: "d1", metadata: { v: 1 } });
+        await new Promise((r) => setTimeout(r, 5));
+        const second = await storage.artifacts.save("r", { now: "json" });
+        expect(second.createdAt).toBe(first.createdAt);
+        expect(Date.parse(second.updatedAt)).toBeGreaterThan(Date.parse(first.updatedAt));
+        expect(second).toMatchObject({ kind: "json", description: "", metadata: {} });
+        expect(await storage.artifacts.get("r")).toEqual(second);
+        expect(await storage.artifacts.load("r")).toEqual({ now: "json" });
+        // Two saves in quick succession still produce distinct, increasing updatedAt values.
+        const third = await storage.artifacts.save("r", "a");
+        const fourth = await storage.artifacts.save("r", "b");
+        expect(Date.parse(fourth.updatedAt)).toBeGreaterThan(Date.parse(third.updatedAt));
+      });
+
+      it("get/load/exists/delete on missing names", async () => {
+        expect(await storage.artifacts.get("nope")).toBeNull();
+        expect(await storage.artifacts.load("nope")).toBeUndefined();
+        expect(await storage.artifacts.exists("nope")).toBe(false);
+        expect(await storage.artifacts.delete("nope")).toBe(false);
+      });
+
+      it("list is sorted by name and reflects saves and deletes", async () => {
+        expect(await storage.artifacts.list()).toEqual([]);
+        for (const n of ["zeta", "Alpha", "beta", "alpha", "b/a", "a-b", "a_b"]) await storage.artifacts.save(n, n);
+        const names = (await storage.artifacts.list()).map((i) => i.name);
+        expect(names).toEqual(["Alpha", "a-b", "a_b", "alpha", "b/a", "beta", "zeta"]);
+        expect(await storage.artifacts.exists("beta")).toBe(true);
+        expect(await storage.artifacts.delete("beta")).toBe(true);
+        expect(await storage.artifacts.delete("beta")).toBe(false);
+        expect(await storage.artifacts.exists("beta")).toBe(false);
+        expect((await storage.artifacts.list()).map((i) => i.name)).not.toContain("beta");
+        const listed = await storage.artifacts.list();
+        for (const info of listed) expect(await storage.artifacts.get(info.name)).toEqual(info);
+      });
+
+      it("supports subfolder names", async () => {
+        await storage.artifacts.save("scans/a.json", { hosts: 1 });
+        await storage.artifacts.save("scans/deep/b.txt", "b");
+        await storage.artifacts.save("scans.txt", "sibling");
+        expect((await storage.artifacts.list()).map((i) => i.name)).toEqual(["scans.txt", "scans/a.json", "scans/deep/b.txt"]);
+        expect(await storage.artifacts.load("scans/deep/b.txt")).toBe("b");
+        expect(await storage.artifacts.get("scans/a.json")).toMatchObject({ name: "scans/a.json", kind: "json" });
+        // A folder is not an artifact.
+        expect(await storage.artifacts.exists("scans")).toBe(false);
+        expect(await storage.artifacts.get("scans")).toBeNull();
+        expect(await storage.artifacts.delete("scans")).toBe(false);
+        expect(await storage.artifacts.delete("scans/deep/b.txt")).toBe(true);
+        expect(await storage.artifacts.delete("scans/a.json")).toBe(true);
+        expect((await storage.artifacts.list()).map((i) => i.name)).toEqual(["scans.txt"]);
+        // The names are free again, as artifacts or as folders.
+        await storage.artifacts.save("scans/deep", "now a file");
+        expect(await storage.artifacts.load("scans/deep")).toBe("now a file");
+      });
+
+      it.each(INVALID_ARTIFACT_NAMES)("rejects invalid name %j (%s) in every operation, creating nothing", async (bad) => {
+        const ops: Array<() => Promise<unknown>> = [
+          () => storage.artifacts.save(bad, "data"),
+          () => storage.artifacts.load(bad),
+          () => storage.artifacts.get(bad),
+          () => storage.artifacts.exists(bad),
+          () => storage.artifacts.delete(bad),
+        ];
+        for (const op of ops) {
+          const err = await op().catch((e: unknown) => e);
+          expect(err).toMatchObject({ name: "InvalidNameError" });
+          expect((err as Error).message).toMatch(/accepted/i);
+        }
+        expect(await storage.artifacts.list()).toEqual([]);
+      });
+
+      it("rejects non-string names", async () => {
+        for (const bad of [undefined, null, 42, {}]) {
+          await expect(storage.artifacts.save(bad as unknown as string, "x")).rejects.toMatchObject({ name: "InvalidNameError" });
+        }
+      });
+
+      it("accepts unusual but valid names", async () => {
+        const names = ["日本語/ファイル.txt", "with space.txt", "a..b", "x.", "emoji-👩‍💻", "UPPER/lower"];
+        for (const n of names) await storage.artifacts.save(n, n);
+        for (const n of names) expect(await storage.artifacts.load(n)).toBe(n);
+        expect((await storage.artifacts.list()).length).toBe(names.length);
+      });
+    });
+
+    describe("workflows", () => {
+      const record = (name: string, over: Partial<WorkflowRecord> = {}): WorkflowRecord => ({
+        name,
+        source: `/** Triple a number. */\r\nexport async function run({ n }: { n: number }) {\n  return n * 3; // ✓ 日本\n}\n  `,
+        description: "Triple a number.",
+        params: [
+          { name: "n", type: "number", required: true },
+          { name: "label", type: "string", description: "shown", required: false, default: '"x"' },
+        ],
+        createdAt: "2024-01-02T03:04:05.000Z",
+        updatedAt: "2024-01-02T03:04:06.000Z",
+        author: "agent",
+        ...over,
+      });
+
+      it("save/get round-trips every field and the exact source", async () => {
+        const r = record("triple");
+        await storage.workflows.save(r);
+        expect(await storage.workflows.get("triple")).toEqual(r);
+        const minimal: WorkflowRecord = {
+          name: "minimal",
+          source: "export async function run() {}",
+          description: "",
+          createdAt: "2024-01-01T00:00:00.000Z",
+          updatedAt: "2024-01-01T00:00:00.000Z",
+        };
+        await storage.workflows.save(minimal);
+        expect(await storage.workflows.get("minimal")).toEqual(minimal);
+      });
+
+      it("overwrite replaces the record", async () => {
+        await storage.workflows.save(record("w"));
+        const next = record("w", { source: "export async function run() { return 1; }", description: "v2", params: [] });
+        await storage.workflows.save(next);
+        expect(await storage.workflows.get("w")).toEqual(next);
+        expect(await storage.workflows.list()).toHaveLength(1);
+      });
+
+      it("list is sorted; delete reports whether something was deleted", async () => {
+        expect(await storage.workflows.list()).toEqual([]);
+        for (const n of ["beta", "Alpha", "_private", "alpha2"]) await storage.workflows.save(record(n));
+        expect((await storage.workflows.list()).map((r) => r.name)).toEqual(["Alpha", "_private", "alpha2", "beta"]);
+        expect(await storage.workflows.get("missing")).toBeNull();
+        expect(await storage.workflows.delete("beta")).toBe(true);
+        expect(await storage.workflows.delete("beta")).toBe(false);
+        expect(await storage.workflows.get("beta")).toBeNull();
+        expect((await storage.workflows.list()).map((r) => r.name)).toEqual(["Alpha", "_private", "alpha2"]);
+      });
+
+      it.each(INVALID_WORKFLOW_NAMES)("rejects invalid workflow name %j, creating nothing", async (bad) => {
+        for (const op of [
+          () => storage.workflows.save(record(bad)),
+          () => storage.workflows.get(bad),
+          () => storage.workflows.delete(bad),
+        ]) {
+          await expect(op()).rejects.toMatchObject({ name: "InvalidNameError" });
+        }
+        expect(await storage.workflows.list()).toEqual([]);
+      });
+
+      it("rejects a malformed record with a ValidationError", async () => {
+        const bad = { name: "ok", source: 42, description: "", createdAt: "x", updatedAt: "x" } as unknown as WorkflowRecord;
+        await expect(storage.workflows.save(bad)).rejects.toMatchObject({ name: "ValidationError" });
+        expect(await storage.workflows.get("ok")).toBeNull();
+      });
+    });
+
+    describe("backend", () => {
+      it("has a JSON-safe descriptor from which an equivalent backend sees the same records", async () => {
+        await storage.artifacts.save("keep/me.bin", Uint8Array.from([1, 2, 3]), { description: "kept", metadata: { a: 1 } });
+        await storage.workflows.save({
+          name: "persisted",
+          source: "export async function run() { return 1; }",
+          description: "Persisted",
+          createdAt: "2024-01-01T00:00:00.000Z",
+          updatedAt: "2024-01-01T00:00:00.000Z",
+        });
+        const descriptor = storage.toDescriptor();
+        expect(JSON.parse(JSON.stringify(descriptor))).toEqual(descriptor);
+        const again = await reopen();
+        expect(again.toDescriptor()).toEqual(descriptor);
+        expect(await again.artifacts.get("keep/me.bin")).toEqual(await storage.artifacts.get("keep/me.bin"));
+        expect(Array.from((await again.artifacts.load("keep/me.bin")) as Uint8Array)).toEqual([1, 2, 3]);
+        expect(await again.workflows.get("persisted")).toEqual(await storage.workflows.get("persisted"));
+        // Writes through one are visible through the other.
+        await again.artifacts.save("from-again", "hi");
+        expect(await storage.artifacts.load("from-again")).toBe("hi");
+      });
+
+      it("isolates workspaces from each other and from unscoped data", async () => {
+        await storage.artifacts.save("shared", "unscoped");
+        await storage.workflows.save({ name: "unscoped_wf", source: "x", description: "", createdAt: "t", updatedAt: "t" });
+        const alpha = await reopen("alpha");
+        const beta = await reopen("beta");
+        expect(alpha.toDescriptor()).toMatchObject({ workspaceId: "alpha" });
+        expect(await alpha.artifacts.list()).toEqual([]);
+        expect(await alpha.workflows.list()).toEqual([]);
+        expect(await alpha.artifacts.exists("shared")).toBe(false);
+
+        await alpha.artifacts.save("x", "from alpha");
+        await beta.artifacts.save("x", "from beta");
+        await alpha.workflows.save({ name: "wf", source: "alpha", description: "", createdAt: "t", updatedAt: "t" });
+        expect(await alpha.artifacts.load("x")).toBe("from alpha");
+        expect(await beta.artifacts.load("x")).toBe("from beta");
+        expect(await beta.workflows.get("wf")).toBeNull();
+        expect((await storage.artifacts.list()).map((i) => i.name)).toEqual(["shared"]);
+        expect((await storage.workflows.list()).map((r) => r.name)).toEqual(["unscoped_wf"]);
+        expect(await beta.artifacts.delete("x")).toBe(true);
+        expect(await alpha.artifacts.load("x")).toBe("from alpha");
+
+        // The same workspace id reaches the same data.
+        const alphaAgain = await reopen("alpha");
+        expect(await alphaAgain.artifacts.load("x")).toBe("from alpha");
+      });
+
+      it("rejects an invalid workspace id", async () => {
+        for (const bad of ["", "../escape", "a/b", ".hidden", "a\u0000"]) {
+          await expect(reopen(bad)).rejects.toMatchObject({ name: "InvalidNameError" });
+        }
+      });
+
+      it("close() can be called twice", async () => {
+        const other = await reopen();
+        await other.close();
+        await expect(other.close()).resolves.toBeUndefined();
+      });
+    });
+  });
+}
