@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { NotFoundError } from "./errors.js";
-import { InProcessExecutor } from "./execution/in-process/executor.js";
+import { SubprocessExecutor } from "./execution/subprocess/executor.js";
 import { HostServices } from "./execution/host.js";
 import { timeoutSchema } from "./execution/options.js";
 import type { Capability, CapabilityReport, ExecutionResult, Executor, RunOptions } from "./execution/protocol.js";
@@ -19,7 +19,7 @@ import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./wo
 
 export interface SessionOptions {
   storage: StorageBackend;
-  /** Default: the package's default executor (InProcessExecutor until SubprocessExecutor lands). */
+  /** Default: a SubprocessExecutor with no tools. */
   executor?: Executor;
 }
 
@@ -48,14 +48,14 @@ export class Session {
     if (typeof options.executor === "string") {
       throw new TypeError(
         `new Session({ executor }): executor must be an executor instance, not the string ${JSON.stringify(options.executor)}; ` +
-          "e.g. new InProcessExecutor({ toolsPath: './tools' })",
+          "e.g. new SubprocessExecutor({ toolsPath: './tools' })",
       );
     }
     if (options.executor !== undefined && !isExecutor(options.executor)) {
-      throw new TypeError("new Session({ executor }): executor must implement start(), run() and close(), e.g. new InProcessExecutor()");
+      throw new TypeError("new Session({ executor }): executor must implement start(), run() and close(), e.g. new SubprocessExecutor()");
     }
     this.storage = options.storage;
-    this.executor = options.executor ?? new InProcessExecutor();
+    this.executor = options.executor ?? new SubprocessExecutor();
   }
 
   /**
@@ -67,7 +67,7 @@ export class Session {
     const storage = new FileStorage({ basePath: base });
     const executor =
       options.executor ??
-      new InProcessExecutor({
+      new SubprocessExecutor({
         toolsPath: path.join(storage.basePath, "tools"),
         ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
       });

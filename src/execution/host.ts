@@ -12,8 +12,10 @@ import path from "node:path";
 import { z } from "zod";
 import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
+import type { CallContext } from "../tools/protocol.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { WorkflowLibrary } from "../workflows/library.js";
+import { prepareModule } from "./prepare.js";
 
 export const NAMESPACES = ["tools", "workflows", "artifacts", "deps"] as const;
 export type Namespace = (typeof NAMESPACES)[number];
@@ -26,7 +28,7 @@ export interface HostServicesOptions {
   tools?: ToolRegistry;
 }
 
-type Handler = (host: HostServices, args: unknown[]) => Promise<unknown>;
+type Handler = (host: HostServices, args: unknown[], ctx: CallContext) => Promise<unknown>;
 
 interface Operation {
   /** Argument list as agents write it, for messages: `search(query, { limit? })`. */
@@ -40,7 +42,7 @@ const limitOpts = z
   .strictObject({ limit: z.number({ error: "limit must be a number" }).int("limit must be an integer").min(1, "limit must be at least 1").optional() })
   .optional();
 
-function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: HostServices, args: T) => Promise<unknown>): Operation {
+function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: HostServices, args: T, ctx: CallContext) => Promise<unknown>): Operation {
   return { usage, args: args as z.ZodType<unknown[]>, run: run as Handler };
 }
 
@@ -53,7 +55,7 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     call: op(
       "call(tool, callable | null, args)",
       z.tuple([str("tool"), z.string().nullable(), z.unknown()]),
-      (h, [tool, callable, args]) => h.tools.call(tool, callable, args),
+      (h, [tool, callable, args], ctx) => h.tools.call(tool, callable, args, ctx),
     ),
   },
   workflows: {
@@ -62,10 +64,10 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     get: op("get(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.get(name)),
     create: op("create({ name, source, description? })", z.tuple([z.unknown()]), (h, [input]) => h.workflows.create(input as never)),
     delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.delete(name)),
-    /** What a guest needs to run a workflow: its source and params. NotFoundError with suggestions. */
+    /** What a guest needs to run a workflow: its compiled module and params. NotFoundError with suggestions. */
     load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
       const w = await h.workflows.require(name);
-      return { name: w.name, source: w.source, params: w.params };
+      return { name: w.name, params: w.params, compiled: prepareModule(w.source, `${w.name}.ts`) };
     }),
   },
   artifacts: {
@@ -131,8 +133,10 @@ export class HostServices {
   /**
    * Run one namespace operation. Throws an Error whose message starts with `<ns>.<op>:`; the
    * error keeps its `name` (ToolError, NotFoundError, ValidationError, InvalidNameError, ...).
+   * `ctx` bounds tool calls: the executor passes the time left in the run and a signal that aborts
+   * the call when the run is stopped.
    */
-  async dispatch(ns: string, opName: string, args: readonly unknown[]): Promise<unknown> {
+  async dispatch(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<unknown> {
     const prefix = `${ns}.${opName}`;
     try {
       if (this.closed) throw new ValidationError("the session is closed");
@@ -148,7 +152,7 @@ export class HostServices {
         const problems = parsed.error.issues.map((i) => i.message).join("; ");
         throw new ValidationError(`${problems}. Usage: ${ns}.${operation.usage}`);
       }
-      return await operation.run(this, parsed.data);
+      return await operation.run(this, parsed.data, ctx);
     } catch (err) {
       throw withPrefix(err, prefix);
     }

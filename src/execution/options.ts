@@ -1,6 +1,7 @@
 /**
- * Options every executor shares, validated once at the boundary. Executors extend these with
- * their own (memory limits, images, ...) and validate those the same way.
+ * Options every executor shares, validated once at the boundary. Executors extend the shared shape
+ * with their own (memory limits, permissions, ...) and validate through the same function, so an
+ * unknown or mistyped option fails the same clear way everywhere.
  */
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
@@ -22,19 +23,25 @@ export const timeoutSchema = z
   .min(1, "must be at least 1 ms")
   .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (one day)`);
 
-const baseSchema = z.object({
+export const baseOptionsShape = {
   toolsPath: z.string({ error: "must be a folder path" }).min(1, "must not be empty").optional(),
   defaultTimeoutMs: timeoutSchema.optional(),
-});
+};
 
-/** Validates the shared options; unknown keys are reported (a typo must not be silently ignored). */
-export function parseExecutorOptions(options: unknown, executor: string): Required<Pick<ExecutorOptions, "defaultTimeoutMs">> & ExecutorOptions {
-  const parsed = baseSchema.strict().safeParse(options ?? {});
+/** Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored). */
+export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown, executor: string): z.infer<z.ZodObject<S>> {
+  const parsed = z.strictObject(shape).safeParse(options ?? {});
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
-    throw new ValidationError(`Invalid ${executor} options: ${problems}. Accepted: toolsPath, defaultTimeoutMs.`);
+    throw new ValidationError(`Invalid ${executor} options: ${problems}. Accepted: ${Object.keys(shape).join(", ")}.`);
   }
-  const out: ExecutorOptions & { defaultTimeoutMs: number } = { defaultTimeoutMs: parsed.data.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
-  if (parsed.data.toolsPath !== undefined) out.toolsPath = parsed.data.toolsPath;
+  return parsed.data;
+}
+
+/** The shared options with defaults applied. */
+export function parseExecutorOptions(options: unknown, executor: string): ExecutorOptions & { defaultTimeoutMs: number } {
+  const data = parseOptions(baseOptionsShape, options, executor);
+  const out: ExecutorOptions & { defaultTimeoutMs: number } = { defaultTimeoutMs: data.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
+  if (data.toolsPath !== undefined) out.toolsPath = data.toolsPath;
   return out;
 }

@@ -13,6 +13,7 @@
  */
 import { Parser, type Node } from "acorn";
 import { transform } from "sucrase";
+import { IMPORT_FN } from "./guest/import-fn.js";
 
 export interface PreparedSnippet {
   /** Script source to compile in the executor's context; evaluates to a Promise of the last value. */
@@ -32,8 +33,7 @@ export class CodeSyntaxError extends SyntaxError {
   }
 }
 
-/** Name of the guest-side dynamic import function the transform targets. */
-export const IMPORT_FN = "__tcm_import";
+export { IMPORT_FN };
 
 interface AnyNode extends Node {
   [key: string]: unknown;
@@ -46,6 +46,7 @@ interface Edit {
 }
 
 const cache = new Map<string, PreparedSnippet>();
+const moduleCache = new Map<string, string>();
 const CACHE_LIMIT = 500;
 
 /** Prepare an agent snippet. Throws CodeSyntaxError. Results are cached by source text. */
@@ -63,6 +64,16 @@ export function prepareSnippet(code: string): PreparedSnippet {
  * executor wraps in `function (exports, require, module) { ... }`.
  */
 export function prepareModule(source: string, fileName = "workflow.ts"): string {
+  const key = `${fileName}\u0000${source}`;
+  const hit = moduleCache.get(key);
+  if (hit !== undefined) return hit;
+  const compiled = transformModule(source, fileName);
+  if (moduleCache.size >= CACHE_LIMIT) moduleCache.delete(moduleCache.keys().next().value as string);
+  moduleCache.set(key, compiled);
+  return compiled;
+}
+
+function transformModule(source: string, fileName: string): string {
   try {
     return transform(source, {
       transforms: ["typescript", "imports"],

@@ -16,10 +16,11 @@ export interface GuestBridge {
   /** Reaches HostServices.dispatch; must reject with an Error of the guest's realm. */
   call: HostCall;
   /**
-   * Compile a workflow module (TypeScript source) in the guest so that `tools`, `workflows`,
-   * `artifacts` and `deps` are in scope inside it; return its exports.
+   * Evaluate a workflow module in the guest so that `tools`, `workflows`, `artifacts` and `deps`
+   * are in scope inside it; return its exports. `compiled` is the CommonJS body the host prepared
+   * (`prepareModule`), so no guest ever needs a TypeScript compiler.
    */
-  compileWorkflow(name: string, source: string, namespaces: GuestNamespaces): Record<string, unknown>;
+  compileWorkflow(name: string, compiled: string, namespaces: GuestNamespaces): Record<string, unknown>;
   /** The guest realm's Error constructor, for errors raised on the guest side. */
   ErrorCtor: ErrorConstructor;
 }
@@ -79,17 +80,17 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     }
     inFlight++;
     try {
-      const loaded = (await call("workflows", "load", [name])) as { name: string; source: string; params: WorkflowParam[] };
+      const loaded = (await call("workflows", "load", [name])) as { name: string; compiled: string; params: WorkflowParam[] };
       const given = (args ?? {}) as Record<string, unknown>;
       const missing = loaded.params.filter((p) => p.required && given[p.name] === undefined);
       if (missing.length) {
         const list = missing.map((p) => `${p.name}: ${p.type}`).join(", ");
         throw guestError("ValidationError", `workflows.invoke: workflow "${name}" is missing required parameter(s) ${list}`);
       }
-      const key = `${name}\u0000${loaded.source}`;
+      const key = `${name}\u0000${loaded.compiled}`;
       let exports = modules.get(key);
       if (!exports) {
-        exports = bridge.compileWorkflow(name, loaded.source, namespaces);
+        exports = bridge.compileWorkflow(name, loaded.compiled, namespaces);
         if (modules.size >= MODULE_CACHE_SIZE) modules.delete(modules.keys().next().value as string);
         modules.set(key, exports);
       }

@@ -1,0 +1,235 @@
+/**
+ * ReplEngine: runs prepared snippets in a node:vm context that keeps its globals between runs.
+ * It is the one REPL implementation behind the in-process executor (in the host process) and the
+ * subprocess executor (inside the child). It does not parse TypeScript: callers hand it scripts
+ * already prepared by `prepareSnippet` (in the child's case, prepared on the host, so the child
+ * never loads a compiler and starts fast).
+ *
+ * A vm `timeout` interrupts synchronous code up to the snippet's first `await`. What happens after
+ * that depends on `onAsyncTimeout`: the in-process executor abandons the run (its timers are
+ * cleared); the subprocess child leaves it to the host, which kills the process.
+ */
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import vm from "node:vm";
+import { createNamespaces, type HostCall } from "../guest/namespaces.js";
+import { createGuestConsole, OutputBuffer, type RunOutput } from "../output.js";
+import { IMPORT_FN } from "../guest/import-fn.js";
+import type { ExecutionError, ExecutionResult } from "../protocol.js";
+import { cloneValue, errorFromThrown, renderDisplay } from "../result.js";
+import { fromWireError, isWireError, toWireError } from "../wire-error.js";
+
+export interface ReplEngineOptions {
+  /** Reaches the host's namespace operations; may reject with an Error or a WireError. */
+  call: HostCall;
+  /** "abandon": after timeoutMs a still-pending run resolves with TimeoutError (in-process). "none": never (the host enforces it). */
+  onAsyncTimeout: "abandon" | "none";
+  /** Folder packages are imported from (`import x from "pkg"`, `require("pkg")`). Default: cwd. */
+  importBase?: string;
+  /** Whether the guest sees `process` and `require`. Default true. */
+  nodeGlobals?: boolean;
+}
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** Marks a compiled workflow module body: `workflows.load` returns it ready to evaluate. */
+export interface CompiledWorkflow {
+  name: string;
+  /** CommonJS body produced by `prepareModule`. */
+  compiled: string;
+}
+
+export class ReplEngine {
+  private context: vm.Context;
+  private output: RunOutput | null = null;
+  private readonly timers = new Set<Timer>();
+  private readonly scripts = new Map<string, vm.Script>();
+  private readonly requireFromBase: NodeRequire;
+
+  constructor(private readonly options: ReplEngineOptions) {
+    const base = options.importBase ?? process.cwd();
+    this.requireFromBase = createRequire(path.join(base, "__ts_code_mode__.js"));
+    this.context = this.createContext();
+  }
+
+  /**
+   * Run one prepared script. Never rejects: problems come back in `error`.
+   */
+  async run(script: string, timeoutMs: number): Promise<ExecutionResult> {
+    const startedAt = performance.now();
+    const output: RunOutput = { stdout: new OutputBuffer(), stderr: new OutputBuffer() };
+    this.output = output;
+    const finish = (fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">): ExecutionResult => ({
+      ...fields,
+      stdout: output.stdout.text(),
+      stderr: output.stderr.text(),
+      durationMs: performance.now() - startedAt,
+    });
+    let timer: Timer | undefined;
+    try {
+      const pending = this.compile(script).runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
+      let value: unknown;
+      if (this.options.onAsyncTimeout === "abandon") {
+        const timedOut = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new AbandonedRun(timeoutMs)), Math.max(1, timeoutMs - (performance.now() - startedAt)));
+        });
+        value = await Promise.race([pending, timedOut]);
+      } else {
+        value = await pending;
+      }
+      return finish({ ok: true, value: cloneValue(value), display: renderDisplay(value), error: null });
+    } catch (thrown) {
+      if (thrown instanceof AbandonedRun) this.clearTimers();
+      return finish({ ok: false, value: undefined, display: "", error: engineError(thrown, timeoutMs) });
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  /** Output of the run in progress (or the last one), for a host that stops a run from outside. */
+  currentOutput(): { stdout: string; stderr: string } {
+    return { stdout: this.output?.stdout.text() ?? "", stderr: this.output?.stderr.text() ?? "" };
+  }
+
+  /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write). */
+  write(stream: "stdout" | "stderr", text: string): void {
+    this.output?.[stream].write(text);
+  }
+
+  /** Forget the agent's variables: a fresh context with fresh namespaces; timers are cleared. */
+  reset(): void {
+    this.clearTimers();
+    this.context = this.createContext();
+  }
+
+  dispose(): void {
+    this.clearTimers();
+    this.output = null;
+  }
+
+  private compile(script: string): vm.Script {
+    let compiled = this.scripts.get(script);
+    if (!compiled) {
+      compiled = new vm.Script(script, { filename: "snippet.ts" });
+      if (this.scripts.size >= 500) this.scripts.delete(this.scripts.keys().next().value as string);
+      this.scripts.set(script, compiled);
+    }
+    return compiled;
+  }
+
+  private clearTimers(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private createContext(): vm.Context {
+    const context = vm.createContext({});
+    const ErrorCtor = vm.runInContext("Error", context) as ErrorConstructor;
+    const requireFromBase = this.requireFromBase;
+    const hostCall = this.options.call;
+    const namespaces = createNamespaces({
+      ErrorCtor,
+      // Whatever the transport rejects with becomes an Error of this context's realm.
+      call: (ns, op, args) =>
+        hostCall(ns, op, args).then(undefined, (err: unknown) => {
+          throw fromWireError(isWireError(err) && !(err instanceof Error) ? err : toWireError(err), ErrorCtor);
+        }),
+      compileWorkflow: (name, source) => {
+        const factory = vm.runInContext(`(function (exports, require, module, tools, workflows, artifacts, deps) {${source}\n})`, context, {
+          filename: `workflows/${name}.ts`,
+        }) as (...args: unknown[]) => void;
+        const module = { exports: {} as Record<string, unknown> };
+        factory(module.exports, requireFromBase, module, namespaces.tools, namespaces.workflows, namespaces.artifacts, namespaces.deps);
+        return module.exports;
+      },
+    });
+    const timers = this.timers;
+    const tracked =
+      (schedule: typeof setTimeout | typeof setInterval, once: boolean) =>
+      (fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]): Timer => {
+        if (typeof fn !== "function") throw new TypeError("The callback must be a function");
+        const handle: Timer = schedule(
+          (...a: unknown[]) => {
+            if (once) timers.delete(handle);
+            fn(...a);
+          },
+          ms,
+          ...rest,
+        );
+        timers.add(handle);
+        return handle;
+      };
+    const untrack = (t: Timer) => {
+      clearTimeout(t);
+      timers.delete(t);
+    };
+    const globals: Record<string, unknown> = {
+      console: createGuestConsole(() => this.output),
+      setTimeout: tracked(setTimeout, true),
+      setInterval: tracked(setInterval, false),
+      clearTimeout: untrack,
+      clearInterval: untrack,
+      setImmediate,
+      clearImmediate,
+      queueMicrotask,
+      structuredClone,
+      URL,
+      URLSearchParams,
+      TextEncoder,
+      TextDecoder,
+      Buffer,
+      fetch,
+      Headers,
+      Request,
+      Response,
+      AbortController,
+      AbortSignal,
+      atob,
+      btoa,
+      performance,
+      crypto: globalThis.crypto,
+      ...namespaces,
+      [IMPORT_FN]: (spec: string) => importFrom(requireFromBase, spec),
+    };
+    if (this.options.nodeGlobals !== false) Object.assign(globals, { process, require: requireFromBase });
+    for (const [k, v] of Object.entries(globals)) {
+      Object.defineProperty(context, k, { value: v, writable: true, configurable: true, enumerable: false });
+    }
+    vm.runInContext("globalThis.global = globalThis;", context);
+    return context;
+  }
+}
+
+/** `import x from "pkg"` in a snippet: resolved from the engine's import base, like a script there. */
+async function importFrom(req: NodeRequire, spec: string): Promise<unknown> {
+  if (spec.startsWith("node:")) return import(spec);
+  let resolved: string;
+  try {
+    resolved = req.resolve(spec);
+  } catch {
+    throw new Error(`Cannot find package '${spec}'. Install it in the project, or add it with deps.add() where the executor supports it.`);
+  }
+  return import(path.isAbsolute(resolved) ? pathToFileURL(resolved).href : resolved);
+}
+
+class AbandonedRun extends Error {
+  constructor(readonly timeoutMs: number) {
+    super("abandoned");
+  }
+}
+
+function engineError(thrown: unknown, timeoutMs: number): ExecutionError {
+  if (thrown instanceof AbandonedRun) {
+    return {
+      name: "TimeoutError",
+      message:
+        `Execution timed out after ${timeoutMs} ms. The run was abandoned and its timers cleared, ` +
+        "but asynchronous code may still be running in this process; variables are kept.",
+    };
+  }
+  if ((thrown as { code?: unknown } | null)?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
+    return { name: "TimeoutError", message: `Execution timed out after ${timeoutMs} ms and was stopped; variables are kept.` };
+  }
+  return errorFromThrown(thrown);
+}

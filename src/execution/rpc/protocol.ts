@@ -1,0 +1,57 @@
+/**
+ * The RPC protocol between the host and an out-of-process guest (child process today; sandbox and
+ * container executors reuse it). It runs over a message channel that carries structured-clone
+ * values — Node's IPC channel with `serialization: "advanced"` — so Map, Set, Date, BigInt and
+ * typed arrays cross as themselves and bytes travel without base64. It never touches the guest's
+ * stdout/stderr, which belong to the agent's output.
+ *
+ *   guest → host   { type: "ready" }                                  the guest can take runs
+ *   host → guest   { type: "run", runId, script, timeoutMs }           script prepared on the host
+ *   guest → host   { type: "call", callId, ns, op, args }               a namespace call; many may be in flight
+ *   host → guest   { type: "reply", callId, ok: true, value }           ... answered in any order
+ *                  { type: "reply", callId, ok: false, error }          error: WireError
+ *   guest → host   { type: "result", runId, result }                   ExecutionResult of the run
+ *   guest → host   { type: "fatal", error }                            uncaught exception; the guest exits next
+ */
+import type { ExecutionResult } from "../protocol.js";
+import type { WireError } from "../wire-error.js";
+
+export interface ReadyMessage {
+  type: "ready";
+}
+export interface RunMessage {
+  type: "run";
+  runId: number;
+  script: string;
+  timeoutMs: number;
+}
+export interface CallMessage {
+  type: "call";
+  callId: number;
+  ns: string;
+  op: string;
+  args: unknown[];
+}
+export type ReplyMessage = { type: "reply"; callId: number; ok: true; value: unknown } | { type: "reply"; callId: number; ok: false; error: WireError };
+export interface ResultMessage {
+  type: "result";
+  runId: number;
+  result: ExecutionResult;
+}
+export interface FatalMessage {
+  type: "fatal";
+  error: WireError;
+}
+
+export type HostToGuest = RunMessage | ReplyMessage;
+export type GuestToHost = ReadyMessage | CallMessage | ResultMessage | FatalMessage;
+
+export function isGuestMessage(value: unknown): value is GuestToHost {
+  const t = (value as { type?: unknown } | null)?.type;
+  return t === "ready" || t === "call" || t === "result" || t === "fatal";
+}
+
+export function isHostMessage(value: unknown): value is HostToGuest {
+  const t = (value as { type?: unknown } | null)?.type;
+  return t === "run" || t === "reply";
+}

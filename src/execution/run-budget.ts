@@ -1,0 +1,34 @@
+/**
+ * The time budget of one run, as tool calls see it.
+ *
+ * Rule (the same in every executor): a run's timeout is wall-clock and covers everything the run
+ * does, tool calls included. A tool call made during a run gets `min(the tool's own timeout, the
+ * time left in the run)`, and when the run is stopped (timeout, close) its calls still in flight
+ * are aborted, which kills a CLI tool's process group. So a run never waits on a tool past its own
+ * deadline, and a tool never outlives the run that called it.
+ */
+import type { CallContext } from "../tools/protocol.js";
+
+export class RunBudget {
+  private readonly controller = new AbortController();
+  private readonly deadline: number;
+
+  constructor(timeoutMs: number) {
+    this.deadline = performance.now() + timeoutMs;
+  }
+
+  /** Between runs: calls from code left running (not awaited) get no run deadline, only their own. */
+  static idle(): RunBudget {
+    return new RunBudget(Number.POSITIVE_INFINITY);
+  }
+
+  callContext(): CallContext {
+    const left = this.deadline - performance.now();
+    if (!Number.isFinite(left)) return { signal: this.controller.signal };
+    return { timeoutMs: Math.max(1, Math.floor(left)), signal: this.controller.signal };
+  }
+
+  abort(reason: string): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new Error(reason));
+  }
+}

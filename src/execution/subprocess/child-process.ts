@@ -1,0 +1,147 @@
+/**
+ * One child `node` process running child.js: spawning it, waiting until it is ready, and noticing
+ * how it ended. The executor owns the policy (when to restart, what to tell the agent); this
+ * module only owns the process.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { GuestToHost, HostToGuest } from "../rpc/protocol.js";
+import { isGuestMessage } from "../rpc/protocol.js";
+import type { WireError } from "../wire-error.js";
+
+export interface ChildPermissions {
+  /** Folders (or files) the child may read. Its own code is always readable. */
+  fsRead?: string[];
+  /** Folders (or files) the child may write. */
+  fsWrite?: string[];
+  /** May the child spawn processes? Default false. */
+  childProcess?: boolean;
+}
+
+export interface SpawnOptions {
+  maxMemoryMb: number | undefined;
+  permissions: ChildPermissions | undefined;
+  env: Record<string, string>;
+  cwd: string;
+  onMessage(message: GuestToHost): void;
+}
+
+/** How a child ended, for the error the agent sees. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The last few KB the process wrote to its real stderr (V8's out-of-memory report lands here). */
+  stderrTail: string;
+  /** An uncaught exception the child reported before exiting. */
+  fatal: WireError | null;
+}
+
+const STDERR_TAIL_CHARS = 8_192;
+
+/** child.js next to this module in dist/; from the TypeScript sources (tests), the built copy. */
+export function childScriptPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  const sibling = path.join(path.dirname(here), "child.js");
+  if (here.endsWith(".js") && existsSync(sibling)) return sibling;
+  const root = path.resolve(path.dirname(here), "..", "..", "..");
+  const built = path.join(root, "dist", "execution", "subprocess", "child.js");
+  if (!existsSync(built)) throw new Error(`SubprocessExecutor needs the built child script at ${built}; run \`npm run build\` first`);
+  return built;
+}
+
+export class ChildHandle {
+  readonly process: ChildProcess;
+  readonly ready: Promise<void>;
+  readonly exited: Promise<ChildExit>;
+  private stderrTail = "";
+  private fatal: WireError | null = null;
+  private alive = true;
+
+  constructor(options: SpawnOptions) {
+    const script = childScriptPath();
+    this.process = fork(script, [], {
+      // Explicit: the host's own flags (a test runner's loaders, --inspect) must not leak into the child.
+      execArgv: execArgv(script, options),
+      serialization: "advanced",
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      env: options.env,
+      cwd: options.cwd,
+    });
+    this.process.stdout?.resume();
+    this.process.stderr?.setEncoding("utf8");
+    this.process.stderr?.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+    });
+    this.exited = new Promise((resolve) => {
+      this.process.once("exit", (code, signal) => {
+        this.alive = false;
+        // Let the last stderr bytes (an OOM report) arrive before describing the exit.
+        setImmediate(() => resolve({ code, signal, stderrTail: this.stderrTail, fatal: this.fatal }));
+      });
+    });
+    this.ready = new Promise((resolve, reject) => {
+      this.process.once("error", reject);
+      void this.exited.then((exit) => reject(new ChildStartError(exit)));
+      this.process.on("message", (message: unknown) => {
+        if (!isGuestMessage(message)) return;
+        if (message.type === "ready") resolve();
+        else if (message.type === "fatal") this.fatal = message.error;
+        else options.onMessage(message);
+      });
+    });
+    // Nobody may be awaiting `ready` when the child dies later; that is reported through `exited`.
+    this.ready.catch(() => undefined);
+  }
+
+  get pid(): number | undefined {
+    return this.process.pid;
+  }
+
+  get isAlive(): boolean {
+    return this.alive;
+  }
+
+  /** Throws when the channel is closed (the child died). */
+  send(message: HostToGuest): void {
+    if (!this.alive || !this.process.connected) throw new Error("the executor process is not running");
+    this.process.send(message);
+  }
+
+  /** SIGKILL and wait for the exit. Safe to call more than once. */
+  async kill(): Promise<ChildExit> {
+    if (this.alive) this.process.kill("SIGKILL");
+    return this.exited;
+  }
+}
+
+export class ChildStartError extends Error {
+  override readonly name = "ExecutorStartError";
+  constructor(readonly exit: ChildExit) {
+    super(`the executor process exited during start-up (${describeExit(exit)})${exit.stderrTail ? `: ${exit.stderrTail.trim().slice(-2_000)}` : ""}`);
+  }
+}
+
+export function describeExit(exit: ChildExit): string {
+  return exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+export function isOutOfMemory(exit: ChildExit): boolean {
+  return /heap out of memory|Reached heap limit|Allocation failed/i.test(exit.stderrTail);
+}
+
+function execArgv(script: string, options: SpawnOptions): string[] {
+  const args: string[] = [];
+  if (options.maxMemoryMb !== undefined) args.push(`--max-old-space-size=${options.maxMemoryMb}`);
+  const p = options.permissions;
+  if (p) {
+    args.push("--experimental-permission", "--disable-warning=ExperimentalWarning");
+    // The child must read its own code (dist/ of this package).
+    const ownCode = path.resolve(path.dirname(script), "..", "..");
+    for (const dir of [ownCode, ...(p.fsRead ?? [])]) args.push(`--allow-fs-read=${path.resolve(dir)}`);
+    for (const dir of p.fsWrite ?? []) args.push(`--allow-fs-write=${path.resolve(dir)}`);
+    if (p.childProcess) args.push("--allow-child-process");
+  }
+  return args;
+}

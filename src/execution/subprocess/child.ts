@@ -1,0 +1,64 @@
+/**
+ * Entry point of the SubprocessExecutor's child process. It runs prepared snippets in a ReplEngine
+ * and reaches the host over the IPC channel (see ../rpc/protocol.ts). It deliberately imports no
+ * compiler and no storage: the host prepares code and answers every namespace call, which keeps
+ * start-up short and leaves all authority over data with the host.
+ */
+import { ReplEngine } from "../repl/engine.js";
+import { RpcClient } from "../rpc/client.js";
+import { isHostMessage, type GuestToHost } from "../rpc/protocol.js";
+import { renderDisplay } from "../result.js";
+import { toWireError } from "../wire-error.js";
+
+const send = (message: GuestToHost): void => {
+  if (!process.send) throw new Error("ts-code-mode child started without an IPC channel");
+  process.send(message);
+};
+
+const client = new RpcClient(send);
+const engine = new ReplEngine({
+  call: client.call,
+  // The host enforces the deadline of asynchronous code by killing this process.
+  onAsyncTimeout: "none",
+  importBase: process.env["TS_CODE_MODE_IMPORT_BASE"] || process.cwd(),
+});
+
+// Direct writes to stdout/stderr belong to the current run's output, like console's.
+for (const stream of ["stdout", "stderr"] as const) {
+  const target = process[stream];
+  target.write = ((chunk: unknown, ...rest: unknown[]) => {
+    engine.write(stream, typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8"));
+    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+    done?.();
+    return true;
+  }) as typeof target.write;
+}
+
+process.on("message", (message: unknown) => {
+  if (!isHostMessage(message)) return;
+  if (message.type === "reply") {
+    client.settle(message);
+    return;
+  }
+  void engine.run(message.script, message.timeoutMs).then((result) => send({ type: "result", runId: message.runId, result }));
+});
+
+// A floating rejected promise is reported in the run's stderr instead of ending the process.
+process.on("unhandledRejection", (reason) => {
+  engine.write("stderr", `Unhandled promise rejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : renderDisplay(reason, 2_000)}\n`);
+});
+
+// An exception thrown from a timer or callback ends the process, after telling the host why.
+process.on("uncaughtException", (err) => {
+  try {
+    process.send?.({ type: "fatal", error: toWireError(err) } satisfies GuestToHost, undefined, undefined, () => process.exit(70));
+  } catch {
+    process.exit(70);
+  }
+  setTimeout(() => process.exit(70), 200).unref();
+});
+
+// The host went away: nothing can reach us any more, so leave instead of lingering.
+process.on("disconnect", () => process.exit(0));
+
+send({ type: "ready" });

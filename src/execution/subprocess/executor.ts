@@ -1,0 +1,314 @@
+/**
+ * SubprocessExecutor, the default: the agent's code runs in a child `node` process. The host keeps
+ * all authority over data (every namespace call is answered by the RpcProvider) and all control:
+ *
+ *   - timeout: synchronous code before the first await is interrupted inside the child (variables
+ *     kept); anything else still running at the deadline is stopped by killing the child, and the
+ *     error says the variables were lost. A fresh child is started at once for the next run.
+ *   - maxMemoryMb caps the child's V8 heap; exceeding it is reported as MemoryLimitError.
+ *   - a crash (process.exit, an exception thrown from a timer, a signal) becomes an error result.
+ *   - reset() replaces the child; close() kills it and waits for it to exit.
+ *
+ * Tool calls follow RunBudget's rule: they get the time left in the run and are aborted with it.
+ */
+import path from "node:path";
+import { z } from "zod";
+import { ValidationError } from "../../errors.js";
+import type { StorageBackend } from "../../storage/protocol.js";
+import type { ToolRegistry } from "../../tools/registry.js";
+import { HostServices } from "../host.js";
+import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
+import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
+import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
+import { errorResult } from "../result.js";
+import { RpcProvider } from "../rpc/provider.js";
+import type { GuestToHost } from "../rpc/protocol.js";
+import { RunBudget } from "../run-budget.js";
+import { SerialQueue } from "../serial-queue.js";
+import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions } from "./child-process.js";
+
+export interface SubprocessExecutorOptions {
+  toolsPath?: string;
+  /** Timeout of a run that gives none; default 30 s. */
+  defaultTimeoutMs?: number;
+  /** Cap on the child's V8 heap in MB (--max-old-space-size). Default: Node's own limit. */
+  maxMemoryMb?: number;
+  /** How long a child may take to start before start() fails; default 10 s. */
+  startupTimeoutMs?: number;
+  /**
+   * Run the child under Node's permission model. Node 20 does not restrict the network there:
+   * use SandboxExecutor or ContainerExecutor when network access must be denied.
+   */
+  permissions?: ChildPermissions;
+  /** The child's environment. Default: the host's environment. */
+  env?: Record<string, string>;
+  /** The child's working directory (and where it imports packages from). Default: the host's cwd. */
+  cwd?: string;
+  /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
+  tools?: ToolRegistry;
+}
+
+const optionsShape = {
+  ...baseOptionsShape,
+  maxMemoryMb: z.number({ error: "must be a number of megabytes" }).int("must be a whole number").min(16, "must be at least 16 MB").max(1_048_576, "is too large").optional(),
+  startupTimeoutMs: z.number({ error: "must be a number of milliseconds" }).int().min(100, "must be at least 100 ms").max(600_000).optional(),
+  permissions: z
+    .strictObject({
+      fsRead: z.array(z.string().min(1)).optional(),
+      fsWrite: z.array(z.string().min(1)).optional(),
+      childProcess: z.boolean().optional(),
+    })
+    .optional(),
+  env: z.record(z.string(), z.string({ error: "environment values must be strings" })).optional(),
+  cwd: z.string().min(1).optional(),
+};
+
+/** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
+const KILL_GRACE_MS = 200;
+const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
+
+interface PendingRun {
+  runId: number;
+  resolve(result: ExecutionResult): void;
+}
+
+export class SubprocessExecutor implements Executor {
+  readonly kind = "subprocess";
+  private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number };
+  private readonly registry: ToolRegistry | undefined;
+  private hostServices: HostServices | null = null;
+  private provider: RpcProvider | null = null;
+  private child: ChildHandle | null = null;
+  private budget = RunBudget.idle();
+  private pending: PendingRun | null = null;
+  private nextRunId = 1;
+  /** What happened to a child that died between runs; told to the agent with the next result. */
+  private unreportedExit: string | null = null;
+  private readonly queue = new SerialQueue();
+  private closed = false;
+
+  constructor(options: SubprocessExecutorOptions = {}) {
+    const { tools, ...rest } = options;
+    const parsed = parseOptions(optionsShape, rest, "SubprocessExecutor");
+    this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
+    this.registry = tools;
+  }
+
+  get host(): HostServices | null {
+    return this.hostServices;
+  }
+
+  /** pid of the current child, if one is running (tests check that none is left after close). */
+  get pid(): number | undefined {
+    return this.child?.isAlive ? this.child.pid : undefined;
+  }
+
+  capabilities(): CapabilityReport {
+    const notes = [
+      "timeout: synchronous code before the first await is interrupted and variables are kept; any other runaway code is stopped by restarting the child process, which loses variables.",
+      "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
+      "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
+      "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor or ContainerExecutor for that.",
+    ];
+    if (this.options.maxMemoryMb === undefined) notes.push("memoryLimit: no maxMemoryMb set, so only Node's default heap limit applies.");
+    if (this.options.permissions) notes.push("filesystem: restricted by Node's permission model to the folders given in permissions.");
+    return { capabilities: ["timeout", "processIsolation", "memoryLimit", "reset", "depsInstall"], notes };
+  }
+
+  async start(storage: StorageBackend): Promise<void> {
+    if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
+    if (this.hostServices) return;
+    const host = await HostServices.create(this.registry ? { storage, tools: this.registry } : { storage, toolsPath: this.options.toolsPath });
+    this.hostServices = host;
+    this.provider = new RpcProvider(host, (m) => this.child?.send(m), () => this.budget.callContext());
+    try {
+      await this.ensureChild();
+    } catch (err) {
+      this.hostServices = null;
+      await host.close();
+      throw err;
+    }
+  }
+
+  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    return this.queue.run(() => this.runNow(code, options));
+  }
+
+  async reset(): Promise<void> {
+    await this.queue.run(async () => {
+      if (this.closed || !this.hostServices) return;
+      await this.replaceChild();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.budget.abort("the executor was closed");
+    const child = this.child;
+    this.child = null;
+    await child?.kill();
+    this.pending?.resolve(errorResult({ name: "SessionClosedError", message: "The executor was closed while the code was running." }, performance.now()));
+    this.pending = null;
+    const host = this.hostServices;
+    this.hostServices = null;
+    await host?.close();
+  }
+
+  private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
+    const startedAt = performance.now();
+    if (this.closed || !this.hostServices) {
+      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
+      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
+    }
+    let script: string;
+    try {
+      script = prepareSnippet(code).script;
+    } catch (err) {
+      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
+      throw err;
+    }
+    let child: ChildHandle;
+    try {
+      child = await this.ensureChild();
+    } catch (err) {
+      return errorResult({ name: "ExecutorStartError", message: err instanceof Error ? err.message : String(err) }, startedAt);
+    }
+    const notice = this.takeExitNotice();
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
+    this.budget = new RunBudget(timeoutMs);
+    const runId = this.nextRunId++;
+    let killTimer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const result = await new Promise<ExecutionResult>((resolve) => {
+        this.pending = { runId, resolve };
+        // The child may die during the run (crash, OOM, process.exit).
+        void child.exited.then((exit) => {
+          if (this.pending?.runId === runId) resolve(errorResult(this.crashError(exit), startedAt));
+        });
+        killTimer = setTimeout(() => {
+          if (this.pending?.runId !== runId) return;
+          resolve(
+            errorResult(
+              {
+                name: "TimeoutError",
+                message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
+              },
+              startedAt,
+            ),
+          );
+        }, timeoutMs + KILL_GRACE_MS);
+        try {
+          child.send({ type: "run", runId, script, timeoutMs });
+        } catch (err) {
+          resolve(errorResult({ name: "ExecutorCrashError", message: `Could not send the code to the executor process: ${err instanceof Error ? err.message : String(err)}` }, startedAt));
+        }
+      });
+      if (!result.ok && (result.error?.name === "TimeoutError" || !child.isAlive || this.pending?.runId === runId)) {
+        this.budget.abort(result.error?.message ?? "the run ended");
+      }
+      if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) await this.replaceChild();
+      const final = notice ? { ...result, stderr: `${notice}\n${result.stderr}` } : result;
+      return { ...final, durationMs: performance.now() - startedAt };
+    } finally {
+      if (killTimer) clearTimeout(killTimer);
+      this.pending = null;
+      this.budget = RunBudget.idle();
+    }
+  }
+
+  private onMessage(child: ChildHandle, message: GuestToHost): void {
+    if (child !== this.child) return;
+    if (message.type === "call") void this.provider?.handle(message);
+    else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.resolve(message.result);
+  }
+
+  /** The running child, or a new one once it is ready. */
+  private async ensureChild(): Promise<ChildHandle> {
+    if (this.child?.isAlive) {
+      await this.withStartupTimeout(this.child);
+      return this.child;
+    }
+    return this.spawn();
+  }
+
+  private spawn(): Promise<ChildHandle> {
+    const env = this.options.env ?? stringEnv(process.env);
+    const cwd = this.options.cwd ? path.resolve(this.options.cwd) : process.cwd();
+    const child: ChildHandle = new ChildHandle({
+      maxMemoryMb: this.options.maxMemoryMb,
+      permissions: this.options.permissions,
+      env: { ...env, TS_CODE_MODE_IMPORT_BASE: cwd },
+      cwd,
+      onMessage: (m) => this.onMessage(child, m),
+    });
+    this.child = child;
+    void child.exited.then((exit) => {
+      // A child that dies while idle (an exception thrown from a timer) is reported with the next result.
+      if (this.child === child && !this.pending && !this.closed) this.unreportedExit = describeIdleExit(exit);
+    });
+    return this.withStartupTimeout(child).then(() => child);
+  }
+
+  private async withStartupTimeout(child: ChildHandle): Promise<void> {
+    const limit = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        child.ready,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the executor process did not start within ${limit} ms (startupTimeoutMs)`)), limit);
+        }),
+      ]);
+    } catch (err) {
+      await child.kill();
+      if (this.child === child) this.child = null;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Kill the current child and start a fresh one in the background; the next run waits for it. */
+  private async replaceChild(): Promise<void> {
+    const old = this.child;
+    this.child = null;
+    await old?.kill();
+    this.unreportedExit = null;
+    if (!this.closed) this.spawn().catch(() => undefined);
+  }
+
+  private takeExitNotice(): string | null {
+    const notice = this.unreportedExit;
+    this.unreportedExit = null;
+    return notice;
+  }
+
+  private crashError(exit: ChildExit): ExecutionError {
+    const lost = "The executor process was restarted; variables from earlier runs were lost.";
+    if (isOutOfMemory(exit)) {
+      const limit = this.options.maxMemoryMb !== undefined ? `the memory limit of ${this.options.maxMemoryMb} MB (maxMemoryMb)` : "Node's default heap limit";
+      return { name: "MemoryLimitError", message: `The code ran out of memory: it exceeded ${limit}. ${lost}` };
+    }
+    if (exit.fatal) {
+      return { name: exit.fatal.name, message: `Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${exit.fatal.message}. ${lost}` };
+    }
+    return { name: "ExecutorCrashError", message: `The executor process ended while running the code (${describeExit(exit)}; e.g. process.exit() or a signal). ${lost}` };
+  }
+}
+
+/** Errors after which the child must not be reused: it was stopped from outside or is in an unknown state. */
+function isHostStop(error: ExecutionError): boolean {
+  return error.name === "TimeoutError" && /restarting the executor process/.test(error.message);
+}
+
+function describeIdleExit(exit: ChildExit): string {
+  const why = exit.fatal ? `uncaught ${exit.fatal.name}: ${exit.fatal.message}` : describeExit(exit);
+  return `[ts-code-mode] The executor process ended between runs (${why}); a fresh one ran this code, and variables from earlier runs were lost.`;
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
