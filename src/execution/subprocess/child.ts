@@ -45,7 +45,10 @@ process.on("message", (message: unknown) => {
 
 // A floating rejected promise is reported in the run's stderr instead of ending the process.
 process.on("unhandledRejection", (reason) => {
-  engine.write("stderr", `Unhandled promise rejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : renderDisplay(reason, 2_000)}\n`);
+  // Guest errors come from the vm context's realm, so `instanceof Error` would be false here.
+  const e = reason as { name?: unknown; message?: unknown } | null;
+  const text = typeof e === "object" && e !== null && typeof e.message === "string" ? `${String(e.name)}: ${e.message}` : renderDisplay(reason, 2_000);
+  engine.write("stderr", `Unhandled promise rejection: ${text}\n`);
 });
 
 // An exception thrown from a timer or callback ends the process, after telling the host why.
