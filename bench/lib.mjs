@@ -1,0 +1,108 @@
+/**
+ * Benchmark plumbing shared by bench/run.mjs: one way to take samples, one way to summarise them,
+ * one way to print them. Kept free of anything ts-code-mode specific so new executors and cases
+ * only touch the tables in run.mjs.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+
+/** Wall time of one call of `fn`, in milliseconds. */
+export async function timed(fn) {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+/**
+ * Take `iterations` samples of `sample(i)` after `warmup` discarded ones. `sample` resolves to a
+ * duration in ms: usually `timed(...)`, but a case may time itself (inside the guest) or return a
+ * difference of two timings.
+ */
+export async function measure(sample, { iterations, warmup }) {
+  for (let i = 0; i < warmup; i++) await sample(i);
+  const samples = new Array(iterations);
+  for (let i = 0; i < iterations; i++) samples[i] = await sample(i);
+  return samples;
+}
+
+/** Nearest-rank percentile of a sorted array; p in (0, 100]. */
+function percentile(sorted, p) {
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1];
+}
+
+/** Median and p90 of `samples`, in ms, rounded to 0.1 µs. */
+export function summarize(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { median_ms: round(median), p90_ms: round(percentile(sorted, 90)) };
+}
+
+function round(ms) {
+  return Math.round(ms * 10_000) / 10_000;
+}
+
+/** One result row, in the shape the JSON lines promise. */
+export function resultRow({ name, executor, iterations, samples, budgetMs }) {
+  const { median_ms, p90_ms } = summarize(samples);
+  const budget_ms = budgetMs ?? null;
+  return {
+    case: name,
+    executor,
+    iterations,
+    median_ms,
+    p90_ms,
+    budget_ms,
+    within_budget: budget_ms === null ? null : median_ms <= budget_ms,
+  };
+}
+
+/** Machine-readable: one JSON object per line on stdout. */
+export function printJsonLine(row) {
+  process.stdout.write(`${JSON.stringify(row)}\n`);
+}
+
+/** Human-readable: an aligned table on stderr, budget misses marked. */
+export function printTable(rows) {
+  const header = ["case", "executor", "iters", "median ms", "p90 ms", "budget ms", "median/budget", "status"];
+  const body = rows.map((r) => [
+    r.case,
+    r.executor,
+    String(r.iterations),
+    fmt(r.median_ms),
+    fmt(r.p90_ms),
+    r.budget_ms === null ? "-" : fmt(r.budget_ms),
+    r.budget_ms === null ? "-" : `${(r.median_ms / r.budget_ms).toFixed(2)}x`,
+    r.within_budget === null ? "" : r.within_budget ? "ok" : "OVER BUDGET",
+  ]);
+  const numeric = new Set([2, 3, 4, 5, 6]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const line = (cells) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ").trimEnd();
+  const out = [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)];
+  process.stderr.write(`\n${out.join("\n")}\n`);
+  const missed = rows.filter((r) => r.within_budget === false);
+  if (missed.length) {
+    process.stderr.write(`\n${missed.length} budget(s) missed: ${missed.map((r) => `${r.case} [${r.executor}] ${fmt(r.median_ms)} ms > ${fmt(r.budget_ms)} ms`).join("; ")}\n`);
+  } else {
+    process.stderr.write("\nAll budgets met.\n");
+  }
+}
+
+function fmt(ms) {
+  if (ms >= 100) return ms.toFixed(1);
+  if (ms >= 1) return ms.toFixed(3);
+  return ms.toFixed(4);
+}
+
+/** A temp folder for the duration of `fn`, removed afterwards whatever happens. */
+export async function withTempDir(prefix, fn) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
