@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 
-const { FileStorage, InProcessExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
+const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
   process.exit(2);
 });
@@ -37,7 +37,7 @@ const CALLS_PER_LOOP = 1000;
  */
 const EXECUTORS = [
   { name: "in-process", create: ({ tools }) => new InProcessExecutor({ tools }) },
-  // { name: "subprocess", create: ({ tools }) => new SubprocessExecutor({ tools }) },  (and budgets keyed "subprocess")
+  { name: "subprocess", create: ({ tools }) => new SubprocessExecutor({ tools }) },
 ];
 
 /** An in-process tool that does nothing, so a call measures only our path: guest → host → adapter → back. */
@@ -47,10 +47,14 @@ function noopAdapter() {
     type: "toolable",
     description: "Does nothing; used to measure the cost of a tool call",
     tags: ["bench"],
-    callables: [{ name: "ping", description: "Resolve to 'pong'", params: [], returns: "string" }],
+    callables: [
+      { name: "ping", description: "Resolve to 'pong'", params: [], returns: "string" },
+      { name: "sleep20", description: "Resolve to 'slept' after 20 ms (a tool that waits on I/O)", params: [], returns: "string" },
+    ],
     direct: null,
   };
-  return { name: "noop", info: async () => info, call: async () => "pong", close: async () => {} };
+  const call = async (callable) => (callable === "sleep20" ? new Promise((r) => setTimeout(() => r("slept"), 20)) : "pong");
+  return { name: "noop", info: async () => info, call, close: async () => {} };
 }
 
 /** session.run() that refuses to time a failure: a broken case must not look fast. */
@@ -70,16 +74,35 @@ const WORKFLOW_CALL = "await workflows.triple({ n: 1 })";
 const ECHO_CALL = 'await tools.echo.say({ text: ["hi"] })';
 
 /**
- * The cases. `sample(ctx)` resolves to one duration in ms; ctx is `{ session }` (null for
+ * The cases. `sample(ctx)` resolves to one duration in ms; ctx is `{ session, entry, dir }` (null session for
  * baselines, which run once, outside any executor). `callsPerSample` > 1 marks a guest loop whose
  * sample is a mean; the reported iterations count calls.
  */
 const CASES = [
   {
+    // What a new user waits for: construct + start + first run("1") + close, on fresh storage.
+    name: 'cold start: new Session + start + run("1")',
+    iterations: 30,
+    warmup: 3,
+    budgets: { subprocess: 150 },
+    sample: ({ entry, dir }, i) =>
+      timed(async () => {
+        const tools = new ToolRegistry();
+        tools.register(noopAdapter());
+        const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, `cold-${i}`) }), executor: entry.create({ tools }) });
+        try {
+          await session.start();
+          await run(session, "1");
+        } finally {
+          await session.close();
+        }
+      }),
+  },
+  {
     name: 'trivial run: run("1+1")',
     iterations: 2000,
     warmup: 200,
-    budgets: { "in-process": 0.2 },
+    budgets: { "in-process": 0.2, subprocess: 0.5 },
     sample: ({ session }) => timed(() => run(session, "1+1")),
   },
   {
@@ -95,7 +118,7 @@ const CASES = [
     iterations: 30,
     warmup: 3,
     callsPerSample: CALLS_PER_LOOP,
-    budgets: { "in-process": 0.05 },
+    budgets: { "in-process": 0.05, subprocess: 0.3 },
     sample: async ({ session }) => (await run(session, guestLoop(TOOL_CALL))).value,
   },
   {
@@ -112,6 +135,23 @@ const CASES = [
     warmup: 200,
     budgets: { "in-process": 0.05 },
     sample: async ({ session }) => (await timed(() => run(session, TOOL_CALL))) - (await timed(() => run(session, "1+1"))),
+  },
+  {
+    // A peer that awaits tool calls one after another needs ~110 ms for five 20 ms tools.
+    name: "five 20 ms tools with Promise.all, one run",
+    iterations: 100,
+    warmup: 10,
+    budgets: { "in-process": 30, subprocess: 30 },
+    sample: ({ session }) => timed(() => run(session, "await Promise.all([1, 2, 3, 4, 5].map(() => tools.noop.sleep20({})))")),
+  },
+  {
+    name: "1 MiB artifact save + load from the guest",
+    iterations: 100,
+    warmup: 10,
+    budgets: { "in-process": 20, subprocess: 20 },
+    setup: "var __bench_mib = new Uint8Array(1 << 20).map((_, i) => i & 255)",
+    sample: ({ session }) =>
+      timed(() => run(session, "await artifacts.save('bench/mib.bin', __bench_mib); (await artifacts.load('bench/mib.bin')).length")),
   },
   {
     name: `workflow invoke, single run: run("${WORKFLOW_CALL}")`,
@@ -187,6 +227,7 @@ async function withSession(executorEntry, dir, fn) {
 }
 
 async function runCase(c, executor, ctx) {
+  if (c.setup && ctx.session) await run(ctx.session, c.setup);
   const samples = await measure((i) => c.sample(ctx, i), { iterations: c.iterations, warmup: c.warmup });
   const row = resultRow({
     name: c.name,
@@ -214,7 +255,7 @@ async function main() {
     await withTempDir("tcm-bench-", (dir) =>
       withSession(entry, dir, async (session) => {
         for (const c of cases) {
-          if (!c.baseline) rows.push(await runCase(c, entry.name, { session }));
+          if (!c.baseline) rows.push(await runCase(c, entry.name, { session, entry, dir }));
           else if (!baselinesDone.has(c)) {
             baselinesDone.add(c);
             rows.push(await runCase(c, "none", { session: null }));
