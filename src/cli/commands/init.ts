@@ -1,0 +1,115 @@
+/**
+ * `ts-code-mode init`: makes a base folder ready to use — the bundled example tools copied into
+ * DIR/tools, the example workflows added through the WorkflowLibrary (so description and params are
+ * derived and stored as `workflows.create` would). What exists is kept unless --force.
+ */
+import { copyFile, mkdir, readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import type { Command } from "commander";
+import { FileStorage } from "../../storage/file/storage.js";
+import { WorkflowLibrary } from "../../workflows/library.js";
+import { examplesDir } from "../package-root.js";
+import { addJsonOption, DEFAULT_BASE, examples, printJson } from "../shared.js";
+
+interface InitFlags {
+  base: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+type Outcome = "created" | "replaced" | "kept";
+
+interface InitReport {
+  base: string;
+  tools: Array<{ file: string; outcome: Outcome }>;
+  workflows: Array<{ name: string; outcome: Outcome }>;
+}
+
+export function registerInitCommand(program: Command): void {
+  const cmd = program
+    .command("init")
+    .description("Create a base folder with the example tools and workflows")
+    .option("--base <dir>", "the folder to set up", DEFAULT_BASE)
+    .option("--force", "replace example tools and workflows that already exist");
+  addJsonOption(cmd, "print what was created and kept as JSON");
+  cmd.addHelpText(
+    "after",
+    examples("init", "init --base ./demo", "init --base ./demo --force") +
+      "\nExisting files and workflows are kept unless --force; other files in the folder are never touched.\n",
+  );
+  cmd.action(async (flags: InitFlags) => {
+    const report = await init(path.resolve(flags.base), flags.force === true);
+    if (flags.json) printJson(report);
+    else printReport(report, flags.base);
+  });
+}
+
+async function init(base: string, force: boolean): Promise<InitReport> {
+  const source = examplesDir();
+  const report: InitReport = { base, tools: [], workflows: [] };
+
+  const toolsDir = path.join(base, "tools");
+  await mkdir(toolsDir, { recursive: true });
+  for (const file of await listFiles(path.join(source, "tools"), /\.ya?ml$/)) {
+    const target = path.join(toolsDir, file);
+    const exists = await pathExists(target);
+    if (exists && !force) {
+      report.tools.push({ file, outcome: "kept" });
+      continue;
+    }
+    await copyFile(path.join(source, "tools", file), target);
+    report.tools.push({ file, outcome: exists ? "replaced" : "created" });
+  }
+
+  const storage = new FileStorage({ basePath: base });
+  try {
+    const library = new WorkflowLibrary(storage.workflows);
+    for (const file of await listFiles(path.join(source, "workflows"), /\.ts$/)) {
+      const name = path.basename(file, ".ts");
+      const exists = (await library.get(name)) !== null;
+      if (exists && !force) {
+        report.workflows.push({ name, outcome: "kept" });
+        continue;
+      }
+      await library.create({ name, source: await readFile(path.join(source, "workflows", file), "utf8") });
+      report.workflows.push({ name, outcome: exists ? "replaced" : "created" });
+    }
+  } finally {
+    await storage.close();
+  }
+  return report;
+}
+
+async function listFiles(dir: string, pattern: RegExp): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && pattern.test(e.name) && !e.name.startsWith("."))
+    .map((e) => e.name)
+    .sort();
+}
+
+async function pathExists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function printReport(report: InitReport, baseArg: string): void {
+  const lines = [`Base folder ${report.base}`];
+  for (const t of report.tools) lines.push(`  ${t.outcome.padEnd(8)}  tools/${t.file}`);
+  for (const w of report.workflows) lines.push(`  ${w.outcome.padEnd(8)}  workflow ${w.name}`);
+  if ([...report.tools, ...report.workflows].some((x) => x.outcome === "kept")) {
+    lines.push("Kept items already existed; --force replaces them with the examples.");
+  }
+  const base = baseArg === DEFAULT_BASE ? "" : ` --base ${quote(baseArg)}`;
+  lines.push(`Next: ts-code-mode run${base} 'await tools.list()'`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Shell-quotes a path only when it needs it. */
+function quote(value: string): string {
+  return /^[\w./-]+$/.test(value) ? value : `'${value.replace(/'/g, "'\\''")}'`;
+}

@@ -1,0 +1,105 @@
+/** `ts-code-mode workflows list|search|show`: the stored workflows of a base folder. */
+import type { Command } from "commander";
+import { closestNames, didYouMean, NotFoundError } from "../../errors.js";
+import type { WorkflowDetails, WorkflowSummary } from "../../workflows/library.js";
+import { formatParam, formatParams, formatScore, oneLine, table } from "../format.js";
+import {
+  addJsonOption,
+  addStorageOptions,
+  DEFAULT_BASE,
+  examples,
+  parseLimit,
+  printJson,
+  resolvePaths,
+  withSession,
+  writeLine,
+  type StorageFlags,
+} from "../shared.js";
+
+interface JsonFlags extends StorageFlags {
+  json?: boolean;
+}
+
+interface SearchFlags extends JsonFlags {
+  limit?: number;
+}
+
+/** How many names an unknown-workflow message lists when none is close. */
+const MAX_LISTED = 20;
+
+export function registerWorkflowsCommands(program: Command): void {
+  const workflows = program
+    .command("workflows")
+    .description("List, search and show the saved workflows of a base folder")
+    .addHelpText("after", examples("workflows list", "workflows search 'count lines'", "workflows show triple"));
+
+  const list = workflows.command("list").description("List every workflow with its parameters");
+  addStorageOptions(list);
+  addJsonOption(list, "print the workflows (name, description, params) as JSON");
+  list.addHelpText("after", examples("workflows list", "workflows list --base ./demo --json"));
+  list.action(async (flags: JsonFlags) => {
+    const all = await withSession(flags, (s) => s.listWorkflows());
+    if (flags.json) return printJson(all);
+    if (all.length === 0) return writeLine(process.stdout, noWorkflows(flags));
+    writeLine(process.stdout, workflowTable(all));
+  });
+
+  const search = workflows.command("search").description("Find workflows by what they do, best match first").argument("<query>", "words describing the task");
+  addStorageOptions(search);
+  search.option("--limit <n>", "at most this many results (default 10)", parseLimit);
+  addJsonOption(search, "print the matches (with scores) as JSON");
+  search.addHelpText("after", examples("workflows search 'system report'", "workflows search lines --limit 3 --json"));
+  search.action(async (query: string, flags: SearchFlags) => {
+    const found = await withSession(flags, (s) => s.searchWorkflows(query, flags.limit !== undefined ? { limit: flags.limit } : {}));
+    if (flags.json) return printJson(found);
+    if (found.length === 0) return writeLine(process.stdout, `No workflows match ${JSON.stringify(query)}.`);
+    writeLine(process.stdout, workflowTable(found, (w) => formatScore(w.score)));
+  });
+
+  const show = workflows.command("show").description("Show a workflow: description, parameters and source").argument("<name>", "workflow name");
+  addStorageOptions(show);
+  addJsonOption(show, "print the whole workflow (with source and timestamps) as JSON");
+  show.addHelpText("after", examples("workflows show triple", "workflows show count_lines --json"));
+  show.action(async (name: string, flags: JsonFlags) => {
+    const details = await withSession(flags, async (s) => {
+      const found = await s.getWorkflow(name);
+      if (found) return found;
+      throw unknownWorkflow(name, (await s.listWorkflows()).map((w) => w.name), flags);
+    });
+    if (flags.json) return printJson(details);
+    writeLine(process.stdout, formatDetails(details));
+  });
+}
+
+function workflowTable<T extends WorkflowSummary>(rows: T[], score?: (w: T) => string): string {
+  const headers = [...(score ? ["SCORE"] : []), "WORKFLOW", "PARAMS", "DESCRIPTION"];
+  return table(
+    headers,
+    rows.map((w) => [...(score ? [score(w)] : []), w.name, formatParams(w.params), oneLine(w.description)]),
+  );
+}
+
+function formatDetails(w: WorkflowDetails): string {
+  const lines = [w.name, w.description ? `  ${w.description.replace(/\n/g, "\n  ")}` : "  (no description)", ""];
+  lines.push("Parameters:");
+  if (w.params.length === 0) lines.push("  (none)");
+  for (const p of w.params) lines.push(`  ${formatParam(p)}${p.description ? `  — ${oneLine(p.description)}` : ""}`);
+  const required = w.params.filter((p) => p.required).map((p) => `${p.name}: <${p.type}>`);
+  lines.push("", `Call: await workflows.${w.name}({ ${required.length ? `${required.join(", ")} ` : ""}})`);
+  lines.push(`Updated: ${w.updatedAt}${w.author ? `  Author: ${w.author}` : ""}`, "", "Source:", w.source);
+  return lines.join("\n");
+}
+
+function unknownWorkflow(name: string, names: string[], flags: StorageFlags): NotFoundError {
+  if (names.length === 0) return new NotFoundError(`Unknown workflow: ${name}. ${noWorkflows(flags)}`);
+  const close = closestNames(name, names);
+  if (close.length) return new NotFoundError(`Unknown workflow: ${name}.${didYouMean(name, names)}`, close);
+  const shown = names.slice(0, MAX_LISTED).join(", ");
+  return new NotFoundError(`Unknown workflow: ${name}. Available: ${shown}${names.length > MAX_LISTED ? `, … (${names.length} in all)` : ""}`);
+}
+
+function noWorkflows(flags: StorageFlags): string {
+  const { storagePath } = resolvePaths(flags);
+  const base = flags.base === DEFAULT_BASE ? "" : ` --base ${flags.base}`;
+  return `No workflows in ${storagePath}. Add the examples with: ts-code-mode init${base}`;
+}

@@ -1,0 +1,49 @@
+/**
+ * The one place the CLI turns an `--executor` name into an Executor. Adding an executor to the
+ * command line means: add its name to EXECUTOR_NAMES, a case to createExecutor, and drop it from
+ * PLANNED_EXECUTOR_NAMES.
+ */
+import { ValidationError } from "../errors.js";
+import { InProcessExecutor } from "../execution/in-process/executor.js";
+import type { Executor } from "../execution/protocol.js";
+import { SubprocessExecutor } from "../execution/subprocess/executor.js";
+
+/** Executors this version of the CLI can create. */
+export const EXECUTOR_NAMES = ["subprocess", "in-process"] as const;
+export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
+
+/** Used when `--executor` is not given. */
+export const DEFAULT_EXECUTOR: ExecutorName = "subprocess";
+
+/** Executors of the architecture that are not shipped yet; named so the error can say so instead of "unknown". */
+const PLANNED_EXECUTOR_NAMES: readonly string[] = ["sandbox", "container"];
+
+export interface CliExecutorOptions {
+  /** Folder of tool YAML files. */
+  toolsPath: string;
+  /** Timeout of each run; the executor's own default when undefined. */
+  defaultTimeoutMs?: number;
+}
+
+export function isExecutorName(name: string): name is ExecutorName {
+  return (EXECUTOR_NAMES as readonly string[]).includes(name);
+}
+
+/** Why `name` cannot be used, for the usage error. */
+export function executorNameProblem(name: string): string {
+  const available = `available: ${EXECUTOR_NAMES.join(", ")}`;
+  if (PLANNED_EXECUTOR_NAMES.includes(name)) return `the ${name} executor is not available in this version (${available})`;
+  return `unknown executor ${JSON.stringify(name)} (${available})`;
+}
+
+export function createExecutor(name: string, options: CliExecutorOptions): Executor {
+  const timeout = options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {};
+  switch (name) {
+    case "subprocess":
+      return new SubprocessExecutor({ toolsPath: options.toolsPath, ...timeout });
+    case "in-process":
+      return new InProcessExecutor({ toolsPath: options.toolsPath, ...timeout });
+    default:
+      throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * What every command shares: the session flags and how they resolve (`--base` means what
+ * `Session.fromBase` means; `--tools`/`--storage` override its two parts), opening a session that
+ * is closed on every path, option parsers, JSON output, and turning an error into a message and
+ * an exit code: 0 success, 1 failure, 2 usage error.
+ */
+import path from "node:path";
+import { CommanderError, InvalidArgumentError, Option, type Command } from "commander";
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
+import { Session } from "../session.js";
+import { FileStorage } from "../storage/file/storage.js";
+import { createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Relative to the working directory, like every path flag. */
+export const DEFAULT_BASE = "./.code-mode";
+
+/**
+ * Commands that only read or call through the host facade never run agent code, and the host
+ * services are the same behind every executor, so they use the cheapest one.
+ */
+const HOST_ONLY_EXECUTOR: ExecutorName = "in-process";
+
+/** A flag or argument the user got wrong: exit code 2, no stack trace. */
+export class CliUsageError extends Error {
+  override readonly name = "CliUsageError";
+}
+
+export interface StorageFlags {
+  base: string;
+  tools?: string;
+  storage?: string;
+}
+
+export interface ExecutorFlags {
+  executor: ExecutorName;
+  timeout?: number;
+}
+
+export interface ResolvedPaths {
+  base: string;
+  toolsPath: string;
+  storagePath: string;
+}
+
+// ---- options ------------------------------------------------------------------------------------
+
+export function addStorageOptions(cmd: Command): Command {
+  return cmd
+    .option("--base <dir>", "base folder: storage in DIR, tool YAML in DIR/tools", DEFAULT_BASE)
+    .option("--tools <dir>", "folder of tool YAML files (overrides <base>/tools)")
+    .option("--storage <dir>", "folder of workflows and artifacts (overrides <base>)");
+}
+
+export function addExecutorOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option("--executor <name>", `what runs the code; available: ${EXECUTOR_NAMES.join(", ")}`).default(DEFAULT_EXECUTOR).argParser(parseExecutorName),
+    )
+    .addOption(new Option("--timeout <ms>", `stop the run after this many milliseconds (default ${DEFAULT_TIMEOUT_MS})`).argParser(parseTimeout));
+}
+
+export function addJsonOption(cmd: Command, what = "print JSON instead of text"): Command {
+  return cmd.option("--json", what);
+}
+
+/** Indented `$ …` shell lines for addHelpText("after", …); a line without a command gets `ts-code-mode `. */
+export function examples(...lines: string[]): string {
+  const shell = (l: string) => (/^(ts-code-mode|echo|cat) /.test(l) ? l : `ts-code-mode ${l}`);
+  return `\nExamples:\n${lines.map((l) => `  $ ${shell(l)}`).join("\n")}\n`;
+}
+
+export function parseExecutorName(value: string): ExecutorName {
+  if (isExecutorName(value)) return value;
+  throw new InvalidArgumentError(executorNameProblem(value));
+}
+
+export function parseTimeout(value: string): number {
+  const ms = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!timeoutSchema.safeParse(ms).success) {
+    throw new InvalidArgumentError(`expected a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, e.g. 5000`);
+  }
+  return ms;
+}
+
+export function parseLimit(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= 1000)) throw new InvalidArgumentError("expected a whole number from 1 to 1000");
+  return n;
+}
+
+// ---- sessions -----------------------------------------------------------------------------------
+
+export function resolvePaths(flags: StorageFlags): ResolvedPaths {
+  const base = path.resolve(flags.base);
+  return {
+    base,
+    toolsPath: path.resolve(flags.tools ?? path.join(base, "tools")),
+    storagePath: path.resolve(flags.storage ?? base),
+  };
+}
+
+/**
+ * Runs `fn` with a session on the resolved folders and closes session and storage afterwards,
+ * whatever happens, so no executor or tool connection keeps the process alive. The session starts
+ * on first use: `run()` reports a failed start in its result, facade calls throw it.
+ */
+export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags>, fn: (session: Session) => Promise<T>): Promise<T> {
+  const paths = resolvePaths(flags);
+  const storage = new FileStorage({ basePath: paths.storagePath });
+  let session: Session | undefined;
+  try {
+    const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, { toolsPath: paths.toolsPath, defaultTimeoutMs: flags.timeout });
+    session = new Session({ storage, executor });
+    return await fn(session);
+  } finally {
+    await session?.close();
+    await storage.close();
+  }
+}
+
+// ---- output -------------------------------------------------------------------------------------
+
+/** Writes `text`, adding a final newline when it lacks one; nothing for "". */
+export function writeLine(stream: NodeJS.WritableStream, text: string): void {
+  if (text === "") return;
+  stream.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+export function printJson(value: unknown): void {
+  if (!isJsonRepresentable(value)) {
+    throw new CliUsageError("the result cannot be shown as JSON (it holds a Map, Set, BigInt, binary data or a cycle); run without --json");
+  }
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Deeper than this is treated as not representable rather than risking the stack. */
+const MAX_JSON_DEPTH = 500;
+
+/**
+ * True when JSON.stringify would keep `value` exactly: null, booleans, strings, finite numbers, and
+ * plain arrays/objects of those. Map, Set, BigInt, Date, typed arrays, undefined members, holes and
+ * cycles would be dropped, mangled or throw, so they make the value not representable.
+ */
+export function isJsonRepresentable(value: unknown, ancestors: Set<object> = new Set(), depth = 0): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (typeof value !== "object" || depth > MAX_JSON_DEPTH || ancestors.has(value)) return false;
+  ancestors.add(value);
+  try {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value) || !isJsonRepresentable(value[i], ancestors, depth + 1)) return false;
+      }
+      return true;
+    }
+    if (!isPlainObject(value) || Object.getOwnPropertySymbols(value).length > 0) return false;
+    return Object.values(value).every((v) => isJsonRepresentable(v, ancestors, depth + 1));
+  } finally {
+    ancestors.delete(value);
+  }
+}
+
+/** Plain object of any realm (a value may come from a vm context or over a wire). */
+function isPlainObject(value: object): boolean {
+  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+// ---- errors and exit ----------------------------------------------------------------------------
+
+/** Errors that describe the user's input or data, not a bug: a message is enough, no stack. */
+const EXPECTED_ERRORS: ReadonlySet<string> = new Set([
+  "ValidationError",
+  "NotFoundError",
+  "InvalidNameError",
+  "ToolError",
+  "StorageError",
+  "TypeError",
+  "SyntaxError",
+]);
+
+/** Prints `err` (unless commander already did) and returns the exit code for it. */
+export function reportError(err: unknown): number {
+  // Commander printed its own message (unknown option, bad argument, help); exitCode 0 is --help/--version.
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+  if (err instanceof CliUsageError) {
+    writeLine(process.stderr, `error: ${err.message}`);
+    return EXIT_USAGE;
+  }
+  if (err instanceof Error && EXPECTED_ERRORS.has(err.name)) {
+    writeLine(process.stderr, `error: ${err.message}`);
+    return EXIT_FAILURE;
+  }
+  // Anything else is a bug in ts-code-mode; the stack is what a bug report needs.
+  writeLine(process.stderr, `error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return EXIT_FAILURE;
+}
+
+/**
+ * Exits once stdout and stderr are flushed. Exiting explicitly (after the session is closed) keeps
+ * a timer or socket left behind by agent code from holding the command open.
+ */
+export async function exitAfterFlush(code: number): Promise<never> {
+  const flush = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
+  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  process.exit(code);
+}
+
+/** `ts-code-mode … | head` closes stdout early; that is not an error worth a stack trace. */
+export function ignoreClosedStdout(): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(typeof process.exitCode === "number" ? process.exitCode : EXIT_OK);
+    throw err;
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * The README's runnable library examples, run as a user would: `node examples/<name>.mjs` from
+ * the repository, importing the built package by its own name.
+ */
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+const run = async (script: string) => promisify(execFile)(process.execPath, [path.join(root, "examples", script)], { cwd: root, timeout: 60_000 });
+
+describe("examples/*.mjs", () => {
+  it("quickstart.mjs calls a tool, saves and invokes a workflow, round-trips an artifact, reports an error", async () => {
+    const { stdout } = await run("quickstart.mjs");
+    expect(stdout).toContain("tool: hello from echo\n");
+    expect(stdout).toContain("workflow: HELLO FROM ECHO AGAIN\n");
+    expect(stdout).toContain('artifact: {"shouted":"OK"}\n');
+    expect(stdout).toMatch(/error: NotFoundError - tools\.call: Unknown tool: ech\. Did you mean: echo/);
+  });
+
+  it("workflow-across-sessions.mjs finds, describes and invokes a workflow from a second session", async () => {
+    const { stdout } = await run("workflow-across-sessions.mjs");
+    expect(stdout).toContain("found: fizzbuzz - FizzBuzz up to n, as one string.\n");
+    expect(stdout).toContain('params: [{"name":"n","type":"number","required":false,"default":"15"}]\n');
+    expect(stdout).toContain("result: 1 2 Fizz 4 Buzz\n");
+  });
+});
