@@ -12,6 +12,7 @@ import path from "node:path";
 import { z } from "zod";
 import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
+import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { CallContext } from "../tools/protocol.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { WorkflowLibrary } from "../workflows/library.js";
@@ -26,6 +27,8 @@ export interface HostServicesOptions {
   toolsPath?: string;
   /** A registry built elsewhere (tests, in-process adapters); wins over toolsPath. */
   tools?: ToolRegistry;
+  /** Tool middleware, added to the registry (after any it already has). */
+  middleware?: ToolMiddleware[];
 }
 
 type Handler = (host: HostServices, args: unknown[], ctx: CallContext) => Promise<unknown>;
@@ -127,6 +130,7 @@ export class HostServices {
   static async create(options: HostServicesOptions): Promise<HostServices> {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
     const tools = options.tools ?? (await ToolRegistry.load(toolsPath));
+    if (options.middleware?.length) tools.use(...options.middleware);
     return new HostServices(options.storage, tools, toolsPath);
   }
 

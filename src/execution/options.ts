@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
+import type { ToolMiddleware } from "../tools/middleware/types.js";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** Upper bound on a run's timeout: one day. Anything larger is almost certainly a unit mistake. */
@@ -15,6 +16,8 @@ export interface ExecutorOptions {
   toolsPath?: string;
   /** Timeout of a `run()` that gives none; default 30 s. */
   defaultTimeoutMs?: number;
+  /** Tool middleware applied on the host to every tool call (audit, policy, approval, retry, limits). */
+  middleware?: ToolMiddleware[];
 }
 
 export const timeoutSchema = z
@@ -26,6 +29,11 @@ export const timeoutSchema = z
 export const baseOptionsShape = {
   toolsPath: z.string({ error: "must be a folder path" }).min(1, "must not be empty").optional(),
   defaultTimeoutMs: timeoutSchema.optional(),
+  middleware: z
+    .array(z.custom<ToolMiddleware>((v) => typeof v === "function", "each middleware must be a function (ctx, next) => result"), {
+      error: "must be an array of middleware functions",
+    })
+    .optional(),
 };
 
 /** Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored). */
@@ -43,5 +51,6 @@ export function parseExecutorOptions(options: unknown, executor: string): Execut
   const data = parseOptions(baseOptionsShape, options, executor);
   const out: ExecutorOptions & { defaultTimeoutMs: number } = { defaultTimeoutMs: data.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
   if (data.toolsPath !== undefined) out.toolsPath = data.toolsPath;
+  if (data.middleware !== undefined) out.middleware = data.middleware;
   return out;
 }

@@ -7,25 +7,31 @@
  * are aborted, which kills a CLI tool's process group. So a run never waits on a tool past its own
  * deadline, and a tool never outlives the run that called it.
  */
+import { randomUUID } from "node:crypto";
 import type { CallContext } from "../tools/protocol.js";
 
 export class RunBudget {
   private readonly controller = new AbortController();
   private readonly deadline: number;
 
-  constructor(timeoutMs: number) {
+  /** `executor` and the generated run id reach tool middleware (audit logs, per-run limits). */
+  constructor(
+    timeoutMs: number,
+    private readonly executor: string,
+    private readonly runId: string = randomUUID(),
+  ) {
     this.deadline = performance.now() + timeoutMs;
   }
 
   /** Between runs: calls from code left running (not awaited) get no run deadline, only their own. */
-  static idle(): RunBudget {
-    return new RunBudget(Number.POSITIVE_INFINITY);
+  static idle(executor: string): RunBudget {
+    return new RunBudget(Number.POSITIVE_INFINITY, executor, "between-runs");
   }
 
   callContext(): CallContext {
     const left = this.deadline - performance.now();
-    if (!Number.isFinite(left)) return { signal: this.controller.signal };
-    return { timeoutMs: Math.max(1, Math.floor(left)), signal: this.controller.signal };
+    const base: CallContext = { signal: this.controller.signal, executor: this.executor, runId: this.runId };
+    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) } : base;
   }
 
   abort(reason: string): void {

@@ -16,3 +16,4 @@ export { CliToolAdapter, cliToolInfo } from "./adapters/cli/adapter.js";
 export { parseCliTool, DEFAULT_TIMEOUT_SECONDS, type CliToolSpec, type CliOption, type CliPositional, type CliRecipe } from "./adapters/cli/schema.js";
 export { buildArgv, mergeArgs } from "./adapters/cli/argv.js";
 export { runCommand, MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "./adapters/cli/run.js";
+export * from "./middleware/index.js";

@@ -45,6 +45,10 @@ export interface CallContext {
   /** Milliseconds before the call is abandoned with a TIMEOUT ToolError. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Which executor's guest made the call ("in-process", "subprocess", ...); "host" for Session.callTool. */
+  executor?: string;
+  /** The run the call belongs to, so middleware can count or group calls per run. */
+  runId?: string;
 }
 
 export interface ToolAdapter {

@@ -5,6 +5,7 @@
  * Name lookups fail with NotFoundError carrying "Did you mean" suggestions; argument problems and
  * run failures are ToolErrors.
  */
+import { randomUUID } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -14,6 +15,7 @@ import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./a
 import { callableSignature, describeTool } from "./describe.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
 import { assertToolName, validateArgs } from "./validate.js";
+import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
 
 export interface CallableListing {
   name: string;
@@ -38,6 +40,8 @@ export interface ToolRegistryOptions {
   ranker?: Ranker;
   /** `type:` → adapter factory for YAML files; default `defaultToolFactories()`. */
   factories?: ToolFactories;
+  /** Run around every call, first outermost (see tools/middleware). */
+  middleware?: ToolMiddleware[];
 }
 
 /** What a callable is called for each tool type, in messages. */
@@ -49,11 +53,24 @@ export class ToolRegistry {
   private readonly adapters = new Map<string, { adapter: ToolAdapter; source: string }>();
   private readonly ranker: Ranker;
   private readonly factories: ToolFactories;
+  private readonly middleware: ToolMiddleware[] = [];
+  private chain: ((ctx: ToolCallContext) => Promise<unknown>) | null = null;
   private closed = false;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
     this.factories = options.factories ?? defaultToolFactories();
+    if (options.middleware) this.use(...options.middleware);
+  }
+
+  /** Adds middleware after what is there (so it runs inside it). */
+  use(...middleware: ToolMiddleware[]): this {
+    for (const mw of middleware) {
+      if (typeof mw !== "function") throw new ValidationError("middleware must be functions (ctx, next) => result");
+      this.middleware.push(mw);
+    }
+    this.chain = null;
+    return this;
   }
 
   /**
@@ -154,7 +171,28 @@ export class ToolRegistry {
     const info = await adapter.info();
     const target = findCallable(info, callable);
     const cleaned = validateArgs(tool, callable, target, args);
-    return adapter.call(callable, cleaned, ctx);
+    if (this.middleware.length === 0) return adapter.call(callable, cleaned, ctx);
+    this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
+    return this.chain({
+      tool,
+      callable,
+      args: cleaned,
+      executor: ctx.executor ?? "host",
+      requestId: randomUUID(),
+      runId: ctx.runId ?? "host",
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
+    });
+  }
+
+  /** The end of the middleware chain. Middleware (approval) may have edited the arguments: check them again. */
+  private async callAdapter(c: ToolCallContext): Promise<unknown> {
+    const adapter = this.get(c.tool);
+    const target = findCallable(await adapter.info(), c.callable);
+    const ctx: CallContext = { executor: c.executor, runId: c.runId };
+    if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
+    if (c.signal) ctx.signal = c.signal;
+    return adapter.call(c.callable, validateArgs(c.tool, c.callable, target, c.args), ctx);
   }
 
   /** Close every adapter (MCP connections, ...). Idempotent; later calls fail. */

@@ -32,7 +32,7 @@ export class InProcessExecutor implements Executor {
   private readonly registry: ToolRegistry | undefined;
   private hostServices: HostServices | null = null;
   private engine: ReplEngine | null = null;
-  private budget = RunBudget.idle();
+  private budget = RunBudget.idle(this.kind);
   private readonly queue = new SerialQueue();
   private closed = false;
 
@@ -61,7 +61,11 @@ export class InProcessExecutor implements Executor {
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("InProcessExecutor is closed; create a new one");
     if (this.hostServices) return;
-    const host = await HostServices.create(this.registry ? { storage, tools: this.registry } : { storage, toolsPath: this.options.toolsPath });
+    const host = await HostServices.create({
+      storage,
+      ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+      ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
+    });
     this.hostServices = host;
     this.engine = new ReplEngine({
       onAsyncTimeout: "abandon",
@@ -91,13 +95,13 @@ export class InProcessExecutor implements Executor {
       throw err;
     }
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
-    this.budget = new RunBudget(timeoutMs);
+    this.budget = new RunBudget(timeoutMs, this.kind);
     try {
       const result = await engine.run(script, timeoutMs);
       if (result.error?.name === "TimeoutError") this.budget.abort("the run timed out");
       return { ...result, durationMs: performance.now() - startedAt };
     } finally {
-      this.budget = RunBudget.idle();
+      this.budget = RunBudget.idle(this.kind);
     }
   }
 

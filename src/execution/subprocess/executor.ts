@@ -15,6 +15,7 @@ import path from "node:path";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
+import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices } from "../host.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
@@ -46,6 +47,8 @@ export interface SubprocessExecutorOptions {
   cwd?: string;
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
   tools?: ToolRegistry;
+  /** Tool middleware applied on the host to every tool call (see tools/middleware). */
+  middleware?: ToolMiddleware[];
 }
 
 const optionsShape = {
@@ -79,7 +82,7 @@ export class SubprocessExecutor implements Executor {
   private hostServices: HostServices | null = null;
   private provider: RpcProvider | null = null;
   private child: ChildHandle | null = null;
-  private budget = RunBudget.idle();
+  private budget = RunBudget.idle(this.kind);
   private pending: PendingRun | null = null;
   private nextRunId = 1;
   /** What happened to a child that died between runs; told to the agent with the next result. */
@@ -118,7 +121,11 @@ export class SubprocessExecutor implements Executor {
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
-    const host = await HostServices.create(this.registry ? { storage, tools: this.registry } : { storage, toolsPath: this.options.toolsPath });
+    const host = await HostServices.create({
+      storage,
+      ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+      ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
+    });
     this.hostServices = host;
     this.provider = new RpcProvider(host, (m) => this.child?.send(m), () => this.budget.callContext());
     try {
@@ -176,7 +183,7 @@ export class SubprocessExecutor implements Executor {
     }
     const notice = this.takeExitNotice();
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
-    this.budget = new RunBudget(timeoutMs);
+    this.budget = new RunBudget(timeoutMs, this.kind);
     const runId = this.nextRunId++;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -213,7 +220,7 @@ export class SubprocessExecutor implements Executor {
     } finally {
       if (killTimer) clearTimeout(killTimer);
       this.pending = null;
-      this.budget = RunBudget.idle();
+      this.budget = RunBudget.idle(this.kind);
     }
   }
 

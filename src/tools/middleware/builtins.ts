@@ -1,0 +1,190 @@
+/**
+ * The built-in middleware. Each is a factory returning one `ToolMiddleware`; compose them in the
+ * order they should wrap a call, e.g. [auditLog(...), policy(...), approval(...), retry(...)]:
+ * the audit log then also records denied calls, and retries happen inside the approval.
+ */
+import { appendFileSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { ToolError, ValidationError, type ToolErrorCode } from "../../errors.js";
+import { globToRegExp, matchesAny } from "./glob.js";
+import { callName, type ToolCallContext, type ToolMiddleware } from "./types.js";
+
+// ---- audit ------------------------------------------------------------------------------------
+
+export interface AuditEvent {
+  time: string;
+  requestId: string;
+  runId: string;
+  executor: string;
+  /** `tool.callable` */
+  call: string;
+  args: Record<string, unknown>;
+  ok: boolean;
+  durationMs: number;
+  error?: { name: string; code?: string; message: string };
+}
+
+export interface AuditOptions {
+  /** Append one JSON line per call to this file (created with its folder). */
+  file?: string;
+  /** Called with each event (after the call ended). */
+  onEvent?: (event: AuditEvent) => void;
+  /** Leave arguments out of the events (they may hold data you do not want in logs). Default false. */
+  omitArgs?: boolean;
+}
+
+/** Records every call with its outcome, as JSON lines in a file and/or through a callback. */
+export function auditLog(options: AuditOptions): ToolMiddleware {
+  if (!options.file && !options.onEvent) throw new ValidationError("auditLog needs a file or an onEvent callback");
+  const file = options.file ? path.resolve(options.file) : undefined;
+  if (file) mkdirSync(path.dirname(file), { recursive: true });
+  return async (ctx, next) => {
+    const started = performance.now();
+    const args = options.omitArgs ? {} : { ...ctx.args };
+    const record = (ok: boolean, err?: unknown) => {
+      const event: AuditEvent = {
+        time: new Date().toISOString(),
+        requestId: ctx.requestId,
+        runId: ctx.runId,
+        executor: ctx.executor,
+        call: callName(ctx),
+        args,
+        ok,
+        durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      };
+      if (err !== undefined) {
+        const e = err as { name?: string; code?: string; message?: string };
+        event.error = { name: e.name ?? "Error", message: String(e.message ?? err) };
+        if (e.code) event.error.code = e.code;
+      }
+      // Synchronous append: one small write per call keeps lines whole and in order, even if the process dies next.
+      if (file) appendFileSync(file, `${safeJson(event)}\n`);
+      options.onEvent?.(event);
+    };
+    try {
+      const result = await next();
+      record(true);
+      return result;
+    } catch (err) {
+      record(false, err);
+      throw err;
+    }
+  };
+}
+
+function safeJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    typeof v === "bigint" ? v.toString() : v instanceof Uint8Array ? `<${v.byteLength} bytes>` : v,
+  );
+}
+
+// ---- policy -----------------------------------------------------------------------------------
+
+export interface PolicyOptions {
+  /** When given, only calls matching one of these globs run. */
+  allow?: string[];
+  /** Calls matching one of these globs never run (wins over allow). */
+  deny?: string[];
+}
+
+/** Allow/deny by glob on `tool.callable` (see glob.ts). A refused call is a PERMISSION ToolError; the tool never runs. */
+export function policy(options: PolicyOptions): ToolMiddleware {
+  const allow = options.allow?.map(globToRegExp);
+  const deny = (options.deny ?? []).map(globToRegExp);
+  return async (ctx, next) => {
+    const name = callName(ctx);
+    if (matchesAny(name, deny)) throw permission(ctx, `${name} is denied by policy (deny: ${options.deny!.join(", ")})`);
+    if (allow && !matchesAny(name, allow)) throw permission(ctx, `${name} is not allowed by policy (allow: ${options.allow!.join(", ")})`);
+    return next();
+  };
+}
+
+// ---- approval ---------------------------------------------------------------------------------
+
+/**
+ * What an approver decides: `true` runs the call, `false` refuses it, `{ approve: false, reason }`
+ * refuses with a reason the agent sees, `{ approve: true, args }` runs it with edited arguments.
+ */
+export type ApprovalDecision = boolean | { approve: false; reason?: string } | { approve: true; args?: Record<string, unknown> };
+export type Approver = (call: Readonly<Pick<ToolCallContext, "tool" | "callable" | "args" | "executor" | "runId" | "requestId">>) => ApprovalDecision | Promise<ApprovalDecision>;
+
+export interface ApprovalOptions {
+  /** Only calls matching these globs need approval; default all. */
+  only?: string[];
+}
+
+/** Asks `approver` before each call. A refusal is a PERMISSION ToolError and the tool never runs. */
+export function approval(approver: Approver, options: ApprovalOptions = {}): ToolMiddleware {
+  const only = options.only?.map(globToRegExp);
+  return async (ctx, next) => {
+    if (only && !matchesAny(callName(ctx), only)) return next();
+    const decision = await approver({ tool: ctx.tool, callable: ctx.callable, args: { ...ctx.args }, executor: ctx.executor, runId: ctx.runId, requestId: ctx.requestId });
+    if (decision === true) return next();
+    if (decision === false || decision.approve === false) {
+      const reason = typeof decision === "object" && decision.reason ? `: ${decision.reason}` : "";
+      throw permission(ctx, `${callName(ctx)} was not approved${reason}`);
+    }
+    if (decision.args) ctx.args = { ...decision.args };
+    return next();
+  };
+}
+
+// ---- retry ------------------------------------------------------------------------------------
+
+export interface RetryOptions {
+  /** Total attempts including the first; default 3. */
+  attempts?: number;
+  /** Delay before the first retry; doubles each time (with ±25% jitter), capped by maxDelayMs. Default 100. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /**
+   * Which ToolError codes are retried. Default: the transient ones, TIMEOUT, DEPENDENCY and
+   * CONFLICT — the same input can succeed later. Input errors (INVALID_INPUT, MISSING_PARAM, ...)
+   * are recoverable by the agent changing its input, not by repeating it, so they are not retried
+   * unless listed here.
+   */
+  codes?: ToolErrorCode[];
+}
+
+export const DEFAULT_RETRY_CODES: readonly ToolErrorCode[] = ["TIMEOUT", "DEPENDENCY", "CONFLICT"];
+
+/** Retries failed calls with exponential backoff. Never retries once the run's signal is aborted. */
+export function retry(options: RetryOptions = {}): ToolMiddleware {
+  const attempts = options.attempts ?? 3;
+  if (!Number.isInteger(attempts) || attempts < 1) throw new ValidationError(`retry attempts must be a whole number >= 1; got ${attempts}`);
+  const base = options.baseDelayMs ?? 100;
+  const max = options.maxDelayMs ?? 5_000;
+  const codes = new Set(options.codes ?? DEFAULT_RETRY_CODES);
+  return async (ctx, next) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await next();
+      } catch (err) {
+        const code = (err as { code?: ToolErrorCode }).code;
+        if (attempt >= attempts || !code || !codes.has(code) || ctx.signal?.aborted) throw err;
+        const delay = Math.min(max, base * 2 ** (attempt - 1)) * (0.75 + Math.random() * 0.5);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  };
+}
+
+// ---- limits -----------------------------------------------------------------------------------
+
+/** At most `max` tool calls per run (an agent's loop gone wrong); the next is a PERMISSION ToolError. */
+export function callsPerRun(max: number): ToolMiddleware {
+  if (!Number.isInteger(max) || max < 1) throw new ValidationError(`callsPerRun needs a whole number >= 1; got ${max}`);
+  const counts = new Map<string, number>();
+  return async (ctx, next) => {
+    const n = (counts.get(ctx.runId) ?? 0) + 1;
+    counts.set(ctx.runId, n);
+    // Keep the map small: only recent runs matter.
+    if (counts.size > 100) counts.delete(counts.keys().next().value as string);
+    if (n > max) throw permission(ctx, `more than ${max} tool calls in one run (callsPerRun limit); split the work across runs`);
+    return next();
+  };
+}
+
+function permission(ctx: ToolCallContext, message: string): ToolError {
+  return new ToolError({ tool: ctx.tool, callable: ctx.callable, code: "PERMISSION", message });
+}

@@ -1,0 +1,43 @@
+/**
+ * Tool middleware: `async (ctx, next) => result`, applied on the host to every tool call from every
+ * executor, in order, after the arguments were validated against the tool's schema and before the
+ * adapter runs. Each concern (audit, policy, approval, retry, limits) is one small function.
+ */
+
+export interface ToolCallContext {
+  tool: string;
+  /** Recipe / MCP tool / endpoint; null for the escape hatch `tools.<tool>(args)`. */
+  callable: string | null;
+  /** Validated arguments. Middleware may replace or edit them; edits are validated again before the adapter runs. */
+  args: Record<string, unknown>;
+  /** "in-process", "subprocess", ... or "host" for calls made through Session.callTool. */
+  executor: string;
+  /** Unique per call. */
+  requestId: string;
+  /** The run the call belongs to ("host" outside runs). */
+  runId: string;
+  /** Time the call may take (tool timeout or time left in the run), when known. */
+  timeoutMs: number | undefined;
+  signal: AbortSignal | undefined;
+}
+
+export type ToolMiddleware = (ctx: ToolCallContext, next: () => Promise<unknown>) => Promise<unknown>;
+
+/** `tool.callable`, or `tool` for the escape hatch: what glob rules and logs name a call by. */
+export function callName(ctx: Pick<ToolCallContext, "tool" | "callable">): string {
+  return ctx.callable === null ? ctx.tool : `${ctx.tool}.${ctx.callable}`;
+}
+
+/**
+ * Runs `middleware` around `final`, first middleware outermost. `next()` may be called again (retry
+ * does); each call runs the rest of the chain again.
+ */
+export function compose(middleware: readonly ToolMiddleware[], final: (ctx: ToolCallContext) => Promise<unknown>): (ctx: ToolCallContext) => Promise<unknown> {
+  return (ctx) => {
+    const step = (i: number): Promise<unknown> => {
+      const mw = middleware[i];
+      return mw ? mw(ctx, () => step(i + 1)) : final(ctx);
+    };
+    return step(0);
+  };
+}
