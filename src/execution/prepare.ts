@@ -86,8 +86,10 @@ function transformModule(source: string, fileName: string): string {
 }
 
 function stripTypes(code: string): string {
-  // Plain JavaScript skips sucrase entirely; acorn accepting it is the cheap test.
-  if (tryParse(code)) return code;
+  // Plain JavaScript skips sucrase; acorn accepting it is the cheap test. Not when the code has a
+  // `<`: `f<T>(x)` is TypeScript with explicit type arguments but also valid JavaScript meaning
+  // `(f < T) > (x)`, so anything with a `<` goes through the TypeScript transform.
+  if (!code.includes("<") && tryParse(code)) return code;
   try {
     return transform(code, {
       transforms: ["typescript"],
@@ -178,6 +180,8 @@ function transformSnippet(source: string): PreparedSnippet {
         }
         return;
       default:
+        // `for (var i ...)`, `if (x) { var y }`: var is function-scoped, so at top level it persists too.
+        hoistNestedVars(stmt, null, "", js, edits, declared);
         return;
     }
   });
@@ -210,6 +214,47 @@ function rewriteVariables(js: string, decl: AnyNode, declared: Set<string>): str
     else if (decl.kind !== "var") parts.push(`(${target} = undefined);`);
   }
   return parts.join(" ");
+}
+
+const FUNCTION_NODES = new Set(["FunctionDeclaration", "FunctionExpression", "ArrowFunctionExpression", "ClassDeclaration", "ClassExpression"]);
+
+/**
+ * Turns `var` declarations nested in a top-level statement (outside any function) into assignments
+ * to the persisted globals: `for (var i = 0; ...)` → `for ((i = 0); ...)`, `for (var k of xs)` →
+ * `for (k of xs)`, `{ var a = 1; }` → `{ (a = 1); }`.
+ */
+function hoistNestedVars(node: AnyNode, parent: AnyNode | null, key: string, js: string, edits: Edit[], declared: Set<string>): void {
+  if (FUNCTION_NODES.has(node.type)) return;
+  if (node.type === "VariableDeclaration" && node.kind === "var") {
+    const decls = node.declarations as AnyNode[];
+    let text: string;
+    if (parent?.type === "ForStatement" && key === "init") {
+      text = decls
+        .map((d) => {
+          bindingNames(d.id as AnyNode, declared);
+          const id = js.slice((d.id as AnyNode).start, (d.id as AnyNode).end);
+          const init = d.init as AnyNode | null;
+          return init ? `(${id} = ${js.slice(init.start, init.end)})` : id;
+        })
+        .join(", ");
+    } else if ((parent?.type === "ForInStatement" || parent?.type === "ForOfStatement") && key === "left") {
+      const id = decls[0]!.id as AnyNode;
+      bindingNames(id, declared);
+      text = js.slice(id.start, id.end);
+    } else {
+      text = rewriteVariables(js, node, declared) || ";";
+    }
+    edits.push({ start: node.start, end: node.end, text });
+    return;
+  }
+  for (const k of Object.keys(node)) {
+    const child = node[k];
+    if (Array.isArray(child)) {
+      for (const c of child) if (c && typeof c === "object" && typeof (c as AnyNode).type === "string") hoistNestedVars(c as AnyNode, node, k, js, edits, declared);
+    } else if (child && typeof child === "object" && typeof (child as AnyNode).type === "string") {
+      hoistNestedVars(child as AnyNode, node, k, js, edits, declared);
+    }
+  }
 }
 
 function rewriteImport(stmt: AnyNode, declared: Set<string>): string {

@@ -12,6 +12,9 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
+import { executorConformance } from "../conformance/executor.js";
+
+executorConformance("SubprocessExecutor", (opts) => new SubprocessExecutor(opts));
 
 const isAlive = (pid: number | undefined): boolean => {
   if (pid === undefined) return false;

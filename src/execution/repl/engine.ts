@@ -16,6 +16,7 @@ import vm from "node:vm";
 import { createNamespaces, type HostCall } from "../guest/namespaces.js";
 import { createGuestConsole, OutputBuffer, type RunOutput } from "../output.js";
 import { IMPORT_FN } from "../guest/import-fn.js";
+import { ADOPT_SOURCE } from "./adopt.js";
 import type { ExecutionError, ExecutionResult } from "../protocol.js";
 import { cloneValue, errorFromThrown, renderDisplay } from "../result.js";
 import { fromWireError, isWireError, toWireError } from "../wire-error.js";
@@ -128,11 +129,13 @@ export class ReplEngine {
     const ErrorCtor = vm.runInContext("Error", context) as ErrorConstructor;
     const requireFromBase = this.requireFromBase;
     const hostCall = this.options.call;
+    const adopt = vm.runInContext(ADOPT_SOURCE, context) as (value: unknown) => unknown;
     const namespaces = createNamespaces({
       ErrorCtor,
-      // Whatever the transport rejects with becomes an Error of this context's realm.
+      // Results are copied into this context's realm (so `instanceof Uint8Array` holds), and
+      // whatever the transport rejects with becomes an Error of this realm.
       call: (ns, op, args) =>
-        hostCall(ns, op, args).then(undefined, (err: unknown) => {
+        hostCall(ns, op, args).then(adopt, (err: unknown) => {
           throw fromWireError(isWireError(err) && !(err instanceof Error) ? err : toWireError(err), ErrorCtor);
         }),
       compileWorkflow: (name, source) => {
