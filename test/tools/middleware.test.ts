@@ -59,7 +59,7 @@ describe("globs", () => {
 });
 
 describe("built-in middleware", () => {
-  const reached = (): ToolMiddleware => async () => "ran";
+  const reached = () => async (): Promise<unknown> => "ran";
 
   it("compose runs first middleware outermost", async () => {
     const order: string[] = [];
