@@ -24,7 +24,8 @@ export { FileStorage, type FileStorageOptions } from "./storage/file/index.js";
 export { isStorageBackend, parseStorageDescriptor, storageFromDescriptor, validateArtifactName } from "./storage/index.js";
 export * from "./tools/index.js";
 export * from "./workflows/index.js";
-export { SerialQueue } from "./execution/serial-queue.js";
+export { SerialQueue } from "./serial-queue.js";
+export { DepsService, FileDepsStore, parseDepSpec, depsServiceFor, type DepsConfig, type DepEntry, type DepSpec, type DepsStore, type InstallResult } from "./deps/index.js";
 export {
   InvalidNameError,
   NotFoundError,

@@ -15,6 +15,7 @@ import { FileStorage } from "./storage/file/storage.js";
 import type { ArtifactData, ArtifactInfo, SaveArtifactOptions, StorageBackend } from "./storage/protocol.js";
 import { isStorageBackend } from "./storage/protocol.js";
 import type { ToolListing } from "./tools/registry.js";
+import type { DepEntry, InstallResult } from "./deps/service.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
 
 export interface SessionOptions {
@@ -192,6 +193,26 @@ export class Session {
 
   async deleteArtifact(name: string): Promise<boolean> {
     return this.storage.artifacts.delete(name);
+  }
+
+  /** Configured packages: `{ name, spec, configured, installed }`. */
+  async listDeps(): Promise<DepEntry[]> {
+    return (await this.dispatch("deps", "list", [])) as DepEntry[];
+  }
+
+  /** Validates and installs a package, then adds it to the list. */
+  async addDep(spec: string): Promise<InstallResult> {
+    return (await this.dispatch("deps", "add", [spec])) as InstallResult;
+  }
+
+  /** Removes a package from the list (configuration only; the result says so). */
+  async removeDep(spec: string): Promise<{ removed: boolean; note: string }> {
+    return (await this.dispatch("deps", "remove", [spec])) as { removed: boolean; note: string };
+  }
+
+  /** Installs everything in the list that is not installed yet. */
+  async syncDeps(): Promise<InstallResult> {
+    return (await this.dispatch("deps", "sync", [])) as InstallResult;
   }
 
   /** Runs the same operation a guest call would, with the same checks and error wording. */

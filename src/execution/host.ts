@@ -12,6 +12,7 @@ import path from "node:path";
 import { z } from "zod";
 import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
+import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { CallContext } from "../tools/protocol.js";
 import { ToolRegistry } from "../tools/registry.js";
@@ -29,6 +30,8 @@ export interface HostServicesOptions {
   tools?: ToolRegistry;
   /** Tool middleware, added to the registry (after any it already has). */
   middleware?: ToolMiddleware[];
+  /** Behind the `deps` namespace; absent: this executor cannot install packages. */
+  deps?: DepsService;
 }
 
 type Handler = (host: HostServices, args: unknown[], ctx: CallContext) => Promise<unknown>;
@@ -91,10 +94,10 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.artifacts.delete(name)),
   },
   deps: {
-    list: op("list()", z.tuple([]), async () => []),
-    add: op("add(spec)", z.tuple([str("spec")]), async () => depsUnsupported("add")),
-    remove: op("remove(spec)", z.tuple([str("spec")]), async () => depsUnsupported("remove")),
-    sync: op("sync()", z.tuple([]), async () => depsUnsupported("sync")),
+    list: op("list()", z.tuple([]), async (h) => (h.deps ? h.deps.list() : [])),
+    add: op("add(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.add(spec) : depsUnsupported("add"))),
+    remove: op("remove(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.remove(spec) : depsUnsupported("remove"))),
+    sync: op("sync()", z.tuple([]), async (h) => (h.deps ? h.deps.sync() : depsUnsupported("sync"))),
   },
 };
 
@@ -116,10 +119,12 @@ export class HostServices {
   readonly artifacts: ArtifactStore;
   readonly storage: StorageBackend;
   readonly toolsPath: string | undefined;
+  readonly deps: DepsService | undefined;
   private closed = false;
 
-  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined) {
+  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined) {
     this.storage = storage;
+    this.deps = deps;
     this.tools = tools;
     this.toolsPath = toolsPath;
     this.workflows = new WorkflowLibrary(storage.workflows);
@@ -131,7 +136,7 @@ export class HostServices {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
     const tools = options.tools ?? (await ToolRegistry.load(toolsPath));
     if (options.middleware?.length) tools.use(...options.middleware);
-    return new HostServices(options.storage, tools, toolsPath);
+    return new HostServices(options.storage, tools, toolsPath, options.deps);
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
+import type { DepsConfig } from "../deps/index.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -19,6 +20,9 @@ export interface ExecutorOptions {
   /** Tool middleware applied on the host to every tool call (audit, policy, approval, retry, limits). */
   middleware?: ToolMiddleware[];
 }
+
+/** Executors that can import installed packages also take the deps options (see deps/index.ts). */
+export type ExecutorDepsOptions = DepsConfig;
 
 export const timeoutSchema = z
   .number({ error: "must be a number of milliseconds" })
@@ -36,6 +40,15 @@ export const baseOptionsShape = {
     .optional(),
 };
 
+export const depsOptionsShape = {
+  deps: z.array(z.string({ error: "each dep must be a package spec string" }), { error: "must be an array of package specs" }).optional(),
+  depsFile: z.string().min(1).optional(),
+  depsDir: z.string().min(1).optional(),
+  allowRuntimeDeps: z.boolean().optional(),
+  allowInstallScripts: z.boolean().optional(),
+  allowLocalPaths: z.boolean().optional(),
+};
+
 /** Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored). */
 export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown, executor: string): z.infer<z.ZodObject<S>> {
   const parsed = z.strictObject(shape).safeParse(options ?? {});
@@ -46,11 +59,17 @@ export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown
   return parsed.data;
 }
 
-/** The shared options with defaults applied. */
-export function parseExecutorOptions(options: unknown, executor: string): ExecutorOptions & { defaultTimeoutMs: number } {
-  const data = parseOptions(baseOptionsShape, options, executor);
-  const out: ExecutorOptions & { defaultTimeoutMs: number } = { defaultTimeoutMs: data.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
-  if (data.toolsPath !== undefined) out.toolsPath = data.toolsPath;
-  if (data.middleware !== undefined) out.middleware = data.middleware;
+/** The shared options (and deps options) with defaults applied. */
+export function parseExecutorOptions(options: unknown, executor: string): ExecutorOptions & DepsConfig & { defaultTimeoutMs: number } {
+  const data = parseOptions({ ...baseOptionsShape, ...depsOptionsShape }, options, executor);
+  const out: ExecutorOptions & DepsConfig & { defaultTimeoutMs: number } = { defaultTimeoutMs: data.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
+  for (const [k, v] of Object.entries(data)) if (v !== undefined && k !== "defaultTimeoutMs") (out as unknown as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+/** The deps part of parsed options. */
+export function depsConfigOf(options: DepsConfig): DepsConfig {
+  const out: DepsConfig = {};
+  for (const k of Object.keys(depsOptionsShape) as Array<keyof DepsConfig>) if (options[k] !== undefined) (out as Record<string, unknown>)[k] = options[k];
   return out;
 }

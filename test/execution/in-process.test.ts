@@ -39,13 +39,13 @@ describe("InProcessExecutor only", () => {
   }
 
   describe("capabilities()", () => {
-    it("declares timeout and reset, and no isolation, memory limit or deps install", () => {
+    it("declares timeout, reset and deps install, and no isolation or memory limit", () => {
       const report = new InProcessExecutor().capabilities();
-      expect(report.capabilities).toContain("timeout");
-      expect(report.capabilities).toContain("reset");
-      for (const missing of ["processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit", "depsInstall"] as const) {
+      expect(report.capabilities).toEqual(expect.arrayContaining(["timeout", "reset", "depsInstall"]));
+      for (const missing of ["processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"] as const) {
         expect(report.capabilities).not.toContain(missing);
       }
+      expect(new InProcessExecutor({ allowRuntimeDeps: false }).capabilities().capabilities).not.toContain("depsInstall");
     });
 
     it("its notes say what a timeout cannot stop and that there is no isolation", () => {

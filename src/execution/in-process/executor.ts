@@ -13,15 +13,17 @@ import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices } from "../host.js";
-import { parseExecutorOptions, type ExecutorOptions } from "../options.js";
+import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
+import { installConfiguredDeps } from "../deps-startup.js";
+import { depsConfigOf, parseExecutorOptions, type ExecutorOptions } from "../options.js";
 import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
 import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { ReplEngine } from "../repl/engine.js";
 import { errorResult } from "../result.js";
 import { RunBudget } from "../run-budget.js";
-import { SerialQueue } from "../serial-queue.js";
+import { SerialQueue } from "../../serial-queue.js";
 
-export interface InProcessExecutorOptions extends ExecutorOptions {
+export interface InProcessExecutorOptions extends ExecutorOptions, DepsConfig {
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
   tools?: ToolRegistry;
 }
@@ -39,6 +41,7 @@ export class InProcessExecutor implements Executor {
   constructor(options: InProcessExecutorOptions = {}) {
     const { tools, ...rest } = options;
     this.options = parseExecutorOptions(rest, "InProcessExecutor");
+    validateDepsConfig(this.options);
     this.registry = tools;
   }
 
@@ -48,12 +51,12 @@ export class InProcessExecutor implements Executor {
 
   capabilities(): CapabilityReport {
     return {
-      capabilities: ["timeout", "reset"],
+      capabilities: this.options.allowRuntimeDeps === false ? ["timeout", "reset"] : ["timeout", "reset", "depsInstall"],
       notes: [
         "timeout: stops synchronous code that runs before the snippet's first await; after that, a timed-out run returns TimeoutError, its timers are cleared and its tool calls aborted, but code still running (an async loop, a sync loop after an await) cannot be interrupted and blocks the host process.",
         "No isolation: the code runs inside the host process with Node's full authority (files, network, environment). Use it for trusted code only.",
         "No memory limit: an allocation loop can exhaust the host process.",
-        "deps: packages already installed in the project can be imported; nothing is installed at run time.",
+        "deps: packages installed with deps.add() (into the deps folder) or already in the project can be imported.",
       ],
     };
   }
@@ -61,13 +64,17 @@ export class InProcessExecutor implements Executor {
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("InProcessExecutor is closed; create a new one");
     if (this.hostServices) return;
+    const deps = depsServiceFor(depsConfigOf(this.options), storage.basePath);
+    await installConfiguredDeps(deps);
     const host = await HostServices.create({
       storage,
+      deps,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
     });
     this.hostServices = host;
     this.engine = new ReplEngine({
+      importBases: [deps.dir, process.cwd()],
       onAsyncTimeout: "abandon",
       // Arguments are copied into the host realm, as they would be across a process boundary:
       // the host's plain-object and JSON checks then see host objects, and the guest cannot

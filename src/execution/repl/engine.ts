@@ -26,8 +26,8 @@ export interface ReplEngineOptions {
   call: HostCall;
   /** "abandon": after timeoutMs a still-pending run resolves with TimeoutError (in-process). "none": never (the host enforces it). */
   onAsyncTimeout: "abandon" | "none";
-  /** Folder packages are imported from (`import x from "pkg"`, `require("pkg")`). Default: cwd. */
-  importBase?: string;
+  /** Folders packages are imported from, in order (`import x from "pkg"`, `require("pkg")`): the deps folder, then the project. Default: [cwd]. */
+  importBases?: string[];
   /** Whether the guest sees `process` and `require`. Default true. */
   nodeGlobals?: boolean;
 }
@@ -49,8 +49,7 @@ export class ReplEngine {
   private readonly requireFromBase: NodeRequire;
 
   constructor(private readonly options: ReplEngineOptions) {
-    const base = options.importBase ?? process.cwd();
-    this.requireFromBase = createRequire(path.join(base, "__ts_code_mode__.js"));
+    this.requireFromBase = chainedRequire(options.importBases?.length ? options.importBases : [process.cwd()]);
     this.context = this.createContext();
   }
 
@@ -204,7 +203,30 @@ export class ReplEngine {
   }
 }
 
-/** `import x from "pkg"` in a snippet: resolved from the engine's import base, like a script there. */
+/**
+ * A `require` that resolves from each folder in turn (as a script in that folder would), so a
+ * package installed with deps.add() wins over one of the same name in the project.
+ */
+function chainedRequire(bases: string[]): NodeRequire {
+  const requires = bases.map((b) => createRequire(path.join(path.resolve(b), "__ts_code_mode__.js")));
+  const first = requires[0]!;
+  const resolve = ((spec: string, opts?: { paths?: string[] }) => {
+    let lastError: unknown;
+    for (const r of requires) {
+      try {
+        return r.resolve(spec, opts);
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    throw lastError;
+  }) as NodeRequire["resolve"];
+  resolve.paths = first.resolve.paths;
+  const req = ((spec: string) => first(resolve(spec))) as NodeRequire;
+  return Object.assign(req, { resolve, cache: first.cache, main: first.main, extensions: first.extensions });
+}
+
+/** `import x from "pkg"` in a snippet: resolved from the engine's import bases, like a script there. */
 async function importFrom(req: NodeRequire, spec: string): Promise<unknown> {
   if (spec.startsWith("node:")) return import(spec);
   let resolved: string;

@@ -20,8 +20,17 @@ const engine = new ReplEngine({
   call: client.call,
   // The host enforces the deadline of asynchronous code by killing this process.
   onAsyncTimeout: "none",
-  importBase: process.env["TS_CODE_MODE_IMPORT_BASE"] || process.cwd(),
+  importBases: importBasesFromEnv(),
 });
+
+function importBasesFromEnv(): string[] {
+  try {
+    const bases: unknown = JSON.parse(process.env["TS_CODE_MODE_IMPORT_BASES"] ?? "[]");
+    return Array.isArray(bases) && bases.every((b) => typeof b === "string") && bases.length ? bases : [process.cwd()];
+  } catch {
+    return [process.cwd()];
+  }
+}
 
 // Direct writes to stdout/stderr belong to the current run's output, like console's.
 for (const stream of ["stdout", "stderr"] as const) {

@@ -18,17 +18,19 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices } from "../host.js";
-import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
+import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
+import { installConfiguredDeps } from "../deps-startup.js";
+import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, parseOptions } from "../options.js";
 import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
-import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
+import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
 import type { GuestToHost } from "../rpc/protocol.js";
 import { RunBudget } from "../run-budget.js";
-import { SerialQueue } from "../serial-queue.js";
+import { SerialQueue } from "../../serial-queue.js";
 import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions } from "./child-process.js";
 
-export interface SubprocessExecutorOptions {
+export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
   /** Timeout of a run that gives none; default 30 s. */
   defaultTimeoutMs?: number;
@@ -53,6 +55,7 @@ export interface SubprocessExecutorOptions {
 
 const optionsShape = {
   ...baseOptionsShape,
+  ...depsOptionsShape,
   maxMemoryMb: z.number({ error: "must be a number of megabytes" }).int("must be a whole number").min(16, "must be at least 16 MB").max(1_048_576, "is too large").optional(),
   startupTimeoutMs: z.number({ error: "must be a number of milliseconds" }).int().min(100, "must be at least 100 ms").max(600_000).optional(),
   permissions: z
@@ -89,11 +92,14 @@ export class SubprocessExecutor implements Executor {
   private unreportedExit: string | null = null;
   private readonly queue = new SerialQueue();
   private closed = false;
+  /** Where deps.add() installs; the child imports from here first. */
+  private depsDir: string | null = null;
 
   constructor(options: SubprocessExecutorOptions = {}) {
     const { tools, ...rest } = options;
     const parsed = parseOptions(optionsShape, rest, "SubprocessExecutor");
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
+    validateDepsConfig(this.options);
     this.registry = tools;
   }
 
@@ -115,14 +121,20 @@ export class SubprocessExecutor implements Executor {
     ];
     if (this.options.maxMemoryMb === undefined) notes.push("memoryLimit: no maxMemoryMb set, so only Node's default heap limit applies.");
     if (this.options.permissions) notes.push("filesystem: restricted by Node's permission model to the folders given in permissions.");
-    return { capabilities: ["timeout", "processIsolation", "memoryLimit", "reset", "depsInstall"], notes };
+    const caps: Capability[] = ["timeout", "processIsolation", "memoryLimit", "reset"];
+    if (this.options.allowRuntimeDeps !== false) caps.push("depsInstall");
+    return { capabilities: caps, notes };
   }
 
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
+    const deps = depsServiceFor(depsConfigOf(this.options), storage.basePath);
+    await installConfiguredDeps(deps);
+    this.depsDir = deps.dir;
     const host = await HostServices.create({
       storage,
+      deps,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
     });
@@ -242,10 +254,12 @@ export class SubprocessExecutor implements Executor {
   private spawn(): Promise<ChildHandle> {
     const env = this.options.env ?? stringEnv(process.env);
     const cwd = this.options.cwd ? path.resolve(this.options.cwd) : process.cwd();
+    const importBases = [...(this.depsDir ? [this.depsDir] : []), cwd];
+    const permissions = this.options.permissions && { ...this.options.permissions, fsRead: [...(this.options.permissions.fsRead ?? []), ...importBases] };
     const child: ChildHandle = new ChildHandle({
       maxMemoryMb: this.options.maxMemoryMb,
-      permissions: this.options.permissions,
-      env: { ...env, TS_CODE_MODE_IMPORT_BASE: cwd },
+      permissions,
+      env: { ...env, TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases) },
       cwd,
       onMessage: (m) => this.onMessage(child, m),
     });
