@@ -12,6 +12,11 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS fixtures (packages the deps tests install).
+    files: ["test/fixtures/**/*.js"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable", exports: "writable", require: "readonly" } },
+  },
+  {
     files: ["**/*.mjs", "**/*.js"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", setTimeout: "readonly", clearTimeout: "readonly", Buffer: "readonly" } },
   },

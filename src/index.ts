@@ -2,6 +2,7 @@
 export { Session, type SessionOptions, type FromBaseOptions } from "./session.js";
 export { InProcessExecutor, type InProcessExecutorOptions } from "./execution/in-process/executor.js";
 export { SubprocessExecutor, type SubprocessExecutorOptions } from "./execution/subprocess/executor.js";
+export { SandboxExecutor, type SandboxExecutorOptions } from "./execution/sandbox/executor.js";
 export type { ChildPermissions } from "./execution/subprocess/child-process.js";
 export { HostServices, NAMESPACES, type Namespace, type HostServicesOptions } from "./execution/host.js";
 export { DEFAULT_TIMEOUT_MS, type ExecutorOptions } from "./execution/options.js";
@@ -21,9 +22,12 @@ export type {
   WorkflowStore,
 } from "./storage/protocol.js";
 export { FileStorage, type FileStorageOptions } from "./storage/file/index.js";
+export { RedisStorage, loadToolDocuments, type RedisStorageOptions, type RedisUrlOptions, type RedisClientOptions, type ToolDocument } from "./storage/redis/index.js";
 export { isStorageBackend, parseStorageDescriptor, storageFromDescriptor, validateArtifactName } from "./storage/index.js";
 export * from "./tools/index.js";
 export * from "./workflows/index.js";
+export * from "./search/index.js";
+export * from "./mcp/index.js";
 export { SerialQueue } from "./serial-queue.js";
 export { DepsService, FileDepsStore, parseDepSpec, depsServiceFor, type DepsConfig, type DepEntry, type DepSpec, type DepsStore, type InstallResult } from "./deps/index.js";
 export {

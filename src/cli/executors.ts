@@ -6,23 +6,26 @@
 import { ValidationError } from "../errors.js";
 import { InProcessExecutor } from "../execution/in-process/executor.js";
 import type { Executor } from "../execution/protocol.js";
+import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
 
 /** Executors this version of the CLI can create. */
-export const EXECUTOR_NAMES = ["subprocess", "in-process"] as const;
+export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox"] as const;
 export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
 
 /** Used when `--executor` is not given. */
 export const DEFAULT_EXECUTOR: ExecutorName = "subprocess";
 
 /** Executors of the architecture that are not shipped yet; named so the error can say so instead of "unknown". */
-const PLANNED_EXECUTOR_NAMES: readonly string[] = ["sandbox", "container"];
+const PLANNED_EXECUTOR_NAMES: readonly string[] = ["container"];
 
 export interface CliExecutorOptions {
   /** Folder of tool YAML files. */
   toolsPath: string;
   /** Timeout of each run; the executor's own default when undefined. */
   defaultTimeoutMs?: number;
+  /** false: agent code may not call deps.add/deps.remove (the executor then lacks "depsInstall"). */
+  allowRuntimeDeps?: boolean;
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -37,12 +40,18 @@ export function executorNameProblem(name: string): string {
 }
 
 export function createExecutor(name: string, options: CliExecutorOptions): Executor {
-  const timeout = options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {};
+  const common = {
+    ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
+    ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}),
+  };
   switch (name) {
     case "subprocess":
-      return new SubprocessExecutor({ toolsPath: options.toolsPath, ...timeout });
+      return new SubprocessExecutor({ toolsPath: options.toolsPath, ...common });
     case "in-process":
-      return new InProcessExecutor({ toolsPath: options.toolsPath, ...timeout });
+      return new InProcessExecutor({ toolsPath: options.toolsPath, ...common });
+    case "sandbox":
+      // No deps option: the sandbox cannot import packages at all.
+      return new SandboxExecutor({ toolsPath: options.toolsPath, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     default:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

@@ -5,8 +5,11 @@
  * inherit exitOverride: every failure comes back here and leaves with one exit code.
  */
 import { Command } from "commander";
+import { registerDepsCommands } from "./commands/deps.js";
 import { registerInitCommand } from "./commands/init.js";
+import { registerMcpCommand } from "./commands/mcp.js";
 import { registerRunCommand } from "./commands/run.js";
+import { registerStoreCommands } from "./commands/store.js";
 import { registerToolsCommands } from "./commands/tools.js";
 import { registerWorkflowsCommands } from "./commands/workflows.js";
 import { packageVersion } from "./package-root.js";
@@ -25,9 +28,12 @@ const program = new Command("ts-code-mode")
   );
 
 registerRunCommand(program);
+registerMcpCommand(program);
 registerInitCommand(program);
 registerToolsCommands(program);
 registerWorkflowsCommands(program);
+registerStoreCommands(program);
+registerDepsCommands(program);
 
 ignoreClosedStdout();
 let code: number;

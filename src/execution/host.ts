@@ -15,6 +15,7 @@ import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { CallContext } from "../tools/protocol.js";
+import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { WorkflowLibrary } from "../workflows/library.js";
 import { prepareModule } from "./prepare.js";
@@ -32,6 +33,8 @@ export interface HostServicesOptions {
   middleware?: ToolMiddleware[];
   /** Behind the `deps` namespace; absent: this executor cannot install packages. */
   deps?: DepsService;
+  /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
+  search?: SearchOptions;
 }
 
 type Handler = (host: HostServices, args: unknown[], ctx: CallContext) => Promise<unknown>;
@@ -122,21 +125,26 @@ export class HostServices {
   readonly deps: DepsService | undefined;
   private closed = false;
 
-  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined) {
+  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined, search: SearchSetup) {
     this.storage = storage;
     this.deps = deps;
     this.tools = tools;
     this.toolsPath = toolsPath;
-    this.workflows = new WorkflowLibrary(storage.workflows);
+    this.workflows = new WorkflowLibrary(storage.workflows, { ranker: search.workflowsRanker() });
     this.artifacts = storage.artifacts;
   }
 
   /** Loads the tool YAML files; a broken file fails here with a ValidationError naming it. */
   static async create(options: HostServicesOptions): Promise<HostServices> {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
-    const tools = options.tools ?? (await ToolRegistry.load(toolsPath));
+    // A registry passed in keeps the ranker it was built with; one loaded here ranks semantically.
+    const search = SearchSetup.create(options.storage, options.search);
+    const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath) }));
     if (options.middleware?.length) tools.use(...options.middleware);
-    return new HostServices(options.storage, tools, toolsPath, options.deps);
+    // Load the model in the background (not awaited): start() stays fast, and a search issued
+    // before the model is ready waits for it, bounded (see SemanticRanker).
+    search.warmUp();
+    return new HostServices(options.storage, tools, toolsPath, options.deps, search);
   }
 
   /**

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import type { DepsConfig } from "../deps/index.js";
+import { searchOptionsSchema, type SearchOptions } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -19,6 +20,8 @@ export interface ExecutorOptions {
   defaultTimeoutMs?: number;
   /** Tool middleware applied on the host to every tool call (audit, policy, approval, retry, limits). */
   middleware?: ToolMiddleware[];
+  /** How tools.search / workflows.search rank: { embedder: "use-lite" (default) | "lexical" | { url, model, apiKey? } | Embedder }. */
+  search?: SearchOptions;
 }
 
 /** Executors that can import installed packages also take the deps options (see deps/index.ts). */
@@ -38,6 +41,7 @@ export const baseOptionsShape = {
       error: "must be an array of middleware functions",
     })
     .optional(),
+  search: searchOptionsSchema.optional(),
 };
 
 export const depsOptionsShape = {

@@ -7,6 +7,12 @@ export interface SearchDocument {
   id: string;
   /** Field text and weight; exact identifier matches on heavier fields rank higher. */
   fields: Array<{ text: string; weight: number }>;
+  /**
+   * Texts a semantic ranker embeds: `primary` (what the thing is for: a description) and an
+   * optional `secondary` (how it does it: sub-command descriptions, or source code when
+   * `secondaryIsCode`, which the ranker reduces to its words). Lexical ranking ignores them.
+   */
+  semantic?: { primary: string; secondary?: string; secondaryIsCode?: boolean };
 }
 
 export interface ScoredId {
@@ -37,41 +43,108 @@ function stem(t: string): string {
   return t;
 }
 
+/** A document's fields tokenised once, so that many queries (or many documents) score cheaply. */
+export interface PreparedFields {
+  maxWeight: number;
+  fields: Array<{ weight: number; tokens: Set<string>; sorted: string[] }>;
+}
+
+export function prepareFields(fields: SearchDocument["fields"]): PreparedFields {
+  return {
+    maxWeight: Math.max(...fields.map((f) => f.weight), 1),
+    fields: fields.map((f) => {
+      const tokens = new Set(tokenize(f.text).map(stem));
+      return { weight: f.weight, tokens, sorted: [...tokens].sort() };
+    }),
+  };
+}
+
+/** The stemmed tokens of a query, in the form `scorePrepared` takes. */
+export function queryTokens(query: string): string[] {
+  return tokenize(query).map(stem);
+}
+
 /**
- * Score = sum over query tokens of the best field weight in which the token (or its stem, or a
- * prefix of length >= 3) appears, normalised by the number of query tokens to 0..1.
+ * Score = sum over query tokens of the best field weight in which the token appears, or half of it
+ * when only a prefix matches (a field token starting with the query token, or a field token of
+ * length >= 3 that the query token starts with), normalised by the number of query tokens to 0..1.
  */
-export function lexicalScore(query: string, doc: SearchDocument): number {
-  const q = tokenize(query);
-  if (q.length === 0) return 0;
-  const maxWeight = Math.max(...doc.fields.map((f) => f.weight), 1);
-  const fieldTokens = doc.fields.map((f) => ({ weight: f.weight, tokens: new Set(tokenize(f.text).map(stem)) }));
+export function scorePrepared(query: readonly string[], doc: PreparedFields): number {
+  if (query.length === 0) return 0;
   let total = 0;
-  for (const raw of q) {
-    const t = stem(raw);
+  for (const s of tokenScores(query, doc)) total += s;
+  return total / query.length;
+}
+
+/** Query tokens with their prefixes (length 3 up to one short of the token) computed once per search. */
+export interface PreparedQuery {
+  tokens: readonly string[];
+  prefixes: ReadonlyArray<readonly string[]>;
+}
+
+export function prepareQuery(tokens: readonly string[]): PreparedQuery {
+  return { tokens, prefixes: tokens.map((t) => Array.from({ length: Math.max(0, t.length - 3) }, (_, i) => t.slice(0, i + 3))) };
+}
+
+/** Per query token: the best field weight it matches (half for a prefix match) over the heaviest weight, 0..1. */
+export function tokenScores(query: readonly string[], doc: PreparedFields): number[] {
+  const out = new Array<number>(query.length);
+  tokenScoresInto(prepareQuery(query), doc, out, 0);
+  return out;
+}
+
+/** `tokenScores` written into `out` from `offset`: no allocation per document when ranking many. */
+export function tokenScoresInto(query: PreparedQuery, doc: PreparedFields, out: { [i: number]: number }, offset: number): void {
+  for (let q = 0; q < query.tokens.length; q++) {
+    const t = query.tokens[q]!;
     let best = 0;
-    for (const f of fieldTokens) {
-      if (f.tokens.has(t)) best = Math.max(best, f.weight);
-      else if (t.length >= 3) {
-        for (const ft of f.tokens) {
-          if (ft.startsWith(t) || (ft.length >= 3 && t.startsWith(ft))) {
-            best = Math.max(best, f.weight * 0.5);
-            break;
-          }
-        }
-      }
+    for (const f of doc.fields) {
+      if (f.weight <= best) continue;
+      if (f.tokens.has(t)) best = f.weight;
+      else if (t.length >= 3 && f.weight * 0.5 > best && hasPrefixMatch(t, query.prefixes[q]!, f)) best = f.weight * 0.5;
     }
-    total += best / maxWeight;
+    out[offset + q] = best / doc.maxWeight;
   }
-  return total / q.length;
+}
+
+/**
+ * A field token starting with `t` (binary search in the sorted tokens), or a field token of length
+ * >= 3 that `t` starts with (direct lookups of t's prefixes).
+ */
+function hasPrefixMatch(t: string, prefixes: readonly string[], f: PreparedFields["fields"][number]): boolean {
+  let lo = 0;
+  let hi = f.sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (f.sorted[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < f.sorted.length && f.sorted[lo]!.startsWith(t)) return true;
+  for (const p of prefixes) if (f.tokens.has(p)) return true;
+  return false;
+}
+
+export function lexicalScore(query: string, doc: SearchDocument): number {
+  return scorePrepared(queryTokens(query), prepareFields(doc.fields));
+}
+
+/** Rounded to three decimals, like every score the rankers return. */
+export function roundScore(score: number): number {
+  return Math.round(score * 1000) / 1000;
+}
+
+/** Best first; ties by id so results are stable. */
+export function byScore(a: ScoredId, b: ScoredId): number {
+  return b.score - a.score || a.id.localeCompare(b.id);
 }
 
 export class LexicalRanker implements Ranker {
   async rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]> {
+    const q = queryTokens(query);
     return docs
-      .map((d) => ({ id: d.id, score: Math.round(lexicalScore(query, d) * 1000) / 1000 }))
+      .map((d) => ({ id: d.id, score: roundScore(scorePrepared(q, prepareFields(d.fields))) }))
       .filter((s) => s.score > 0)
-      .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+      .sort(byScore)
       .slice(0, limit);
   }
 }

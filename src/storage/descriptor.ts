@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import { FileStorage } from "./file/storage.js";
 import type { StorageBackend, StorageDescriptor } from "./protocol.js";
+import { RedisStorage } from "./redis/storage.js";
 
 const descriptorSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("file"), basePath: z.string().min(1), workspaceId: z.string().optional() }),
@@ -41,8 +42,8 @@ export async function storageFromDescriptor(descriptor: StorageDescriptor | unkn
     case "file":
       return new FileStorage(d.workspaceId === undefined ? { basePath: d.basePath } : { basePath: d.basePath, workspaceId: d.workspaceId });
     case "redis":
-      throw new ValidationError(
-        'Redis storage is not available yet (descriptor type "redis"); use { type: "file", basePath } for now.',
+      return new RedisStorage(
+        d.workspaceId === undefined ? { url: d.url, prefix: d.prefix } : { url: d.url, prefix: d.prefix, workspaceId: d.workspaceId },
       );
   }
 }

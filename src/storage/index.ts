@@ -13,6 +13,17 @@ export type {
 } from "./protocol.js";
 export { isStorageBackend } from "./protocol.js";
 export { FileArtifactStore, FileStorage, FileWorkflowStore, type FileStorageOptions } from "./file/index.js";
+export {
+  RedisArtifactStore,
+  RedisStorage,
+  RedisToolStore,
+  RedisWorkflowStore,
+  loadToolDocuments,
+  type RedisClientOptions,
+  type RedisStorageOptions,
+  type RedisUrlOptions,
+  type ToolDocument,
+} from "./redis/index.js";
 export { parseStorageDescriptor, storageFromDescriptor } from "./descriptor.js";
 export {
   MAX_NAME_BYTES,

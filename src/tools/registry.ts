@@ -50,7 +50,7 @@ const MAX_LISTED_NAMES = 20;
 const DEFAULT_SEARCH_LIMIT = 10;
 
 export class ToolRegistry {
-  private readonly adapters = new Map<string, { adapter: ToolAdapter; source: string }>();
+  private readonly adapters = new Map<string, { adapter: ToolAdapter; source: string; type: ToolType }>();
   private readonly ranker: Ranker;
   private readonly factories: ToolFactories;
   private readonly middleware: ToolMiddleware[] = [];
@@ -95,8 +95,10 @@ export class ToolRegistry {
     const problems: string[] = [];
     for (const file of files) {
       try {
-        const adapter = await createToolAdapter(await readYaml(file), { file, dir }, registry.factories);
-        registry.add(adapter, file);
+        const doc = await readYaml(file);
+        const adapter = await createToolAdapter(doc, { file, dir }, registry.factories);
+        const declared = (doc as { type?: unknown } | null)?.type;
+        registry.add(adapter, file, declared === "mcp" || declared === "http" ? declared : "cli");
       } catch (e) {
         if (e instanceof ValidationError) problems.push(e.message);
         else {
@@ -114,15 +116,15 @@ export class ToolRegistry {
 
   /** Add an adapter built elsewhere (an in-process tool, a test double). Same name rules as YAML tools. */
   register(adapter: ToolAdapter): void {
-    this.add(adapter, `registered adapter '${adapter.name}'`);
+    this.add(adapter, `registered adapter '${adapter.name}'`, "toolable");
   }
 
-  private add(adapter: ToolAdapter, source: string): void {
+  private add(adapter: ToolAdapter, source: string, type: ToolType): void {
     this.assertOpen();
     assertToolName(adapter.name, source);
     const existing = this.adapters.get(adapter.name);
     if (existing) throw new ValidationError(`Duplicate tool name '${adapter.name}': defined in ${existing.source} and in ${source}`);
-    this.adapters.set(adapter.name, { adapter, source });
+    this.adapters.set(adapter.name, { adapter, source, type });
   }
 
   /** Tool names, sorted. */
@@ -140,15 +142,29 @@ export class ToolRegistry {
   }
 
   async list(): Promise<ToolListing[]> {
-    const infos = await Promise.all(this.names().map((n) => this.get(n).info()));
-    return infos.map(listing);
+    return (await this.allInfos()).map(listing);
+  }
+
+  /**
+   * Every tool's info. A tool whose info() fails (an MCP server that cannot start) is shown as
+   * unavailable, with the reason, instead of failing discovery of all the others.
+   */
+  private async allInfos(): Promise<ToolInfo[]> {
+    const names = this.names();
+    const settled = await Promise.allSettled(names.map((n) => this.get(n).info()));
+    return settled.map((r, i) => {
+      if (r.status === "fulfilled") return r.value;
+      const type = this.adapters.get(names[i]!)?.type ?? "toolable";
+      const reason = r.reason instanceof Error ? r.reason.message : String(r.reason);
+      return { name: names[i]!, type, description: `(unavailable: ${reason.split("\n")[0]!.slice(0, 300)})`, tags: [], callables: [], direct: null };
+    });
   }
 
   /** Tools ranked against `query`, best first. Fields: name ×3, tags ×2, callable names ×2, description ×1.5, callable descriptions ×1, param names ×1. */
   async search(query: string, options: { limit?: number } = {}): Promise<Array<ToolListing & { score: number }>> {
     const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
     if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer; got ${String(limit)}`);
-    const infos = await Promise.all(this.names().map((n) => this.get(n).info()));
+    const infos = await this.allInfos();
     const byName = new Map(infos.map((i) => [i.name, i]));
     const ranked = await this.ranker.rank(String(query), infos.map(searchDocument), limit);
     return ranked.flatMap(({ id, score }) => {
@@ -275,5 +291,10 @@ function searchDocument(info: ToolInfo): SearchDocument {
       { text: info.callables.map((c) => c.description).join(" "), weight: 1 },
       { text: [...params].join(" "), weight: 1 },
     ],
+    // What a semantic ranker embeds: what the tool is for, then what each of its callables does.
+    semantic: {
+      primary: [info.description || info.name, info.tags.length ? `(${info.tags.join(", ")})` : ""].join(" ").trim(),
+      secondary: info.callables.map((c) => `${c.name.replace(/_/g, " ")}: ${c.description}`).join(". "),
+    },
   };
 }

@@ -112,6 +112,8 @@ export class WorkflowLibrary {
         { text: d.params.map((p) => `${p.name} ${p.description ?? ""}`).join(" "), weight: WEIGHTS.params },
         { text: d.source, weight: WEIGHTS.source },
       ],
+      // What a semantic ranker embeds: what the workflow is for, then (the words of) how it does it.
+      semantic: { primary: d.description || d.name.replace(/_/g, " "), secondary: d.source, secondaryIsCode: true },
     }));
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
     return ranked.flatMap(({ id, score }) => {

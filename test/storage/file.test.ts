@@ -75,10 +75,9 @@ describe("FileStorage (file-specific)", () => {
       }
     });
 
-    it("storageFromDescriptor rejects redis (not yet available) and malformed descriptors", async () => {
-      await expect(storageFromDescriptor({ type: "redis", url: "redis://localhost:6379", prefix: "p" })).rejects.toThrow(
-        expect.objectContaining({ name: "ValidationError", message: expect.stringMatching(/redis storage is not available yet/i) }),
-      );
+    it("storageFromDescriptor rejects malformed descriptors", async () => {
+      await expect(storageFromDescriptor({ type: "redis", url: "http://localhost:6379", prefix: "p" })).rejects.toMatchObject({ name: "ValidationError" });
+      await expect(storageFromDescriptor({ type: "redis", url: "redis://localhost:6379", prefix: "" })).rejects.toMatchObject({ name: "ValidationError" });
       await expect(storageFromDescriptor({ type: "ftp" })).rejects.toMatchObject({ name: "ValidationError" });
       await expect(storageFromDescriptor(null)).rejects.toMatchObject({ name: "ValidationError" });
     });

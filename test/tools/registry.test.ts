@@ -109,13 +109,22 @@ describe("ToolRegistry.load", () => {
     expect(err.message).toMatch(/z\.yaml: the file is empty/);
   });
 
-  it("refuses mcp and http tools in this build, and unknown types", async () => {
-    const mcp = await tempDir({ "m.yaml": "name: m\ntype: mcp\ntransport: stdio\ncommand: x\n" });
-    await expect(ToolRegistry.load(mcp)).rejects.toThrow(/m\.yaml: tool type 'mcp' is not supported by this build/);
+  it("dispatches mcp and http documents to their adapters' checks, and refuses unknown types", async () => {
     const http = await tempDir({ "h.yaml": "name: h\ntype: http\n" });
-    await expect(ToolRegistry.load(http)).rejects.toThrow(/tool type 'http' is not supported by this build/);
+    await expect(ToolRegistry.load(http)).rejects.toThrow(/h\.yaml[\s\S]*base_url/);
     const other = await tempDir({ "o.yaml": "name: o\ntype: grpc\n" });
     await expect(ToolRegistry.load(other)).rejects.toThrow(/type: expected one of cli, mcp, http \(absent means cli\); got "grpc"/);
+  });
+
+  it("lists a tool whose info() fails as unavailable instead of failing discovery of the others", async () => {
+    const d = await tempDir({ "m.yaml": "name: broken\ntype: mcp\n", "e.yaml": "name: calc\ntype: mcp\n" });
+    const failing = { name: "broken", info: () => Promise.reject(new Error("server 'nope' could not start\nstderr...")), call: () => Promise.reject(new Error("x")), close: async () => {} };
+    const r = await ToolRegistry.load(d, { factories: { mcp: (doc) => (doc["name"] === "broken" ? failing : new EchoAdapter(String(doc["name"]))) } });
+    const listed = await r.list();
+    expect(listed.map((t) => [t.name, t.type, t.callables.length])).toEqual([["broken", "mcp", 0], ["calc", "mcp", 1]]);
+    expect(listed[0]!.description).toBe("(unavailable: server 'nope' could not start)");
+    expect((await r.search("calc")).map((t) => t.name)).toContain("calc");
+    await expect(r.call("broken", "x", {})).rejects.toThrow(/could not start/);
   });
 
   it("plugs in a factory for another type", async () => {

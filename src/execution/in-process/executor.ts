@@ -71,6 +71,7 @@ export class InProcessExecutor implements Executor {
       deps,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
+      ...(this.options.search ? { search: this.options.search } : {}),
     });
     this.hostServices = host;
     this.engine = new ReplEngine({

@@ -21,6 +21,7 @@ import { HostServices } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, parseOptions } from "../options.js";
+import type { SearchOptions } from "../../search/config.js";
 import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
@@ -51,6 +52,8 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   tools?: ToolRegistry;
   /** Tool middleware applied on the host to every tool call (see tools/middleware). */
   middleware?: ToolMiddleware[];
+  /** How tools.search / workflows.search rank (see ExecutorOptions.search). */
+  search?: SearchOptions;
 }
 
 const optionsShape = {
@@ -137,6 +140,7 @@ export class SubprocessExecutor implements Executor {
       deps,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
+      ...(this.options.search ? { search: this.options.search } : {}),
     });
     this.hostServices = host;
     this.provider = new RpcProvider(host, (m) => this.child?.send(m), () => this.budget.callContext());

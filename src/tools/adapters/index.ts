@@ -6,6 +6,8 @@
 import { ValidationError } from "../../errors.js";
 import type { ToolAdapter } from "../protocol.js";
 import { CliToolAdapter } from "./cli/adapter.js";
+import { HttpToolAdapter } from "./http/adapter.js";
+import { McpToolAdapter } from "./mcp/adapter.js";
 
 /** Values of `type:` in a tool YAML. Absent means "cli". */
 export const YAML_TOOL_TYPES = ["cli", "mcp", "http"] as const;
@@ -31,6 +33,8 @@ export type ToolFactories = Partial<Record<YamlToolType, ToolFactory>>;
 export function defaultToolFactories(): ToolFactories {
   return {
     cli: (doc, source) => CliToolAdapter.fromDocument(doc, source.file),
+    http: (doc, source) => HttpToolAdapter.fromDocument(doc, source.file),
+    mcp: (doc, source) => McpToolAdapter.fromDocument(doc, source),
   };
 }
 

@@ -6,10 +6,11 @@
  * the file, the field path and what is accepted, all at once, so a tool author fixes a file in one pass.
  */
 import { z } from "zod";
+import { issueText, orEmpty, strict } from "../yaml-schema.js";
 import { ValidationError } from "../../../errors.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec } from "../../protocol.js";
-import { IDENTIFIER_RE, describeValue, recipeNameProblem, toolNameProblem, valueProblem } from "../../validate.js";
+import { IDENTIFIER_RE, recipeNameProblem, toolNameProblem, valueProblem } from "../../validate.js";
 
 export type CliValueType = "boolean" | "string" | "integer" | "number" | "array";
 export type CliPositionalType = Exclude<CliValueType, "boolean">;
@@ -69,21 +70,7 @@ export interface CliToolSpec {
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
 
-/** Strict object whose unknown-key error lists the accepted keys. */
-function strict<T extends z.ZodRawShape>(shape: T) {
-  const accepted = Object.keys(shape).join(", ");
-  return z.strictObject(shape, {
-    error: (iss) =>
-      iss.code === "unrecognized_keys"
-        ? `unknown key${iss.keys.length > 1 ? "s" : ""} ${iss.keys.map((k) => `'${k}'`).join(", ")}; accepted: ${accepted}`
-        : undefined,
-  });
-}
 
-/** YAML `key:` with nothing after it is null; treat it as the empty value. */
-function orEmpty<T extends z.ZodType>(schema: T, empty: () => unknown) {
-  return z.preprocess((v) => (v === null || v === undefined ? empty() : v), schema);
-}
 
 const VALUE_TYPES = ["boolean", "string", "integer", "number", "array"] as const;
 const POSITIONAL_TYPES = ["string", "integer", "number", "array"] as const;
@@ -151,39 +138,9 @@ const ToolSchema = strict({
   recipes: orEmpty(z.record(z.string(), RecipeSchema), () => ({})),
 });
 
-type PathPart = string | number | symbol;
 
-function pathText(path: readonly PathPart[]): string {
-  let out = "";
-  for (const p of path) {
-    if (typeof p === "number") out += `[${p}]`;
-    else out += out ? `.${String(p)}` : String(p);
-  }
-  return out || "(top level)";
-}
 
-function valueAt(root: unknown, path: readonly PathPart[]): unknown {
-  let cur = root;
-  for (const p of path) {
-    if (typeof cur !== "object" || cur === null) return undefined;
-    cur = (cur as Record<PathPart, unknown>)[p];
-  }
-  return cur;
-}
 
-function issueText(issue: z.core.$ZodIssue, raw: unknown): string {
-  const where = pathText(issue.path);
-  if (issue.code === "invalid_type" || issue.code === "invalid_value" || issue.code === "invalid_union") {
-    const got = valueAt(raw, issue.path);
-    const base = issue.message
-      .replace(/^Invalid input: /, "")
-      .replace(/expected record\b/, "expected a mapping (key: value)")
-      .replace(/expected array\b/, "expected a list");
-    const gotText = got === undefined ? "nothing" : describeValue(got);
-    return `${where}: ${base.replace(/, received \w+$/, "")}; got ${gotText}`;
-  }
-  return `${where}: ${issue.message}`;
-}
 
 function fail(source: string, problems: string[]): never {
   throw new ValidationError(`Invalid tool definition in ${source}:\n  ${problems.join("\n  ")}`);

@@ -1,0 +1,234 @@
+/**
+ * `ts-code-mode mcp`: ts-code-mode as one MCP tool server, over stdio (default) or Streamable HTTP
+ * (`--http PORT`). Every flag is checked before anything is served, and a flag that does not fit
+ * the chosen mode or backend is a usage error (exit 2) rather than silently ignored. Logs go to
+ * stderr: on stdio, stdout is the protocol stream.
+ */
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { authConfigProblem, isLoopbackHost } from "../../mcp/auth.js";
+import { serveHttp } from "../../mcp/http.js";
+import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog, type CodeModeServerOptions } from "../../mcp/server.js";
+import { serveStdio } from "../../mcp/stdio.js";
+import { Session } from "../../session.js";
+import { FileStorage } from "../../storage/file/storage.js";
+import type { StorageBackend } from "../../storage/protocol.js";
+import { RedisStorage } from "../../storage/redis/storage.js";
+import { ToolRegistry } from "../../tools/registry.js";
+import { createExecutor } from "../executors.js";
+import { packageVersion } from "../package-root.js";
+import { addExecutorOptions, addStorageOptions, CliUsageError, examples, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+
+/** Environment variable read when --token is not given, so the token need not appear in `ps`. */
+const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
+const MAX_OUTPUT_LIMIT = 10_000_000;
+
+interface McpFlags extends StorageFlags, ExecutorFlags {
+  redis?: string;
+  prefix?: string;
+  workspace?: string;
+  runtimeDeps: boolean;
+  maxOutput: number;
+  http?: number;
+  host?: string;
+  token?: string;
+  /** False when --no-auth was given. */
+  auth: boolean;
+}
+
+export function registerMcpCommand(program: Command): void {
+  const cmd = program
+    .command("mcp")
+    .description("Serve ts-code-mode as an MCP tool server (run_code plus tools, workflows, artifacts) over stdio or HTTP");
+  addStorageOptions(cmd);
+  cmd
+    .option("--redis <url>", "keep workflows and artifacts in Redis (redis://[user:password@]host[:port][/db]) instead of a folder")
+    .option("--prefix <prefix>", "key prefix in Redis, e.g. myapp (required with --redis)")
+    .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>)");
+  addExecutorOptions(cmd);
+  cmd
+    .option("--no-runtime-deps", "no installing packages while serving: no add_dep/remove_dep tools, and deps.add in code is refused")
+    .addOption(
+      new Option("--max-output <chars>", `longest text a tool returns; longer output is cut with a marker`).default(DEFAULT_MAX_OUTPUT).argParser(parseMaxOutput),
+    )
+    .addOption(new Option("--http <port>", "serve Streamable HTTP on this port (0: any free port) instead of stdio").argParser(parsePort))
+    .option("--host <address>", "address to bind with --http (default 127.0.0.1; others need --token or --no-auth)")
+    .addOption(new Option("--token <token>", `bearer token HTTP clients must send (or set ${TOKEN_ENV})`).env(TOKEN_ENV))
+    .option("--no-auth", "serve a non-loopback --host without a token (only on a trusted network)");
+  cmd.addHelpText(
+    "after",
+    examples(
+      "mcp --base ./.code-mode",
+      "mcp --tools ./tools --storage ./data --timeout 60000",
+      "mcp --http 8765",
+      `mcp --http 8765 --host 0.0.0.0 --token "$(openssl rand -hex 32)"`,
+    ) +
+      "\nClaude Code:  claude mcp add ts-code-mode -- npx ts-code-mode mcp --base /abs/path/.code-mode\n" +
+      "HTTP clients connect to http://HOST:PORT/mcp. Logs go to stderr; on stdio, stdout carries only the protocol.\n",
+  );
+  cmd.action(async (flags: McpFlags) => {
+    checkFlags(flags, cmd.getOptionValueSource("token") === "env");
+    await serve(flags);
+  });
+}
+
+/** Every combination that cannot work is refused here, before a port is bound or stdout claimed. */
+function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
+  if (flags.prefix !== undefined && flags.redis === undefined) {
+    throw new CliUsageError("--prefix only applies to Redis storage; give --redis URL with it, or drop --prefix");
+  }
+  if (flags.redis !== undefined && flags.prefix === undefined) {
+    throw new CliUsageError("--redis needs --prefix P: every key starts with P:, so several applications can share one server");
+  }
+  if (flags.redis !== undefined && flags.storage !== undefined) {
+    throw new CliUsageError("--storage and --redis both say where workflows and artifacts live; give one");
+  }
+  if (flags.http === undefined) {
+    const httpOnly = [
+      flags.host !== undefined && "--host",
+      flags.token !== undefined && !tokenFromEnv && "--token",
+      !flags.auth && "--no-auth",
+    ].filter((f): f is string => typeof f === "string");
+    if (httpOnly.length) {
+      throw new CliUsageError(`${httpOnly.join(", ")} only ${httpOnly.length === 1 ? "applies" : "apply"} with --http PORT (stdio needs no address or token)`);
+    }
+    return;
+  }
+  const problem = authConfigProblem({
+    host: flags.host ?? "127.0.0.1",
+    ...(flags.token !== undefined ? { token: flags.token } : {}),
+    noAuth: !flags.auth,
+  });
+  if (problem) throw new CliUsageError(problem);
+}
+
+async function serve(flags: McpFlags): Promise<void> {
+  const log = stderrLog;
+  const paths = resolvePaths(flags);
+  const { storage, where: storedIn } = await openStorage(flags, paths.storagePath);
+  const newSession = () =>
+    new Session({
+      storage,
+      executor: createExecutor(flags.executor, {
+        toolsPath: paths.toolsPath,
+        defaultTimeoutMs: flags.timeout,
+        // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
+        ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
+      }),
+    });
+  const serverOptions: CodeModeServerOptions = {
+    maxOutput: flags.maxOutput,
+    runtimeDeps: flags.runtimeDeps,
+    serverInfo: { name: "ts-code-mode", version: packageVersion() },
+    log,
+  };
+  if (flags.executor === "in-process") {
+    log("warning: with --executor in-process the agent's code runs inside this server: process.exit() ends it and a runaway async loop blocks it");
+  }
+  keepServing(log, flags.executor === "in-process");
+  const where = `tools from ${paths.toolsPath}, storage in ${storedIn}`;
+  try {
+    if (flags.http === undefined) {
+      const session = newSession();
+      try {
+        // A broken tool file should stop the server at once, not fail the first call.
+        await session.start();
+        const serving = await serveStdio(session, serverOptions);
+        log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
+        await Promise.race([serving.closed, shutdownSignal()]);
+        await serving.close();
+      } finally {
+        await session.close();
+      }
+      return;
+    }
+    // Each HTTP client gets its own session, started on first use: check the tool files now.
+    await (await ToolRegistry.load(paths.toolsPath)).close();
+    const serving = await serveHttp({
+      ...serverOptions,
+      port: flags.http,
+      ...(flags.host !== undefined ? { host: flags.host } : {}),
+      ...(flags.token !== undefined ? { token: flags.token } : {}),
+      noAuth: !flags.auth,
+      createSession: newSession,
+    }).catch((err: unknown) => {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EADDRINUSE") throw new CliUsageError(`port ${flags.http} is already in use on ${flags.host ?? "127.0.0.1"}; choose another --http PORT (0 picks a free one)`);
+      if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND") throw new CliUsageError(`cannot bind --host ${flags.host ?? ""}: no such local address`);
+      throw err;
+    });
+    const auth = flags.token !== undefined ? "bearer token required" : isLoopbackHost(flags.host ?? "127.0.0.1") ? "loopback only, no token" : "NO AUTH (--no-auth)";
+    log(`listening on ${serving.url} (${auth}; ${where})`);
+    await shutdownSignal();
+    log("shutting down");
+    await serving.close();
+  } finally {
+    await storage.close();
+  }
+}
+
+/**
+ * FileStorage at the storage folder, or RedisStorage with --redis. Redis is reached before serving:
+ * an unreachable server fails the command (exit 1, naming host:port) instead of every later call.
+ */
+async function openStorage(flags: McpFlags, storagePath: string): Promise<{ storage: StorageBackend; where: string }> {
+  const workspace = flags.workspace !== undefined ? { workspaceId: flags.workspace } : {};
+  if (flags.redis !== undefined) {
+    let redis: RedisStorage;
+    try {
+      redis = new RedisStorage({ url: flags.redis, prefix: flags.prefix ?? "", ...workspace });
+    } catch (err) {
+      // A bad URL, prefix or workspace id is the user's input (the messages never hold the password).
+      throw new CliUsageError(err instanceof Error ? err.message : String(err));
+    }
+    try {
+      await redis.connect();
+    } catch (err) {
+      await redis.close();
+      throw err;
+    }
+    const ws = redis.workspaceId !== undefined ? `, workspace ${redis.workspaceId}` : "";
+    return { storage: redis, where: `Redis at ${redis.where}, prefix ${redis.prefix}${ws}` };
+  }
+  try {
+    const file = new FileStorage({ basePath: storagePath, ...workspace });
+    return { storage: file, where: file.root };
+  } catch (err) {
+    // A bad --workspace is the user's input; storage failures (permissions) stay errors.
+    if (flags.workspace !== undefined && err instanceof Error && err.name !== "StorageError") throw new CliUsageError(`--workspace: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * One agent's stray error must not end the server for every client. A rejected promise nobody
+ * awaited (a tool adapter's, or in-process agent code's) is logged, not fatal. An uncaught
+ * exception is survived only with the in-process executor, where agent code's timers throw into
+ * this process; otherwise it is a bug in ts-code-mode and ends the process as usual.
+ */
+function keepServing(log: (line: string) => void, survivesExceptions: boolean): void {
+  const describe = (err: unknown) => (err instanceof Error ? (err.stack ?? err.message) : String(err));
+  process.on("unhandledRejection", (reason) => log(`unhandled rejection (ignored, still serving): ${describe(reason)}`));
+  if (survivesExceptions) process.on("uncaughtException", (err) => log(`uncaught exception in agent code (ignored, still serving): ${describe(err)}`));
+}
+
+/** Resolves on SIGINT or SIGTERM: how a client (or Ctrl-C) asks the server to stop. */
+function shutdownSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+}
+
+function parseMaxOutput(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= MIN_MAX_OUTPUT && n <= MAX_OUTPUT_LIMIT)) {
+    throw new InvalidArgumentError(`expected a whole number of characters from ${MIN_MAX_OUTPUT} to ${MAX_OUTPUT_LIMIT}, e.g. 24000`);
+  }
+  return n;
+}
+
+function parsePort(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= 0 && n <= 65_535)) throw new InvalidArgumentError("expected a port number from 0 to 65535 (0 picks a free port)");
+  return n;
+}

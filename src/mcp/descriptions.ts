@@ -1,0 +1,42 @@
+/**
+ * What the MCP client (and so the model) reads in `tools/list`. Progressive disclosure: these texts
+ * teach the four namespaces and how to discover the rest, and never list the configured tools or
+ * workflows themselves, so the first `tools/list` costs the same few kilobytes whether the base
+ * folder holds one tool or five hundred. The model finds the rest with tools.search/describe.
+ */
+
+export const RUN_CODE_DESCRIPTION = [
+  "Run TypeScript (or JavaScript) and get back the value of the last expression, console output and any error.",
+  "Top-level await works; top-level const/let/function declarations persist into later run_code calls.",
+  "Four namespaces are in scope; every call returns a Promise:",
+  '- tools: CLI commands and APIs. Find them with await tools.search("what you need") (names, callables, signatures),',
+  '  read one with await tools.describe("name") (TypeScript declaration), then call await tools.<name>.<callable>({ ...args }).',
+  '- workflows: saved, reusable code. await workflows.search("task"), then await workflows.<name>({ ...args }).',
+  "  Save one with await workflows.create({ name, source, description }) where source exports async function run(args).",
+  "- artifacts: persistent named data. await artifacts.save(name, data), artifacts.load(name), artifacts.list().",
+  "- deps: await deps.list() shows the packages code may import; deps.add(spec) installs one where allowed.",
+  "Search before guessing names. Do many calls in one snippet (loops, Promise.all) and return only what you need;",
+  "save large results as artifacts instead of printing them.",
+].join("\n");
+
+export const DESCRIPTIONS = {
+  list_tools: "List every configured tool with its callables and TypeScript signatures (call them from run_code as tools.<tool>.<callable>(args)).",
+  search_tools: "Find tools by what they do, best match first. Same data as tools.search(query) in run_code.",
+  describe_tool: "The full TypeScript declaration (with JSDoc) of one tool: every callable and argument. Same as tools.describe(name).",
+  list_workflows: "List saved workflows with their descriptions and parameters (run them from run_code as workflows.<name>(args)).",
+  search_workflows: "Find saved workflows by what they do, best match first. Same as workflows.search(query) in run_code.",
+  get_workflow: "One workflow: description, parameters and TypeScript source.",
+  create_workflow:
+    "Save (or replace) a workflow: a TypeScript module that exports async function run({ ...params }), with tools, workflows, artifacts and deps in scope. Callable from run_code as workflows.<name>(args).",
+  delete_workflow: "Delete a saved workflow by name.",
+  list_artifacts: "List stored artifacts: name, kind (text, bytes, json), size, description and metadata.",
+  load_artifact: "Load one artifact's data: text as text, JSON as JSON, bytes as base64 in the structured result.",
+  list_deps: "List the packages the code may import. Same as deps.list() in run_code.",
+  add_dep: 'Install a package the code may then import, e.g. "lodash@^4". Same as deps.add(spec) in run_code.',
+  remove_dep: "Remove a package added with add_dep. Same as deps.remove(spec) in run_code.",
+} as const;
+
+/** Sent once in the initialize result; clients that show server instructions give the model this. */
+export const SERVER_INSTRUCTIONS =
+  "ts-code-mode runs TypeScript with tools, workflows, artifacts and deps in scope. Prefer one run_code call that does " +
+  "several steps over many small tool calls; discover tools with tools.search and tools.describe inside run_code.";

@@ -1,0 +1,175 @@
+/**
+ * Serving MCP over Streamable HTTP at one path (default /mcp). Every MCP session (one client
+ * connection, identified by the Mcp-Session-Id header) gets its own McpServer and its own
+ * ts-code-mode Session, so agents never see each other's variables; storage is whatever the
+ * `createSession` factory shares. Sessions end when the client sends DELETE, when the server
+ * closes, or when `maxSessions` is reached and the least recently used one is evicted.
+ */
+import { randomUUID } from "node:crypto";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Session } from "../session.js";
+import { authConfigProblem, bearerMatches, isLoopbackHost, loopbackRequestAllowed } from "./auth.js";
+import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
+
+export const DEFAULT_MCP_PATH = "/mcp";
+export const DEFAULT_MAX_SESSIONS = 32;
+
+export interface HttpServeOptions extends CodeModeServerOptions {
+  /** TCP port; 0 picks a free one (see `port` of the result). */
+  port: number;
+  /** Address to bind. Default 127.0.0.1. */
+  host?: string;
+  /** Bearer token every request must carry. Required for a non-loopback host unless `noAuth`. */
+  token?: string;
+  /** Serve a non-loopback host without a token. Never implied. */
+  noAuth?: boolean;
+  /** A new, unstarted Session for each MCP session; the server closes it when the MCP session ends. */
+  createSession: () => Session;
+  /** MCP sessions kept at once (default 32); one more evicts the least recently used. */
+  maxSessions?: number;
+  /** Default /mcp. */
+  path?: string;
+}
+
+export interface HttpServing {
+  /** e.g. http://127.0.0.1:8765/mcp */
+  url: string;
+  port: number;
+  /** Open MCP sessions. */
+  sessionCount(): number;
+  /** Closes every MCP session (and its Session) and stops listening. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Entry {
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+  session: Session;
+  lastUsed: number;
+}
+
+/** Thrown before anything listens when the options would serve without protection. */
+export class McpAuthConfigError extends Error {
+  override readonly name = "McpAuthConfigError";
+}
+
+export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
+  // "[::1]" is how a URL writes it; listen() wants the bare address.
+  const host = (options.host ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
+  const problem = authConfigProblem({ host, ...(options.token !== undefined ? { token: options.token } : {}), noAuth: options.noAuth === true });
+  if (problem) throw new McpAuthConfigError(problem);
+  const log = options.log ?? stderrLog;
+  const mcpPath = options.path ?? DEFAULT_MCP_PATH;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const checkHost = isLoopbackHost(host);
+  const entries = new Map<string, Entry>();
+  let closed = false;
+
+  const endEntry = async (id: string, entry: Entry): Promise<void> => {
+    if (entries.get(id) === entry) entries.delete(id);
+    await entry.server.close().catch(() => undefined);
+    await entry.session.close().catch((err: unknown) => log(`closing a session failed: ${String(err)}`));
+  };
+
+  const evictIfFull = async (): Promise<void> => {
+    while (entries.size >= maxSessions) {
+      const [id, oldest] = [...entries].reduce((a, b) => (b[1].lastUsed < a[1].lastUsed ? b : a));
+      log(`${entries.size} MCP sessions open (the limit is ${maxSessions}); closing the least recently used one`);
+      await endEntry(id, oldest);
+    }
+  };
+
+  const startSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    await evictIfFull();
+    const session = options.createSession();
+    const { server } = createCodeModeServer(session, { ...options, log });
+    let entry: Entry | undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        entry = { server, transport, session, lastUsed: Date.now() };
+        entries.set(id, entry);
+      },
+    });
+    server.server.onclose = () => {
+      const id = transport.sessionId;
+      if (entry && id !== undefined) void endEntry(id, entry);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+    // Not an initialize request: the transport answered 400 and nothing refers to this session.
+    if (transport.sessionId === undefined || !entries.has(transport.sessionId)) {
+      await server.close().catch(() => undefined);
+      await session.close();
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const pathname = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (pathname !== mcpPath) return sendJson(res, 404, { error: `Not found. The MCP endpoint is ${mcpPath}` });
+    if (checkHost && !loopbackRequestAllowed(req)) {
+      return sendJson(res, 403, { error: "Forbidden: this server only answers requests addressed to localhost" });
+    }
+    if (options.token !== undefined && !bearerMatches(req.headers.authorization, options.token)) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="ts-code-mode"');
+      return sendJson(res, 401, { error: "Unauthorized: send the server's token as Authorization: Bearer <token>" });
+    }
+    if (closed) return sendJson(res, 503, { error: "The server is shutting down" });
+    const header = req.headers["mcp-session-id"];
+    const id = Array.isArray(header) ? header[0] : header;
+    if (id !== undefined) {
+      const entry = entries.get(id);
+      if (!entry) return sendJson(res, 404, rpcError(-32001, "Session not found: it ended or the server restarted; initialize a new one"));
+      entry.lastUsed = Date.now();
+      return entry.transport.handleRequest(req, res);
+    }
+    if (req.method !== "POST") return sendJson(res, 400, rpcError(-32000, "Bad Request: no Mcp-Session-Id header; start with an initialize POST"));
+    return startSession(req, res);
+  };
+
+  const httpServer = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log(`request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      if (!res.headersSent) sendJson(res, 500, rpcError(-32603, "Internal error"));
+      else res.end();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", reject);
+    httpServer.listen(options.port, host, () => {
+      httpServer.off("error", reject);
+      resolve();
+    });
+  });
+  httpServer.on("error", (err) => log(`HTTP server error: ${err.message}`));
+  const port = (httpServer.address() as AddressInfo).port;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}${mcpPath}`,
+    port,
+    sessionCount: () => entries.size,
+    close: () =>
+      (closing ??= (async () => {
+        closed = true;
+        await Promise.all([...entries].map(([id, entry]) => endEntry(id, entry)));
+        await new Promise<void>((resolve) => {
+          httpServer.close(() => resolve());
+          // Open SSE streams would keep close() waiting forever.
+          httpServer.closeAllConnections();
+        });
+      })()),
+  };
+}
+
+function rpcError(code: number, message: string): object {
+  return { jsonrpc: "2.0", error: { code, message }, id: null };
+}
+
+function sendJson(res: ServerResponse, status: number, body: object): void {
+  res.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+}

@@ -1,0 +1,89 @@
+/**
+ * Serving MCP over stdin/stdout. Stdout is the protocol stream: one stray byte (a library's
+ * console.log, or agent code under the in-process executor calling process.stdout.write) would
+ * corrupt it and the client would drop the connection. So the server claims stdout: the protocol
+ * gets a private handle on the real stream, and `process.stdout.write` is re-routed to stderr for
+ * as long as the server runs.
+ */
+import type { Readable } from "node:stream";
+import { Writable } from "node:stream";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Session } from "../session.js";
+import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
+
+export interface StdioServeOptions extends CodeModeServerOptions {
+  /** Default process.stdin. */
+  stdin?: Readable;
+  /** Default: the process's stdout, claimed (see the module comment). A stream given here is used as is. */
+  stdout?: Writable;
+}
+
+export interface StdioServing {
+  /** The MCP tool names offered. */
+  tools: string[];
+  /** Resolves when the client closes stdin (or `close()` was called). */
+  closed: Promise<void>;
+  /** Stops serving; the Session stays open (it belongs to the caller). Idempotent. */
+  close(): Promise<void>;
+}
+
+export async function serveStdio(session: Session, options: StdioServeOptions = {}): Promise<StdioServing> {
+  const log = options.log ?? stderrLog;
+  const stdin = options.stdin ?? process.stdin;
+  const claimed = options.stdout ? null : claimStdout();
+  const stdout = options.stdout ?? claimed!.protocol;
+  const { server, tools } = createCodeModeServer(session, { ...options, log });
+
+  let finish!: () => void;
+  const closed = new Promise<void>((resolve) => (finish = resolve));
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      stdin.off("end", onEnd);
+      stdin.off("close", onEnd);
+      await server.close().catch((err: unknown) => log(`closing the MCP server failed: ${String(err)}`));
+      claimed?.release();
+      finish();
+    })());
+  const onEnd = () => void close();
+  stdin.once("end", onEnd);
+  stdin.once("close", onEnd);
+  // The client went away mid-write (EPIPE): nobody is listening any more.
+  stdout.on("error", (err) => {
+    log(`stdout failed (${err.message}); stopping`);
+    void close();
+  });
+  server.server.onclose = () => void close();
+
+  await server.connect(new StdioServerTransport(stdin, stdout));
+  return { tools, closed, close };
+}
+
+type WriteCallback = (err?: Error | null) => void;
+
+/**
+ * A private writable on the real stdout for the protocol, and `process.stdout.write` re-routed to
+ * stderr until `release()`. Writes through the returned stream keep their order and backpressure.
+ */
+export function claimStdout(): { protocol: Writable; release(): void } {
+  const stdout = process.stdout;
+  const original = stdout.write;
+  const realWrite = original.bind(stdout) as (chunk: string | Uint8Array, cb: WriteCallback) => boolean;
+  const protocol = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      realWrite(chunk, (err) => callback(err ?? null));
+    },
+  });
+  const toStderr = (chunk: string | Uint8Array, encodingOrCb?: BufferEncoding | WriteCallback, cb?: WriteCallback): boolean =>
+    typeof encodingOrCb === "function" ? process.stderr.write(chunk, encodingOrCb) : process.stderr.write(chunk, encodingOrCb as BufferEncoding, cb);
+  stdout.write = toStderr as typeof stdout.write;
+  let released = false;
+  return {
+    protocol,
+    release() {
+      if (released) return;
+      released = true;
+      stdout.write = original;
+    },
+  };
+}

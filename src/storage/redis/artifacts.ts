@@ -1,0 +1,153 @@
+/**
+ * Artifacts in Redis: the payload in its own binary-safe key, the metadata in one hash that is
+ * also the listing, and a sorted set of names for the folder rules (see keys.ts).
+ *
+ * Every write touches the three together in one Lua script, and a load reads payload and metadata
+ * in one script, so no reader ever sees data without its metadata or the reverse, and a client
+ * killed mid-save leaves the old artifact or the new one. The save script also carries createdAt
+ * over and advances updatedAt, which makes an overwrite one round trip with no read-modify-write
+ * race between two writers.
+ *
+ * Names follow FileStorage's rules, including "an artifact cannot also be a folder", so the same
+ * data can move between backends (`ts-code-mode store pull`) without a name that cannot exist on disk.
+ */
+import { ValidationError } from "../../errors.js";
+import { decodeArtifact, encodeArtifact, inferKind, sha256Hex } from "../codec.js";
+import { compareNames, validateArtifactName } from "../names.js";
+import type { ArtifactData, ArtifactInfo, ArtifactStore, SaveArtifactOptions } from "../protocol.js";
+import { LuaScript, type RedisConnection } from "./connection.js";
+import type { RedisKeys } from "./keys.js";
+import { artifactInfo, parseArtifactMeta, parseArtifactOptions } from "./records.js";
+
+/**
+ * KEYS: index, meta, data. ARGV: name, now (ms), metadata JSON without its first "{", payload,
+ * then the name's folders ("a", "a/b" for "a/b/c"). Replies {"ok", createdMs, updatedMs},
+ * {"file", folder} when a folder of the name is an artifact, or {"folder"} when the name is one.
+ */
+const SAVE = new LuaScript(`
+local name = ARGV[1]
+for i = 5, #ARGV do
+  if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then return {'file', ARGV[i]} end
+end
+if redis.call('ZRANGEBYLEX', KEYS[1], '[' .. name .. '/', '(' .. name .. '0', 'LIMIT', 0, 1)[1] then return {'folder'} end
+local now = tonumber(ARGV[2])
+local created, updated = now, now
+local prev = redis.call('HGET', KEYS[2], name)
+if prev then
+  local c, u = string.match(prev, '^{"createdMs":(%d+),"updatedMs":(%d+),')
+  if c then
+    created = tonumber(c)
+    if tonumber(u) >= now then updated = tonumber(u) + 1 end
+  end
+end
+created = string.format('%d', created)
+updated = string.format('%d', updated)
+redis.call('SET', KEYS[3], ARGV[4])
+redis.call('HSET', KEYS[2], name, '{"createdMs":' .. created .. ',"updatedMs":' .. updated .. ',' .. ARGV[3])
+redis.call('ZADD', KEYS[1], 0, name)
+return {'ok', created, updated}
+`);
+
+/** KEYS: meta, data. ARGV: name. Replies {metadata, payload} or nil. */
+const LOAD = new LuaScript(`
+local meta = redis.call('HGET', KEYS[1], ARGV[1])
+if not meta then return false end
+local data = redis.call('GET', KEYS[2])
+if not data then return false end
+return {meta, data}
+`);
+
+/** KEYS: index, meta, data. ARGV: name. Replies 1 when something was deleted. */
+const DELETE = new LuaScript(`
+local n = redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[3])
+return n
+`);
+
+export class RedisArtifactStore implements ArtifactStore {
+  constructor(
+    private readonly conn: RedisConnection,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async save(name: string, data: ArtifactData, options?: SaveArtifactOptions): Promise<ArtifactInfo> {
+    const segments = validateArtifactName(name);
+    const { description, metadata } = parseArtifactOptions(options);
+    const { kind, bytes } = encodeArtifact(data);
+    const tail = JSON.stringify({ v: 1, kind, size: bytes.byteLength, sha256: sha256Hex(bytes), description, metadata }).slice(1);
+    const folders = segments.slice(0, -1).map((_, i) => segments.slice(0, i + 1).join("/"));
+    const payload = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const reply = await this.conn.run(`save artifact "${name}"`, (c) =>
+      this.conn.script(c, SAVE, [this.keys.artifactIndex, this.keys.artifactMeta, this.keys.artifactData(name)], [
+        name,
+        Date.now(),
+        tail,
+        payload,
+        ...folders,
+      ]),
+    );
+    const [status, a, b] = reply as string[];
+    if (status === "file") {
+      throw new ValidationError(`Cannot save artifact "${name}": "${a}" is an artifact, not a folder. Choose another name or delete that artifact first.`);
+    }
+    if (status === "folder") {
+      throw new ValidationError(
+        `Cannot save artifact "${name}": a folder of artifacts with that name exists (e.g. "${name}/..."); ` +
+          "an artifact name cannot also be a folder. Choose another name or delete the artifacts inside it.",
+      );
+    }
+    return {
+      name,
+      kind,
+      size: bytes.byteLength,
+      description,
+      metadata: structuredClone(metadata),
+      createdAt: new Date(Number(a)).toISOString(),
+      updatedAt: new Date(Number(b)).toISOString(),
+    };
+  }
+
+  async load(name: string): Promise<ArtifactData | undefined> {
+    validateArtifactName(name);
+    const reply = await this.conn.run(`load artifact "${name}"`, (c) =>
+      this.conn.script(c, LOAD, [this.keys.artifactMeta, this.keys.artifactData(name)], [name], true),
+    );
+    if (!Array.isArray(reply)) return undefined;
+    const [metaBytes, bytes] = reply as [Buffer, Buffer];
+    const meta = parseArtifactMeta(metaBytes.toString("utf8"), this.where(name));
+    // Only a payload replaced by hand (outside ts-code-mode) can disagree with its metadata.
+    const kind = meta.size === bytes.byteLength ? meta.kind : inferKind(bytes, meta.kind, name);
+    return decodeArtifact(kind, bytes);
+  }
+
+  async get(name: string): Promise<ArtifactInfo | null> {
+    validateArtifactName(name);
+    const meta = await this.conn.run(`read artifact "${name}"`, (c) => c.hget(this.keys.artifactMeta, name));
+    return meta === null ? null : artifactInfo(name, parseArtifactMeta(meta, this.where(name)));
+  }
+
+  async list(): Promise<ArtifactInfo[]> {
+    const all = await this.conn.run("list artifacts", (c) => c.hgetall(this.keys.artifactMeta));
+    return Object.entries(all)
+      .map(([name, meta]) => artifactInfo(name, parseArtifactMeta(meta, this.where(name))))
+      .sort((a, b) => compareNames(a.name, b.name));
+  }
+
+  async exists(name: string): Promise<boolean> {
+    validateArtifactName(name);
+    return (await this.conn.run(`check artifact "${name}"`, (c) => c.hexists(this.keys.artifactMeta, name))) === 1;
+  }
+
+  async delete(name: string): Promise<boolean> {
+    validateArtifactName(name);
+    const n = await this.conn.run(`delete artifact "${name}"`, (c) =>
+      this.conn.script(c, DELETE, [this.keys.artifactIndex, this.keys.artifactMeta, this.keys.artifactData(name)], [name]),
+    );
+    return n === 1;
+  }
+
+  private where(name: string): string {
+    return `${this.keys.artifactMeta} field ${JSON.stringify(name)}`;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Secrets of an HTTP tool: `${VAR}` references in header values, resolved from the environment at
+ * call time, and the redaction that keeps their values out of every message this adapter produces.
+ *
+ * A server may echo a request header back in an error body, and Node's own errors may quote a
+ * header value, so redaction is applied to all text that reaches an error (body excerpts, network
+ * error causes, URLs) — not only to text we compose ourselves.
+ */
+
+export const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const REFERENCE_RE = /\$\{([^}]*)\}/g;
+/** What replaces a secret in any text shown to a caller. */
+export const REDACTED = "***";
+/** Header names whose values are credentials even when written literally in the YAML. */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(["authorization", "proxy-authorization", "cookie"]);
+/** Query keys whose values are masked in URLs shown in errors (api_key, access_token, sig, ...). */
+const SENSITIVE_QUERY_KEY_RE = /token|key|secret|passw|pwd|auth|sig|credential|session|cookie/i;
+
+export function hasControlChar(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/** Why a header value template is malformed, or null. Checked at load time. */
+export function templateProblem(template: string): string | null {
+  if (hasControlChar(template.replace(/\t/g, ""))) return "header values cannot contain line breaks or control characters";
+  let from = 0;
+  for (;;) {
+    const start = template.indexOf("${", from);
+    if (start < 0) return null;
+    const end = template.indexOf("}", start + 2);
+    if (end < 0) return `unterminated \${ at position ${start}; write \${VAR_NAME}`;
+    const name = template.slice(start + 2, end);
+    if (!ENV_NAME_RE.test(name)) return `\${${name}} is not an environment variable reference; write \${VAR_NAME} (letters, digits and _)`;
+    from = end + 1;
+  }
+}
+
+/** Variable names a template refers to, in order. */
+export function templateVariables(template: string): string[] {
+  return [...template.matchAll(REFERENCE_RE)].map((m) => m[1] ?? "");
+}
+
+export interface ResolvedHeaders {
+  headers: Record<string, string>;
+  /** Values that must never be shown: each variable's value and each credential header's value. */
+  secrets: string[];
+  /** Lower-case names of headers that carry secrets; they are not sent to another origin on a redirect. */
+  secretHeaders: Set<string>;
+  /** References to variables that are unset or empty. */
+  missing: Array<{ header: string; variable: string }>;
+  /** Headers whose value, once resolved, contains a line break (the variable's value is not shown). */
+  invalid: Array<{ header: string; variables: string[] }>;
+}
+
+/** Resolve `${VAR}` in header templates from `env`. Never throws; the caller turns `missing`/`invalid` into errors. */
+export function resolveHeaders(templates: ReadonlyArray<{ name: string; template: string }>, env: NodeJS.ProcessEnv): ResolvedHeaders {
+  const out: ResolvedHeaders = { headers: {}, secrets: [], secretHeaders: new Set(), missing: [], invalid: [] };
+  for (const { name, template } of templates) {
+    const variables = templateVariables(template);
+    const value = template.replace(REFERENCE_RE, (_, variable: string) => {
+      const v = env[variable];
+      if (v === undefined || v === "") {
+        out.missing.push({ header: name, variable });
+        return "";
+      }
+      out.secrets.push(v);
+      return v;
+    });
+    if (variables.length > 0 || CREDENTIAL_HEADERS.has(name.toLowerCase())) {
+      out.secretHeaders.add(name.toLowerCase());
+      if (value.trim()) out.secrets.push(value);
+    }
+    if (hasControlChar(value.replace(/\t/g, ""))) out.invalid.push({ header: name, variables });
+    out.headers[name] = value;
+  }
+  return out;
+}
+
+/** `text` with every secret (and its URL- and JSON-escaped forms) replaced by `***`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return text;
+  const forms = new Set<string>();
+  for (const s of secrets) {
+    if (!s) continue;
+    forms.add(s);
+    forms.add(encodeURIComponent(s));
+    forms.add(JSON.stringify(s).slice(1, -1));
+  }
+  // Longest first, so a secret that contains another is replaced whole.
+  let out = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(REDACTED);
+  return out;
+}
+
+/** A URL as it may appear in a message: no credentials or fragment, sensitive query values masked. */
+export function displayUrl(url: URL): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of url.searchParams) params.append(k, SENSITIVE_QUERY_KEY_RE.test(k) ? REDACTED : v);
+  const query = params.toString();
+  return `${url.origin}${url.pathname}${query ? `?${query}` : ""}`;
+}

@@ -1,0 +1,130 @@
+/**
+ * Drives the BUILT `ts-code-mode mcp` the way an MCP client does: the SDK's Client over stdio
+ * (StdioClientTransport spawns `node dist/cli/main.js mcp ...`) or over Streamable HTTP (the
+ * server is spawned, its URL read from the "listening on" line it logs to stderr).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { cp, mkdir } from "node:fs/promises";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { MAIN, REPO } from "../cli/harness.js";
+
+export { cleanup, cli, ensureBuilt, MAIN, REPO, tempDir } from "../cli/harness.js";
+
+export const EXAMPLE_TOOLS = path.join(REPO, "examples", "tools");
+
+export interface StdioConnection {
+  client: Client;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+/** Spawns `node <command...>` (default: the built CLI's `mcp` with `args`) and connects a Client over stdio. */
+export async function connectStdio(args: string[], options: { cwd: string; command?: string; fullArgs?: string[] }): Promise<StdioConnection> {
+  const transport = new StdioClientTransport({
+    command: options.command ?? process.execPath,
+    args: options.fullArgs ?? [MAIN, "mcp", ...args],
+    cwd: options.cwd,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+  const client = new Client({ name: "ts-code-mode-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, stderr: () => stderr, close: () => client.close() };
+}
+
+/** A base folder at `<dir>/base` with the example tools copied into base/tools. */
+export async function baseWithExampleTools(dir: string): Promise<string> {
+  const base = path.join(dir, "base");
+  await mkdir(base, { recursive: true });
+  await cp(EXAMPLE_TOOLS, path.join(base, "tools"), { recursive: true });
+  return base;
+}
+
+/** The text of a tool result's first content block. */
+export function textOf(result: unknown): string {
+  const content = (result as CallToolResult).content;
+  const first = content[0];
+  if (!first || first.type !== "text") throw new Error(`expected a text result, got ${JSON.stringify(result)}`);
+  return first.text;
+}
+
+export function structuredOf<T = Record<string, unknown>>(result: unknown): T {
+  return (result as CallToolResult).structuredContent as T;
+}
+
+export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** Runs `node dist/cli/main.js ...args` to completion with stdin closed; like cli() of the CLI harness, plus `env`. */
+export function runCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end();
+  });
+}
+
+export interface HttpServerProcess {
+  url: string;
+  child: ChildProcess;
+  stderr(): string;
+  stop(): Promise<number | null>;
+}
+
+/** Spawns `mcp --http 0 ...` and waits for the URL it logs. */
+export function startHttpServer(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<HttpServerProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, "mcp", "--http", "0", ...args], {
+      cwd: options.cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: options.env ?? process.env,
+    });
+    let stderr = "";
+    let stdout = "";
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    };
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the HTTP server did not start:\n${stderr}`));
+    }, 20_000);
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve({ url: m[1], child, stderr: () => stderr, stop });
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the HTTP server exited (${code}) before listening:\n${stderr}${stdout}`));
+    });
+  });
+}
+
+export async function connectHttp(url: string, token?: string): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), token !== undefined ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {});
+  const client = new Client({ name: "ts-code-mode-test", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}

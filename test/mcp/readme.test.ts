@@ -1,0 +1,73 @@
+/**
+ * The README's MCP setup, followed as a new user would: the Claude Desktop JSON block is read out
+ * of README.md, its placeholder paths replaced with real ones, and the exact command and args are
+ * started by the SDK's stdio client.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { baseWithExampleTools, callTool, cleanup, connectStdio, ensureBuilt, REPO, structuredOf, tempDir, type StdioConnection } from "./harness.js";
+
+let dir: string;
+let conn: StdioConnection | undefined;
+
+beforeAll(ensureBuilt);
+beforeEach(async () => {
+  dir = await tempDir();
+});
+afterEach(async () => {
+  await conn?.close();
+  conn = undefined;
+  await cleanup(dir);
+});
+
+/** The README's "## MCP server" section. */
+async function mcpSection(): Promise<string> {
+  const readme = await readFile(path.join(REPO, "README.md"), "utf8");
+  const start = readme.indexOf("\n## MCP server\n");
+  expect(start, "README.md has a '## MCP server' section").toBeGreaterThan(-1);
+  const end = readme.indexOf("\n## ", start + 1);
+  return readme.slice(start, end === -1 ? undefined : end);
+}
+
+interface DesktopConfig {
+  mcpServers: Record<string, { command: string; args: string[] }>;
+}
+
+async function desktopConfig(): Promise<DesktopConfig> {
+  const blocks = [...(await mcpSection()).matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  const block = blocks.find((b) => b.includes('"mcpServers"'));
+  expect(block, "a ```json block with mcpServers").toBeDefined();
+  return JSON.parse(block!) as DesktopConfig;
+}
+
+describe("README: MCP server setup", () => {
+  it("the Claude Desktop config starts a server the SDK client can use", async () => {
+    const base = await baseWithExampleTools(dir);
+    const entry = (await desktopConfig()).mcpServers["ts-code-mode"];
+    expect(entry).toBeDefined();
+    // The placeholders a user replaces: the clone's folder and the base folder.
+    const args = entry!.args.map((a) => a.replace("/abs/path/dist/", `${REPO}/dist/`).replace("/abs/path/.code-mode", base));
+    expect(args.join(" ")).not.toContain("/abs/path");
+    conn = await connectStdio([], { cwd: dir, command: entry!.command, fullArgs: args });
+    const r = await callTool(conn.client, "run_code", { code: 'await tools.echo.say({ text: ["from", "the", "readme"] })' });
+    expect(structuredOf(r)).toMatchObject({ ok: true, value: "from the readme\n" });
+  });
+
+  it("the claude mcp add line runs the same command line as the Desktop config", async () => {
+    const section = await mcpSection();
+    const line = /^claude mcp add ts-code-mode -- (.+)$/m.exec(section)?.[1];
+    expect(line, "a `claude mcp add ts-code-mode -- ...` line").toBeDefined();
+    const desktopArgs = (await desktopConfig()).mcpServers["ts-code-mode"]!.args.slice(1);
+    expect(line!.split(/\s+/)).toEqual(["npx", "ts-code-mode", ...desktopArgs]);
+  });
+
+  it("lists every MCP tool the server offers and every flag of the command", async () => {
+    const section = await mcpSection();
+    conn = await connectStdio(["--base", path.join(dir, "base")], { cwd: dir });
+    for (const tool of (await conn.client.listTools()).tools) expect(section).toContain(`\`${tool.name}`);
+    for (const flag of ["--base", "--tools", "--storage", "--redis", "--prefix", "--workspace", "--executor", "--timeout", "--no-runtime-deps", "--max-output", "--http", "--host", "--token", "--no-auth"]) {
+      expect(section).toContain(`\`${flag}`);
+    }
+  });
+});
