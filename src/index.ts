@@ -27,7 +27,6 @@ export { isStorageBackend, parseStorageDescriptor, storageFromDescriptor, valida
 export * from "./tools/index.js";
 export * from "./workflows/index.js";
 export * from "./search/index.js";
-export * from "./mcp/index.js";
 export { SerialQueue } from "./serial-queue.js";
 export { DepsService, FileDepsStore, parseDepSpec, depsServiceFor, type DepsConfig, type DepEntry, type DepSpec, type DepsStore, type InstallResult } from "./deps/index.js";
 export {

@@ -8,10 +8,9 @@ import type { Session } from "../session.js";
 import { SERVER_INSTRUCTIONS } from "./descriptions.js";
 import { registerCodeModeTools } from "./tools.js";
 
-/** Longest text a tool returns unless told otherwise (about 6,000 tokens). */
-export const DEFAULT_MAX_OUTPUT = 24_000;
-/** Below this the labels and cut markers would not fit. */
-export const MIN_MAX_OUTPUT = 500;
+import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
+
+export { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
 
 export interface CodeModeServerOptions {
   /** Longest text a tool returns, in characters (default 24,000). */
@@ -50,6 +49,3 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
   return { server, tools };
 }
 
-export function stderrLog(line: string): void {
-  process.stderr.write(`ts-code-mode mcp: ${line}\n`);
-}

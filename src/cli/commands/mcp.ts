@@ -6,9 +6,8 @@
  */
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { authConfigProblem, isLoopbackHost } from "../../mcp/auth.js";
-import { serveHttp } from "../../mcp/http.js";
-import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog, type CodeModeServerOptions } from "../../mcp/server.js";
-import { serveStdio } from "../../mcp/stdio.js";
+import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "../../mcp/limits.js";
+import type { CodeModeServerOptions } from "../../mcp/server.js";
 import { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
@@ -132,6 +131,8 @@ async function serve(flags: McpFlags): Promise<void> {
       try {
         // A broken tool file should stop the server at once, not fail the first call.
         await session.start();
+        // The SDK is loaded only by this command, so every other command starts fast.
+        const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, serverOptions);
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
         await Promise.race([serving.closed, shutdownSignal()]);
@@ -143,6 +144,7 @@ async function serve(flags: McpFlags): Promise<void> {
     }
     // Each HTTP client gets its own session, started on first use: check the tool files now.
     await (await ToolRegistry.load(paths.toolsPath)).close();
+    const { serveHttp } = await import("../../mcp/http.js");
     const serving = await serveHttp({
       ...serverOptions,
       port: flags.http,

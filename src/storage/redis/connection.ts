@@ -12,7 +12,8 @@
  * we only translate its errors, and never quit it.
  */
 import { createHash } from "node:crypto";
-import { Redis } from "ioredis";
+import { createRequire } from "node:module";
+import type { Redis } from "ioredis";
 import { InvalidNameError, NotFoundError, StorageError, ValidationError } from "../../errors.js";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
@@ -94,7 +95,8 @@ export class RedisConnection {
   }
 
   static fromUrl(url: RedisUrl, timeouts: ConnectionTimeouts = {}): RedisConnection {
-    const client = new Redis(url.url, {
+    const RedisClient = loadIoredis();
+    const client = new RedisClient(url.url, {
       lazyConnect: true,
       connectTimeout: timeouts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       commandTimeout: timeouts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
@@ -214,4 +216,12 @@ function waitForReady(client: Redis): Promise<void> {
     client.once("ready", onReady);
     client.once("end", onEnd);
   });
+}
+
+/** ioredis is loaded when a RedisStorage is first built, not when ts-code-mode is imported (it costs ~100 ms). */
+const requireCjs = createRequire(import.meta.url);
+let ioredis: typeof Redis | undefined;
+function loadIoredis(): typeof Redis {
+  ioredis ??= (requireCjs("ioredis") as { Redis: typeof Redis }).Redis;
+  return ioredis;
 }

@@ -1,0 +1,487 @@
+/**
+ * SandboxExecutor: the agent's code runs in QuickJS, a JavaScript engine compiled to WebAssembly,
+ * inside the host process. The guest has JavaScript's builtins, `console`, timers and the four
+ * namespaces — nothing else: no modules, files, network, environment or processes. Every namespace
+ * call crosses as copied data to the one host-side RpcProvider, so validation, tool middleware and
+ * run budgets are those of every other executor.
+ *
+ *   - timeout: QuickJS's interrupt handler stops runaway code (sync loops, async loops, timers) at
+ *     the deadline and variables are kept when nothing of the stopped run is left queued; a
+ *     watchdog stops a long native operation that the interrupt handler cannot reach, and then the
+ *     sandbox is restarted (variables lost). A run never outlives its deadline by more than
+ *     HARD_STOP_GRACE_MS.
+ *   - memoryMb caps the sandbox's whole WebAssembly memory; running out is a MemoryLimitError and
+ *     the next run gets a fresh sandbox.
+ *   - maxToolCallsPerRun is the callsPerRun tool middleware; maxOutputBytes caps each console stream.
+ *   - reset() replaces the sandbox; close() drops it and aborts calls in flight.
+ *
+ * The engine option exists so a Deno-based engine can be added later; only "quickjs" is shipped.
+ */
+import { z } from "zod";
+import { ValidationError } from "../../errors.js";
+import type { SearchOptions } from "../../search/config.js";
+import { SerialQueue } from "../../serial-queue.js";
+import type { StorageBackend } from "../../storage/protocol.js";
+import { callsPerRun } from "../../tools/middleware/builtins.js";
+import type { ToolMiddleware } from "../../tools/middleware/types.js";
+import type { ToolRegistry } from "../../tools/registry.js";
+import { HostServices } from "../host.js";
+import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
+import { createGuestConsole, type RunOutput } from "../output.js";
+import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
+import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
+import { errorResult } from "../result.js";
+import { RpcProvider } from "../rpc/provider.js";
+import { RunBudget } from "../run-budget.js";
+import { toWireError } from "../wire-error.js";
+import { CallRouter, type CallOrigin } from "./calls.js";
+import type { Decoded } from "./codec.js";
+import { CONSOLE_METHODS } from "./guest/runtime.js";
+import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
+import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
+import { DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
+import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
+
+export interface SandboxExecutorOptions {
+  /** The engine running the code. Only "quickjs" (the default) is available in this version. */
+  engine?: "quickjs" | "deno";
+  /** Folder of tool YAML files (`tools.*`). */
+  toolsPath?: string;
+  /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
+  tools?: ToolRegistry;
+  /** Timeout of a run that gives none; default 30 s. */
+  defaultTimeoutMs?: number;
+  /** Cap on the sandbox's whole memory in MB (QuickJS heap and stack); default 256, from 32 to 2048. */
+  memoryMb?: number;
+  /** Cap on each of stdout and stderr per run, in bytes of UTF-8; default 1,000,000. */
+  maxOutputBytes?: number;
+  /** Most tool calls one run may make (the callsPerRun middleware); default 1000. */
+  maxToolCallsPerRun?: number;
+  /** Tool middleware applied on the host to every tool call (see tools/middleware). */
+  middleware?: ToolMiddleware[];
+  /** How tools.search / workflows.search rank (see ExecutorOptions.search). */
+  search?: SearchOptions;
+}
+
+const optionsShape = {
+  ...baseOptionsShape,
+  engine: z.enum(["quickjs", "deno"], { error: 'must be "quickjs" (or "deno", not available in this version)' }).optional(),
+  memoryMb: z
+    .number({ error: "must be a number of megabytes" })
+    .int("must be a whole number of megabytes")
+    .min(MIN_MEMORY_MB, `must be at least ${MIN_MEMORY_MB} MB`)
+    .max(MAX_MEMORY_MB, `must be at most ${MAX_MEMORY_MB} MB (the WebAssembly engine's limit)`)
+    .optional(),
+  maxOutputBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_000, "must be at least 1000 bytes").max(1_073_741_824).optional(),
+  maxToolCallsPerRun: z.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(1_000_000).optional(),
+};
+
+export const DEFAULT_MEMORY_MB = 256;
+export const DEFAULT_MAX_TOOL_CALLS_PER_RUN = 1000;
+/** Values crossing the boundary: deepest nesting and largest size. */
+export const MAX_VALUE_DEPTH = 200;
+export const MAX_VALUE_BYTES = 64 * 1_048_576;
+const MAX_TIMERS = 1000;
+const CALL_LIMITS = { maxConcurrent: 64, maxPending: 10_000, maxPendingBytes: 256 * 1_048_576 };
+/** Promise jobs run per slice; between slices the host checks for the end of the run. */
+const JOBS_PER_SLICE = 512;
+/** A busy guest yields to the host's event loop this often, so tool calls and I/O progress. */
+const YIELD_EVERY_MS = 8;
+/** Jobs run after a stop to let QuickJS's interrupt end an async loop (see conclude). */
+const STOP_DRAIN_JOBS = 100_000;
+
+type Outcome = { kind: ReportKind; decoded: Decoded };
+
+/** State of the run in progress. */
+interface ActiveRun {
+  seq: number;
+  instance: SandboxInstance;
+  deadline: number;
+  output: RunOutput;
+  outcome: Outcome | null;
+  timers: Map<number, ReturnType<typeof setTimeout>>;
+  fired: Set<number>;
+  /** Replies of namespace calls, delivered with the next step. */
+  replies: EncodedReply[];
+  wake: (() => void) | null;
+}
+
+export class SandboxExecutor implements Executor {
+  readonly kind = "sandbox";
+  private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number; memoryMb: number; maxOutputBytes: number };
+  private readonly registry: ToolRegistry | undefined;
+  private readonly limits: InstanceLimits;
+  private hostServices: HostServices | null = null;
+  private readonly router: CallRouter<SandboxInstance>;
+  private instance: SandboxInstance | null = null;
+  private starting: Promise<SandboxInstance> | null = null;
+  private budget = RunBudget.idle(this.kind);
+  private active: ActiveRun | null = null;
+  private runSeq = 0;
+  /** Told to the agent with the next result: the sandbox was restarted between runs. */
+  private notice: string | null = null;
+  private readonly queue = new SerialQueue();
+  private readonly console: Record<string, (...args: unknown[]) => void>;
+  private closed = false;
+
+  constructor(options: SandboxExecutorOptions = {}) {
+    const { tools, ...rest } = options;
+    const parsed = parseOptions(optionsShape, rest, "SandboxExecutor");
+    if (parsed.engine === "deno") {
+      throw new ValidationError('Invalid SandboxExecutor options: engine "deno" is not available in this version; use engine "quickjs" (the default).');
+    }
+    this.options = {
+      ...parsed,
+      defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+      memoryMb: parsed.memoryMb ?? DEFAULT_MEMORY_MB,
+      maxOutputBytes: parsed.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    };
+    this.registry = tools;
+    this.limits = { memoryMb: this.options.memoryMb, maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS };
+    this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
+    this.console = createGuestConsole(() => this.active?.output ?? null);
+  }
+
+  get host(): HostServices | null {
+    return this.hostServices;
+  }
+
+  capabilities(): CapabilityReport {
+    return {
+      capabilities: ["timeout", "reset", "networkIsolation", "filesystemIsolation", "memoryLimit"],
+      notes: [
+        "No ambient authority: the code runs in QuickJS (WebAssembly) with JavaScript's builtins, console, timers and the tools/workflows/artifacts/deps namespaces only — no modules, files, network, environment or processes.",
+        "timeout: runaway code (synchronous or asynchronous) is stopped at the deadline and variables are kept; a long native operation is stopped by restarting the sandbox, which loses variables. Tool calls count toward the run's timeout and are aborted with it.",
+        `memoryLimit: the sandbox's whole memory is capped at ${this.options.memoryMb} MB; running out is a MemoryLimitError and the next run gets a fresh sandbox.`,
+        "processIsolation: no — the sandbox runs inside the host process (WebAssembly isolates its memory; a fault restarts only this sandbox).",
+        "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
+        "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
+        "CPU-bound code is much slower than in V8 (an interpreter in WebAssembly); use it for orchestration, not number crunching.",
+      ],
+    };
+  }
+
+  async start(storage: StorageBackend): Promise<void> {
+    if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
+    if (this.hostServices) return;
+    const limit = callsPerRun(this.options.maxToolCallsPerRun ?? DEFAULT_MAX_TOOL_CALLS_PER_RUN);
+    const host = await HostServices.create({
+      storage,
+      ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+      // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
+      middleware: [limit, ...(this.options.middleware ?? [])],
+      ...(this.options.search ? { search: this.options.search } : {}),
+    });
+    this.hostServices = host;
+    this.router.attach(new RpcProvider(host, (m) => this.router.deliver(m), () => this.budget.callContext()));
+    try {
+      await this.ensureInstance();
+    } catch (err) {
+      this.hostServices = null;
+      await host.close();
+      throw err;
+    }
+  }
+
+  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    return this.queue.run(() => this.runNow(code, options));
+  }
+
+  async reset(): Promise<void> {
+    await this.queue.run(async () => {
+      if (this.closed || !this.hostServices) return;
+      this.replaceInstance();
+      await this.ensureInstance().catch(() => undefined);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.budget.abort("the executor was closed");
+    this.active?.wake?.();
+    await this.starting?.catch(() => undefined);
+    this.router.drop(() => true);
+    this.dropInstance();
+    const host = this.hostServices;
+    this.hostServices = null;
+    await host?.close();
+  }
+
+  // ---- runs -----------------------------------------------------------------------------------
+
+  private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
+    const startedAt = performance.now();
+    if (this.closed || !this.hostServices) {
+      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
+      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
+    }
+    if (typeof code !== "string") {
+      return errorResult({ name: "TypeError", message: `code must be a string of TypeScript or JavaScript; got ${typeof code}` }, startedAt);
+    }
+    let script: string;
+    try {
+      script = prepareSnippet(code).script;
+    } catch (err) {
+      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
+      // e.g. the parser's own recursion limit on absurdly nested code: still the agent's problem.
+      const e = err instanceof Error ? err : new Error(String(err));
+      return errorResult({ name: e.name === "RangeError" ? "SyntaxError" : e.name, message: `The code could not be prepared: ${e.message}` }, startedAt);
+    }
+    let instance: SandboxInstance;
+    try {
+      instance = await this.ensureInstance();
+    } catch (err) {
+      return errorResult({ name: "ExecutorStartError", message: `The sandbox could not start: ${err instanceof Error ? err.message : String(err)}` }, startedAt);
+    }
+    const notice = this.takeNotice();
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
+    this.budget = new RunBudget(timeoutMs, this.kind);
+    const run: ActiveRun = {
+      seq: ++this.runSeq,
+      instance,
+      deadline: performance.now() + timeoutMs,
+      output: newRunOutput(this.options.maxOutputBytes),
+      outcome: null,
+      timers: new Map(),
+      fired: new Set(),
+      replies: [],
+      wake: null,
+    };
+    this.active = run;
+    let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
+    try {
+      fields = await this.drive(run, script, timeoutMs);
+    } finally {
+      for (const t of run.timers.values()) clearTimeout(t);
+      run.timers.clear();
+      this.active = null;
+      this.budget = RunBudget.idle(this.kind);
+      // Replies that arrived as the run ended belong to calls left running: deliver them now.
+      if (run.replies.length) this.deliverIdle(run.instance, run.replies.splice(0));
+    }
+    const stderr = run.output.stderr.text();
+    return {
+      ...fields,
+      stdout: run.output.stdout.text(),
+      stderr: notice ? `${notice}\n${stderr}` : stderr,
+      durationMs: performance.now() - startedAt,
+    };
+  }
+
+  /** Evaluate, then run promise jobs and timers until the snippet settles or the deadline passes. */
+  private async drive(run: ActiveRun, script: string, timeoutMs: number): Promise<Pick<ExecutionResult, "ok" | "value" | "display" | "error">> {
+    const { instance } = run;
+    instance.setDeadline(run.deadline);
+    instance.evaluate(script);
+    let lastYield = performance.now();
+    for (;;) {
+      if (run.outcome || !instance.usable || instance.interrupted || this.closed) break;
+      const now = performance.now();
+      if (now >= run.deadline) break;
+      const timer = run.fired.values().next();
+      if (run.replies.length || !timer.done || instance.hasPendingJobs()) {
+        if (instance.step(run.replies.splice(0), timer.done ? undefined : timer.value, JOBS_PER_SLICE) && !timer.done) run.fired.delete(timer.value);
+        if (performance.now() - lastYield >= YIELD_EVERY_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          lastYield = performance.now();
+        }
+        continue;
+      }
+      await this.waitForEvent(run, run.deadline - now);
+      lastYield = performance.now();
+    }
+    return this.conclude(run, timeoutMs);
+  }
+
+  private conclude(run: ActiveRun, timeoutMs: number): Pick<ExecutionResult, "ok" | "value" | "display" | "error"> {
+    const { instance } = run;
+    const fail = (error: ExecutionError) => ({ ok: false, value: undefined, display: "", error });
+    const memoryMb = this.options.memoryMb;
+
+    if (this.closed) return fail({ name: "SessionClosedError", message: "The executor was closed while the code was running." });
+
+    if (instance.poisoned) {
+      this.stopRun(run, "the sandbox was restarted");
+      const error = poisonError(instance.poisoned, timeoutMs, memoryMb, instance.memoryExhausted);
+      this.replaceInstance();
+      return fail(error);
+    }
+
+    const outcome = run.outcome;
+    if (outcome && outcome.kind !== "uncaught" && !(instance.interrupted && outcome.kind === "error")) {
+      // Timers do not outlive their run; calls left running may still settle later.
+      instance.setIdleDeadline();
+      if (run.timers.size || run.fired.size) instance.forget(false);
+      if (outcome.kind === "value") return { ok: true, ...valueFields(outcome.decoded), error: null };
+      if (outcome.kind === "unencodable") return { ok: true, ...unencodableFields(String(outcome.decoded.value)), error: null };
+      const error = thrownError(outcome.decoded.value, memoryMb);
+      if (error.name === "MemoryLimitError" || instance.memoryExhausted) {
+        this.stopRun(run, "the sandbox ran out of memory");
+        this.replaceInstance();
+        return fail(error.name === "MemoryLimitError" ? error : memoryError(memoryMb, false));
+      }
+      return fail(error);
+    }
+
+    // The run is stopped: the deadline passed (QuickJS's interrupt handler stopped running code, or
+    // the run was waiting on a tool call, a timer, a promise that never settles), or a timer
+    // callback threw, which ends the run as an uncaught exception would end a process.
+    const uncaught = outcome?.kind === "uncaught" ? outcome : null;
+    this.stopRun(run, uncaught ? "an exception in a timer callback ended the run" : `the run timed out after ${timeoutMs} ms`);
+    if (instance.memoryExhausted) {
+      this.replaceInstance();
+      return fail(memoryError(memoryMb, true));
+    }
+    let wasRunning = instance.interrupted;
+    instance.releaseMain();
+    if (instance.hasPendingJobs()) {
+      // Code still queued at the deadline (an async loop between two interrupt checks): run its
+      // jobs under the expired deadline, so QuickJS's next interrupt check stops it for good.
+      instance.setDeadline(performance.now() - 1);
+      instance.runJobs(STOP_DRAIN_JOBS);
+      wasRunning ||= instance.interrupted;
+    }
+    instance.setIdleDeadline();
+    instance.forget(true);
+    // Whatever the stopped code still has queued (a promise chain that re-queues itself) must not
+    // run in the next run; when nothing is queued, the context is consistent and variables are kept.
+    const lost = !instance.usable || instance.hasPendingJobs();
+    if (lost) this.replaceInstance();
+    if (uncaught) {
+      const error = uncaughtError(uncaught.decoded.value, memoryMb);
+      return fail(lost ? { ...error, message: `${error.message}. The sandbox was restarted, so variables from earlier runs were lost.` } : error);
+    }
+    return fail(timeoutError(timeoutMs, lost ? "lost" : wasRunning ? "kept" : "waiting"));
+  }
+
+  /** End what a stopped run left: its calls are aborted and their replies ignored. */
+  private stopRun(run: ActiveRun, reason: string): void {
+    run.replies.length = 0;
+    this.budget.abort(reason);
+    this.router.drop((origin) => origin.run === run.seq || origin.target === run.instance);
+  }
+
+  private waitForEvent(run: ActiveRun, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(1, ms));
+      function done(): void {
+        clearTimeout(timer);
+        run.wake = null;
+        resolve();
+      }
+      run.wake = done;
+    });
+  }
+
+  // ---- what the guest asks of the host (called from inside an entry) ---------------------------
+
+  private readonly hooks: InstanceHooks = {
+    call: (instance, guestId, ns, op, args, bytes) => {
+      const origin: CallOrigin<SandboxInstance> = { target: instance, guestId, run: this.active?.instance === instance ? this.active.seq : 0 };
+      if (args instanceof Error) {
+        this.router.reject(origin, toWireError(new ValidationError(`arguments ${args.message}`), `${ns}.${op}`));
+        return;
+      }
+      if (ns === "deps" && op !== "list") {
+        const message =
+          `the sandbox executor cannot import packages (no module loader, no ambient authority), so deps.${op}() is not available; ` +
+          "use tools or workflows instead, or an executor with the depsInstall capability (SubprocessExecutor)";
+        this.router.reject(origin, toWireError(new ValidationError(message), `${ns}.${op}`));
+        return;
+      }
+      this.router.submit(origin, ns, op, args, bytes);
+    },
+    console: (method, args) => {
+      if (!(CONSOLE_METHODS as readonly string[]).includes(method)) throw new TypeError("sandbox: unknown console method");
+      this.console[method]?.(...args);
+    },
+    timer: (id, ms, repeat) => {
+      const run = this.active;
+      if (!run) return;
+      const existing = run.timers.get(id);
+      if (ms < 0) {
+        if (existing) clearTimeout(existing);
+        run.timers.delete(id);
+        run.fired.delete(id);
+        return;
+      }
+      if (existing || run.timers.size >= MAX_TIMERS) throw new RangeError(`more than ${MAX_TIMERS} timers pending in the sandbox`);
+      const fire = () => {
+        if (!repeat) run.timers.delete(id);
+        run.fired.add(id);
+        run.wake?.();
+      };
+      run.timers.set(id, repeat ? setInterval(fire, ms) : setTimeout(fire, ms));
+    },
+    report: (kind, decoded) => {
+      const run = this.active;
+      if (!run || run.outcome) return;
+      // A timer's uncaught exception ends the run, as an uncaught exception would end a process.
+      run.outcome = { kind, decoded };
+      run.wake?.();
+    },
+  };
+
+  /** A reply (or an immediate refusal) for a call: into the sandbox that made it, if it is still the current one. */
+  private settle(origin: CallOrigin<SandboxInstance>, ok: boolean, value: unknown): void {
+    const instance = origin.target;
+    if (instance !== this.instance || !instance.usable) return;
+    const reply = instance.encodeReply(origin.guestId, ok, value);
+    const run = this.active;
+    if (run?.instance === instance) {
+      run.replies.push(reply);
+      run.wake?.();
+      return;
+    }
+    this.deliverIdle(instance, [reply]);
+  }
+
+  /** Deliver replies between runs (their continuations run with the next run's jobs). */
+  private deliverIdle(instance: SandboxInstance, replies: EncodedReply[]): void {
+    if (instance !== this.instance || !instance.usable) return;
+    instance.setIdleDeadline();
+    instance.step(replies, undefined, 0);
+    if (!instance.usable) this.replaceInstance("while delivering a result between runs");
+  }
+
+  // ---- the sandbox instance ---------------------------------------------------------------------
+
+  private async ensureInstance(): Promise<SandboxInstance> {
+    if (this.instance?.usable) return this.instance;
+    if (this.instance) this.replaceInstance();
+    this.starting ??= SandboxInstance.create(this.limits, this.hooks).finally(() => {
+      this.starting = null;
+    });
+    const instance = await this.starting;
+    if (this.closed) {
+      instance.dispose();
+      throw new ValidationError("the executor was closed");
+    }
+    this.instance = instance;
+    return instance;
+  }
+
+  /** Drop the current sandbox; the next run (or reset) makes a fresh one. */
+  private replaceInstance(why?: string): void {
+    if (why && this.instance && !this.active) {
+      this.notice = `[ts-code-mode] The sandbox was restarted ${why}; variables from earlier runs were lost.`;
+    }
+    this.dropInstance();
+    if (!this.closed && this.hostServices) void this.ensureInstance().catch(() => undefined);
+  }
+
+  private dropInstance(): void {
+    const old = this.instance;
+    this.instance = null;
+    if (!old) return;
+    this.router.drop((origin) => origin.target === old);
+    old.dispose();
+  }
+
+  private takeNotice(): string | null {
+    const notice = this.notice;
+    this.notice = null;
+    return notice;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * QuickJS WebAssembly modules, one per sandbox instance.
+ *
+ * Why not the shared `getQuickJS()` singleton: every runtime in one module shares one linear
+ * memory. Then (1) a memory cap cannot be real — this QuickJS build counts only 8 bytes per
+ * allocation against `setMemoryLimit` (malloc_usable_size is unavailable under Emscripten), so
+ * strings and ArrayBuffers are not limited at all — and the memory never shrinks; and (2) a fault
+ * (the host's native stack running out inside WebAssembly, a hard stop of runaway code) leaves the
+ * module unusable for every sandbox in the process. So each instance gets its own module with its
+ * own `WebAssembly.Memory` whose `maximum` IS the sandbox's memory limit: an allocation beyond it
+ * fails inside QuickJS as an ordinary "out of memory" error, whatever allocated it.
+ *
+ * The WebAssembly code is compiled once per process (~30 ms) and instantiated per instance (~1 ms).
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from "quickjs-emscripten";
+
+/** The slice of the WebAssembly API used here (this project's TypeScript lib has no WebAssembly types). */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+interface WasmApi {
+  compile(bytes: Uint8Array): Promise<object>;
+  Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
+}
+const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+const WASM_PAGE = 65_536;
+/** The module's own minimum (16 MB: heap start plus a 5 MB C stack); the memory limit must exceed it. */
+export const MIN_MEMORY_MB = 32;
+/** What the module's memory import allows (2 GB, wasm32 as built). */
+export const MAX_MEMORY_MB = 2048;
+const INITIAL_PAGES = 256;
+
+let compiled: Promise<object> | null = null;
+
+/** The compiled QuickJS WebAssembly code, shared by every instance in the process. */
+function compiledModule(): Promise<object> {
+  compiled ??= (async () => {
+    const file = resolveWasmFile();
+    return wasmApi.compile(await readFile(file));
+  })();
+  // A failed compile (file missing) must not stick: the next start tries again.
+  compiled.catch(() => {
+    compiled = null;
+  });
+  return compiled;
+}
+
+function resolveWasmFile(): string {
+  const spec = "@jitl/quickjs-wasmfile-release-sync/wasm";
+  try {
+    return createRequire(import.meta.url).resolve(spec);
+  } catch {
+    // npm may nest the variant under quickjs-emscripten instead of hoisting it.
+    const fromParent = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
+    return fromParent.resolve(spec);
+  }
+}
+
+export interface SandboxModule {
+  module: QuickJSWASMModule;
+  memory: WasmMemory;
+  /** Bytes the memory may grow to: the sandbox's memory limit. */
+  maxBytes: number;
+}
+
+/** A fresh QuickJS module whose whole memory (heap, stack, everything) is capped at `memoryMb`. */
+export async function newSandboxModule(memoryMb: number): Promise<SandboxModule> {
+  const wasmModule = await compiledModule();
+  const maxPages = Math.max(INITIAL_PAGES, Math.min(MAX_MEMORY_MB, memoryMb) * (1_048_576 / WASM_PAGE));
+  const memory = new wasmApi.Memory({ initial: INITIAL_PAGES, maximum: maxPages });
+  const module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }));
+  return { module, memory, maxBytes: maxPages * WASM_PAGE };
+}

@@ -1,0 +1,395 @@
+/**
+ * SandboxExecutor (QuickJS in WebAssembly): the shared conformance suite, then what only the
+ * sandbox promises — hard limits (runaway sync and async code, long native operations, memory,
+ * recursion, output, tool calls), parallel namespace calls, values crossing as copied data, and
+ * what the guest can and cannot reach. The escape attempts live in test/security/.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ValidationError } from "../../src/errors.js";
+import { SandboxExecutor, type SandboxExecutorOptions } from "../../src/execution/sandbox/executor.js";
+import { decode, encode } from "../../src/execution/sandbox/codec.js";
+import { GUEST_BUNDLE } from "../../src/execution/sandbox/guest-bundle.js";
+import { Session } from "../../src/session.js";
+import { FileStorage } from "../../src/storage/file/storage.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { ProbeAdapter } from "../helpers/adapters.js";
+import { executorConformance } from "../conformance/executor.js";
+
+executorConformance("SandboxExecutor (quickjs)", (opts) => new SandboxExecutor(opts));
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+async function waitFor(check: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("SandboxExecutor", () => {
+  let dir: string;
+  let session: Session;
+  let executor: SandboxExecutor;
+  let probe: ProbeAdapter;
+  const sessions: Session[] = [];
+
+  async function open(options: SandboxExecutorOptions = {}): Promise<Session> {
+    probe = new ProbeAdapter();
+    const tools = new ToolRegistry();
+    tools.register(probe);
+    executor = new SandboxExecutor({ defaultTimeoutMs: 5_000, tools, ...options });
+    session = new Session({ storage: new FileStorage({ basePath: dir }), executor });
+    sessions.push(session);
+    await session.start();
+    return session;
+  }
+
+  /** Runs code that must succeed; returns its value. */
+  async function value(code: string, s: Session = session): Promise<unknown> {
+    const r = await s.run(code);
+    expect(r.error, code).toBeNull();
+    return r.value;
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "tcm-sandbox-"));
+  });
+
+  afterEach(async () => {
+    await Promise.all(sessions.splice(0).map((s) => s.close()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe("options", () => {
+    it('rejects engine "deno" as not available in this version', () => {
+      expect(() => new SandboxExecutor({ engine: "deno" })).toThrow(ValidationError);
+      expect(() => new SandboxExecutor({ engine: "deno" })).toThrow(/not available in this version/);
+    });
+
+    it.each([
+      [{ memoryMb: 8 }, /memoryMb: must be at least 32 MB/],
+      [{ memoryMb: 1.5 }, /memoryMb: must be a whole number/],
+      [{ maxOutputBytes: 10 }, /maxOutputBytes: must be at least 1000 bytes/],
+      [{ maxToolCallsPerRun: 0 }, /maxToolCallsPerRun: must be at least 1/],
+      [{ engine: "v8" }, /engine: must be "quickjs"/],
+      [{ memoryMB: 64 }, /Unrecognized key.*memoryMB|memoryMB/],
+    ])("rejects %j", (bad, message) => {
+      expect(() => new SandboxExecutor(bad as SandboxExecutorOptions)).toThrow(message);
+    });
+
+    it("reports its capabilities honestly", async () => {
+      await open();
+      const report = session.capabilities();
+      expect(report.capabilities.sort()).toEqual(["filesystemIsolation", "memoryLimit", "networkIsolation", "reset", "timeout"]);
+      expect(session.supports("processIsolation")).toBe(false);
+      expect(session.supports("depsInstall")).toBe(false);
+      expect(report.notes.join("\n")).toMatch(/processIsolation: no/);
+      expect(report.notes.join("\n")).toMatch(/cannot import packages/);
+    });
+  });
+
+  describe("timeouts", () => {
+    it("stops a synchronous loop and keeps variables", async () => {
+      await open();
+      await value("var kept = 'yes'");
+      const r = await session.run("while (true) {}", { timeoutMs: 200 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/200 ms.*variables are kept/);
+      expect(await value("kept")).toBe("yes");
+    });
+
+    it("stops an async loop that never yields to the host, and keeps variables", async () => {
+      await open();
+      await value("var keptAsync = 1");
+      const r = await session.run("for (;;) await null", { timeoutMs: 200 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(await value("keptAsync + 1")).toBe(2);
+    });
+
+    it("stops promise chains that keep re-queueing themselves by restarting the sandbox, and says variables were lost", async () => {
+      await open();
+      await value("var lostVar = 1");
+      // Ten chains: each QuickJS interrupt ends only the chain it lands in; the others would go on.
+      const r = await session.run("const spin = () => Promise.resolve().then(spin); for (let i = 0; i < 10; i++) spin(); await new Promise(() => {})", { timeoutMs: 200 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/variables .* lost/);
+      expect(await value("typeof lostVar")).toBe("undefined");
+      expect(await value("[1, 2].map((x) => x * 2)")).toEqual([2, 4]);
+    });
+
+    it("stops a sync loop in a timer callback and an endless setInterval", async () => {
+      await open();
+      const t1 = await session.run("setTimeout(() => { while (true) {} }, 1); await new Promise(() => {})", { timeoutMs: 200 });
+      expect(t1.error?.name).toBe("TimeoutError");
+      const t2 = await session.run("let ticks = 0; setInterval(() => { ticks++ }, 1); await new Promise(() => {})", { timeoutMs: 200 });
+      expect(t2.error?.name).toBe("TimeoutError");
+      expect(await value("ticks > 0")).toBe(true);
+      // The interval was dropped with its run: it does not tick during the next one.
+      expect(await value("const before = ticks; await new Promise((r) => setTimeout(r, 30)); ticks === before")).toBe(true);
+    });
+
+    it("stops a long native operation the interrupt handler cannot reach, within timeout + 1 s", async () => {
+      await open({ memoryMb: 1024 });
+      await value("var survivor = 1");
+      const started = performance.now();
+      // Each iteration is one native call on a big array: QuickJS checks its interrupt handler only
+      // every 10,000 calls, so only the watchdog can stop this in time.
+      const r = await session.run("const big = new Array(2e5).fill('x'); while (true) big.join(',').length", { timeoutMs: 300 });
+      expect(performance.now() - started).toBeLessThan(300 + 1_000);
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(await value("typeof survivor")).toMatch(/number|undefined/);
+      expect(await value("40 + 2")).toBe(42);
+    });
+
+    it("aborts a tool call still in flight when the run times out, and the stopped code never resumes", async () => {
+      await open();
+      const r = await session.run("try { await tools.probe.sleep({ ms: 10000 }) } finally { globalThis.resumed = true }", { timeoutMs: 200 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/aborted/);
+      await waitFor(() => probe.aborted === 1, "the probe call to be aborted");
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await value("typeof resumed")).toBe("undefined");
+    });
+
+    it("gives each tool call the time left in the run and the executor name", async () => {
+      await open();
+      await value("await tools.probe.echo({ value: 1 })");
+      const ctx = probe.contexts.at(-1);
+      expect(ctx?.timeoutMs).toBeGreaterThan(0);
+      expect(ctx?.timeoutMs).toBeLessThanOrEqual(5_000);
+      expect(ctx?.executor).toBe("sandbox");
+      expect(ctx?.signal).toBeInstanceOf(AbortSignal);
+    });
+
+    it("an exception thrown in a timer callback fails the run", async () => {
+      await open();
+      const r = await session.run("setTimeout(() => { throw new TypeError('boom from timer') }, 1); await new Promise((r) => setTimeout(r, 2000))");
+      expect(r.error?.name).toBe("TypeError");
+      expect(r.error?.message).toMatch(/timer callback: boom from timer/);
+      expect(await value("'still fine'")).toBe("still fine");
+    });
+  });
+
+  describe("memory", () => {
+    for (const [label, code] of [
+      ["arrays", "const a = []; while (true) a.push(new Array(1e5).fill(1))"],
+      ["strings", "const s = []; while (true) s.push('x'.repeat(1 << 20) + s.length)"],
+      ["bytes", "const u = []; while (true) u.push(new Uint8Array(1 << 20))"],
+      ["small objects", "const o = []; while (true) o.push({ n: o.length, list: [1, 2, 3] })"],
+    ] as const) {
+      it(`a memory bomb of ${label} ends within timeout + 1 s with MemoryLimitError naming the limit, then the sandbox runs again`, async () => {
+        await open({ memoryMb: 64 });
+        const timeoutMs = 10_000;
+        const started = performance.now();
+        const r = await session.run(code, { timeoutMs });
+        expect(performance.now() - started).toBeLessThan(timeoutMs + 1_000);
+        expect(r.error?.name).toBe("MemoryLimitError");
+        expect(r.error?.message).toContain("64 MB");
+        expect(await value("[1, 2, 3].length")).toBe(3);
+      });
+    }
+  });
+
+  describe("recursion", () => {
+    it("deep recursion is a RangeError, variables are kept, the sandbox stays usable", async () => {
+      await open();
+      await value("var beforeRecursion = 'kept'");
+      const r = await session.run("function down(n: number): number { return down(n + 1) + 1 } down(0)");
+      expect(r.error?.name).toBe("RangeError");
+      expect(r.error?.message).toMatch(/call stack/);
+      expect(await value("beforeRecursion")).toBe("kept");
+      const caught = await value("let depthReached = 0; let caughtIt = false; function d(n: number): number { depthReached = n; return d(n + 1) } try { d(0) } catch (e) { caughtIt = e instanceof Error } [caughtIt, depthReached > 500]");
+      expect(caught).toEqual([true, true]);
+    });
+
+    it("recursion inside native code on a 10^6-deep structure never crashes the host", async () => {
+      await open();
+      for (const code of [
+        "let x: any = []; for (let i = 0; i < 1e6; i++) x = [x]; x.join()",
+        "let o: any = {}; for (let i = 0; i < 1e6; i++) o = { o }; JSON.stringify(o)",
+        "JSON.parse('['.repeat(1e6) + ']'.repeat(1e6))",
+      ]) {
+        const r = await session.run(code);
+        expect(r.ok, code).toBe(false);
+        expect(r.error?.name, code).toMatch(/RangeError|SyntaxError|MemoryLimitError/);
+        expect(await value("'alive'")).toBe("alive");
+      }
+    });
+  });
+
+  describe("output", () => {
+    it("caps each stream at maxOutputBytes with a marker, without failing the run", async () => {
+      await open({ maxOutputBytes: 2_000 });
+      const r = await session.run("for (let i = 0; i < 10000; i++) { console.log('line ' + i); console.error('é'.repeat(50)) } 'finished'");
+      expect(r.ok).toBe(true);
+      expect(r.value).toBe("finished");
+      expect(Buffer.byteLength(r.stdout.split("\n… [output limit")[0] ?? "", "utf8")).toBeLessThanOrEqual(2_000);
+      expect(r.stdout).toMatch(/output limit of 2000 bytes reached \(maxOutputBytes\)/);
+      expect(r.stdout.startsWith("line 0\nline 1\n")).toBe(true);
+      expect(Buffer.byteLength(r.stderr.split("\n… [output limit")[0] ?? "", "utf8")).toBeLessThanOrEqual(2_000);
+      expect(r.stderr).toMatch(/output limit/);
+      const next = await session.run("console.log('fresh'); 1");
+      expect(next.stdout).toBe("fresh\n");
+    });
+
+    it("formats console arguments like Node: %d, objects, Map, functions, errors", async () => {
+      await open();
+      const r = await session.run("console.log('n=%d', 5, { a: [1, 'x'] }, new Map([['k', 1]]), function named() {}, () => 1); console.warn(new RangeError('bad'))");
+      expect(r.stdout).toBe("n=5 { a: [ 1, 'x' ] } Map(1) { 'k' => 1 } [Function: named] [Function (anonymous)]\n");
+      expect(r.stderr).toMatch(/^RangeError: bad/);
+    });
+  });
+
+  describe("tool calls", () => {
+    it("maxToolCallsPerRun limits tool calls per run (the callsPerRun middleware); the next run counts again", async () => {
+      await open({ maxToolCallsPerRun: 3 });
+      const r = await session.run("for (let i = 0; i < 4; i++) await tools.probe.echo({ value: i })");
+      expect(r.error?.name).toBe("ToolError");
+      expect(r.error?.message).toMatch(/more than 3 tool calls in one run/);
+      expect(await value("await tools.probe.echo({ value: 'again' })")).toBe("again");
+    });
+
+    it("five parallel 20 ms tool calls run concurrently", async () => {
+      await open();
+      const results = await value("await Promise.all([1, 2, 3, 4, 5].map(() => tools.probe.sleep({ ms: 20 })))");
+      expect((results as number[]).length).toBe(5);
+      expect(probe.maxInFlight).toBe(5);
+    });
+
+    it("a call left running after its run settles later into the same sandbox", async () => {
+      await open();
+      await value("var late: any = null; tools.probe.sleep({ ms: 30 }).then((v) => { late = v })");
+      await new Promise((r) => setTimeout(r, 80));
+      expect(await value("await null; late")).toBe(1);
+    });
+
+    it("deps: list is empty; add explains that the sandbox cannot import packages", async () => {
+      await open();
+      expect(await value("await deps.list()")).toEqual([]);
+      const r = await session.run("await deps.add('lodash')");
+      expect(r.error?.name).toBe("ValidationError");
+      expect(r.error?.message).toMatch(/^deps\.add: the sandbox executor cannot import packages/);
+    });
+
+    it("imports and require fail with a clear message", async () => {
+      await open();
+      const imp = await session.run("import fs from 'node:fs'; fs");
+      expect(imp.error?.message).toMatch(/not available in the sandbox \(no ambient authority/);
+      const dyn = await session.run("await import('lodash')");
+      expect(dyn.error?.message).toMatch(/not available in the sandbox/);
+      expect(await value("typeof require")).toBe("undefined");
+      await value(`await workflows.create({ name: "needs_fs", source: "export async function run() { return require('fs') }" })`);
+      const wf = await session.run("await workflows.needs_fs()");
+      expect(wf.error?.message).toMatch(/require\("fs"\) is not available in the sandbox/);
+    });
+  });
+
+  describe("values cross as copies", () => {
+    it("keeps NaN, -0, Infinity, undefined, BigInt, typed arrays, DataView, ArrayBuffer, Date, RegExp, Error, shared references and cycles", async () => {
+      await open();
+      const v = (await value(`
+        const shared = { s: 1 };
+        const cyclic: any = { name: 'c' }; cyclic.self = cyclic;
+        ({ nan: NaN, negZero: -0, inf: -Infinity, undef: [undefined, 1], big: -(2n ** 80n),
+           f64: new Float64Array([1.5, -2]), view: new DataView(new Uint8Array([7, 8]).buffer), buf: new Uint8Array([1, 2, 3]).buffer,
+           when: new Date(86400000), bad: new Date(NaN), re: /a.b/gi, err: new TypeError('t'), pair: [shared, shared], cyclic })`)) as Record<string, unknown>;
+      expect(v["nan"]).toBeNaN();
+      expect(Object.is(v["negZero"], -0)).toBe(true);
+      expect(v["inf"]).toBe(-Infinity);
+      expect(v["undef"]).toEqual([undefined, 1]);
+      expect((v["undef"] as unknown[]).length).toBe(2);
+      expect(v["big"]).toBe(-(2n ** 80n));
+      expect(v["f64"]).toEqual(new Float64Array([1.5, -2]));
+      expect((v["view"] as DataView).getUint8(1)).toBe(8);
+      expect(new Uint8Array(v["buf"] as ArrayBuffer)).toEqual(new Uint8Array([1, 2, 3]));
+      expect((v["when"] as Date).toISOString()).toBe("1970-01-02T00:00:00.000Z");
+      expect(Number.isNaN((v["bad"] as Date).getTime())).toBe(true);
+      expect(v["re"]).toEqual(/a.b/gi);
+      expect(v["err"]).toBeInstanceOf(Error);
+      expect((v["err"] as Error).name).toBe("TypeError");
+      const pair = v["pair"] as object[];
+      expect(pair[0]).toBe(pair[1]);
+      const cyclic = v["cyclic"] as { self: unknown };
+      expect(cyclic.self).toBe(cyclic);
+    });
+
+    it("the same values reach the host through tool arguments and come back", async () => {
+      await open();
+      const back = await value("const arg = { m: new Map([[1, new Set(['x'])]]), b: new Uint8Array([5, 6]), d: new Date(0) }; await tools.probe.echo({ value: arg })");
+      expect(back).toEqual({ m: new Map([[1, new Set(["x"])]]), b: new Uint8Array([5, 6]), d: new Date(0) });
+      expect(await value("const echoed = await tools.probe.echo({ value: [new Uint8Array([1]), new Map()] }); [echoed[0] instanceof Uint8Array, echoed[1] instanceof Map]")).toEqual([true, true]);
+    });
+
+    it("a value with a function inside has no value but a display; a value too deep for the boundary says so", async () => {
+      await open();
+      const withFn = await session.run("({ n: 1, f: function inner() {} })");
+      expect(withFn.ok).toBe(true);
+      expect(withFn.value).toBeUndefined();
+      expect(withFn.display).toMatch(/n: 1.*\[Function: inner\]/s);
+      const deep = await session.run("let deep: any = 1; for (let i = 0; i < 1000; i++) deep = [deep]; deep");
+      expect(deep.ok).toBe(true);
+      expect(deep.value).toBeUndefined();
+      expect(deep.display).toMatch(/could not be copied out of the sandbox: .*200 levels/);
+    });
+
+    it("a function passed to a tool is refused with a clear error naming where it was", async () => {
+      await open();
+      const r = await session.run("await tools.probe.echo({ value: { callback: () => 1 } })");
+      expect(r.error?.name).toBe("ValidationError");
+      expect(r.error?.message).toMatch(/^tools\.call: arguments a function cannot be copied across the sandbox boundary \(at value\[2\]\.value\.callback\)/);
+    });
+  });
+
+  describe("lifecycle", () => {
+    it("close() while a run waits on a tool call resolves the run and aborts the call", async () => {
+      await open();
+      const pending = session.run("await tools.probe.sleep({ ms: 10000 })");
+      await waitFor(() => probe.inFlight === 1, "the call to start");
+      await session.close();
+      const r = await pending;
+      expect(r.error?.name).toBe("SessionClosedError");
+      await waitFor(() => probe.aborted === 1, "the call to be aborted");
+    });
+
+    it("close() with calls left running from an earlier run is clean", async () => {
+      await open();
+      await value("tools.probe.sleep({ ms: 200 }); tools.probe.sleep({ ms: 200 }); 'left running'");
+      await session.close();
+      await waitFor(() => probe.inFlight === 0, "the calls to end");
+    });
+
+    it("reset() forgets variables and timers; namespaces remain", async () => {
+      await open();
+      await value("var r1 = 1");
+      await session.reset();
+      expect(await value("typeof r1")).toBe("undefined");
+      expect(await value("await tools.probe.echo({ value: 'ok' })")).toBe("ok");
+    });
+  });
+
+  describe("the guest bundle", () => {
+    it("is up to date with its sources (regenerate: node scripts/build-sandbox-guest.mjs)", async () => {
+      const generator = (await import(path.join(ROOT, "scripts/build-sandbox-guest.mjs"))) as { renderBundleModule(): string };
+      const onDisk = await readFile(path.join(ROOT, "src/execution/sandbox/guest-bundle.ts"), "utf8");
+      expect(onDisk).toBe(generator.renderBundleModule());
+      expect(GUEST_BUNDLE.length).toBeGreaterThan(1000);
+    });
+
+    it("the codec round-trips on the host and refuses prototype keys from the guest", () => {
+      const value = { a: [1, -0, NaN, undefined, 2n], m: new Map([[{ k: 1 }, new Set([1])]]), when: new Date(5) };
+      const enc = encode(value, { mode: "data", maxDepth: 10, maxBytes: 1e6 });
+      expect(decode(enc.json, enc.buffers, { maxDepth: 11, strictKeys: true }).value).toEqual(value);
+      const evil = JSON.stringify(["o", "__proto__", ["o", "polluted", true]]);
+      expect(() => decode(evil, [], { maxDepth: 5, strictKeys: true })).toThrow(/__proto__/);
+      const lenient = decode(evil, [], { maxDepth: 5, strictKeys: false }).value as Record<string, unknown>;
+      expect(Object.getPrototypeOf(lenient)).toBe(Object.prototype);
+      expect(Object.hasOwn(lenient, "__proto__")).toBe(true);
+      expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+    });
+  });
+});
