@@ -30,6 +30,8 @@ import type { ArtifactData, ArtifactInfo, ArtifactKind, ArtifactStore, JsonValue
 import { laterOf, nextTimestamp } from "../timestamps.js";
 
 const META_DIR = ".meta";
+/** Under META_DIR: sidecars of saves in progress (see save()). */
+const PENDING_DIR = ".pending";
 
 const sidecarSchema = z.object({
   version: z.literal(1),
@@ -84,8 +86,14 @@ export class FileArtifactStore implements ArtifactStore {
         createdAt: previous?.createdAt ?? updatedAt,
         updatedAt,
       };
+      const sidecarText = JSON.stringify(sidecar, null, 2);
+      // Intent first: a process killed between the data and sidecar renames leaves new data and the
+      // old sidecar; readers then find the new sidecar here (its hash matches the data), so they see
+      // the new value whole, never new bytes with old metadata.
+      await this.writeOrExplainConflict(name, segments, this.pendingPath(segments), sidecarText);
       await this.writeOrExplainConflict(name, segments, dataPath, bytes);
-      await this.writeOrExplainConflict(name, segments, this.metaPath(segments), JSON.stringify(sidecar, null, 2));
+      await this.writeOrExplainConflict(name, segments, this.metaPath(segments), sidecarText);
+      await this.clearPending(segments);
       return toInfo(name, sidecar);
     });
   }
@@ -131,6 +139,7 @@ export class FileArtifactStore implements ArtifactStore {
       // A folder of artifacts is not an artifact: never unlink (or report deleting) a directory.
       const existed = (await statFile(dataPath)) !== null && (await unlinkIfExists(dataPath));
       if ((await statFile(metaPath)) !== null) await unlinkIfExists(metaPath);
+      await this.clearPending(segments);
       await removeEmptyParents(path.dirname(dataPath), this.directory);
       await removeEmptyParents(path.dirname(metaPath), this.metaRoot);
       return existed;
@@ -145,8 +154,18 @@ export class FileArtifactStore implements ArtifactStore {
     return path.join(this.metaRoot, ...segments);
   }
 
-  private async readSidecar(segments: string[]): Promise<Sidecar | null> {
-    const raw = await readFileIfExists(this.metaPath(segments));
+  /** The sidecar a save in progress is about to write. Name segments never start with ".", so this cannot collide. */
+  private pendingPath(segments: string[]): string {
+    return path.join(this.metaRoot, PENDING_DIR, ...segments);
+  }
+
+  private async clearPending(segments: string[]): Promise<void> {
+    const pending = this.pendingPath(segments);
+    if (await unlinkIfExists(pending)) await removeEmptyParents(path.dirname(pending), this.metaRoot);
+  }
+
+  private async readSidecar(segments: string[], pending = false): Promise<Sidecar | null> {
+    const raw = await readFileIfExists(pending ? this.pendingPath(segments) : this.metaPath(segments));
     if (!raw) return null;
     try {
       const parsed = sidecarSchema.safeParse(JSON.parse(raw.toString("utf8")));
@@ -182,12 +201,13 @@ export class FileArtifactStore implements ArtifactStore {
         bytes = await readFileIfExists(dataPath);
         if (!bytes) return null;
       }
-      const matches = sidecar
-        ? bytes
-          ? sidecar.size === bytes.byteLength && sidecar.sha256 === sha256Hex(bytes)
-          : sidecar.size === st.size
-        : false;
-      if (matches && sidecar) return { info: toInfo(name, sidecar), ...(bytes ? { bytes } : {}) };
+      const hash = bytes ? sha256Hex(bytes) : null;
+      const size = st.size;
+      const matches = (sc: Sidecar | null): boolean =>
+        sc !== null && (bytes ? sc.size === bytes.byteLength && sc.sha256 === hash : sc.size === size);
+      if (sidecar && matches(sidecar)) return { info: toInfo(name, sidecar), ...(bytes ? { bytes } : {}) };
+      const pending = await this.readSidecar(segments, true);
+      if (pending && matches(pending)) return { info: toInfo(name, pending), ...(bytes ? { bytes } : {}) };
       const maybeInFlight = sidecar !== null || Date.now() - st.mtimeMs < FRESH_MS;
       const delay = RETRY_DELAYS_MS[attempt];
       if (!maybeInFlight || delay === undefined) break;
