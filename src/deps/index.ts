@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { DepsService } from "./service.js";
 import { parseDepSpec } from "./spec.js";
-import { FileDepsStore } from "./store.js";
+import type { StorageBackend } from "../storage/protocol.js";
+import { FileDepsStore, type DepsStore } from "./store.js";
 
 export { DepsService, type DepEntry, type DepsServiceOptions, type InstallResult } from "./service.js";
 export { FileDepsStore, type DepsStore } from "./store.js";
@@ -30,13 +31,20 @@ export function validateDepsConfig(config: DepsConfig): void {
   for (const spec of config.deps ?? []) parseDepSpec(spec, { allowLocalPaths: config.allowLocalPaths ?? false });
 }
 
-/** Where deps go for a storage with this base folder (undefined: a storage without a disk home). */
-export function depsServiceFor(config: DepsConfig, basePath: string | undefined): DepsService {
+/**
+ * The deps service for a storage: the list lives in `depsFile` when given, else in the storage's
+ * shared list (Redis), else in `<base>/deps.txt`; packages go to `depsDir`, else `<base>/deps`,
+ * else ~/.cache/ts-code-mode/deps (a storage without a disk home). A string is a base folder.
+ */
+export function depsServiceFor(config: DepsConfig, storage: Pick<StorageBackend, "basePath" | "depsList"> | string | undefined): DepsService {
+  const backend = typeof storage === "string" ? { basePath: storage } : storage;
+  const basePath = backend?.basePath;
   const home = basePath ?? path.join(os.homedir(), ".cache", "ts-code-mode");
   const dir = config.depsDir ?? path.join(home, "deps");
   const file = config.depsFile ?? (basePath ? path.join(basePath, "deps.txt") : path.join(dir, "deps.txt"));
+  const store: DepsStore = config.depsFile === undefined && backend?.depsList ? backend.depsList : new FileDepsStore(path.resolve(file));
   return new DepsService({
-    store: new FileDepsStore(path.resolve(file)),
+    store,
     dir,
     configured: config.deps ?? [],
     allowRuntimeDeps: config.allowRuntimeDeps ?? true,

@@ -87,6 +87,8 @@ export interface StorageBackend {
   toDescriptor(): StorageDescriptor;
   /** Where file-based companions (deps folder, vector cache) may live, if the backend has a disk home. */
   readonly basePath?: string;
+  /** A shared list for the deps layer's configured packages, when the backend offers one (Redis). */
+  readonly depsList?: { list(): Promise<string[]>; write(items: string[]): Promise<void> };
   close(): Promise<void>;
 }
 

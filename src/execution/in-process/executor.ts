@@ -64,7 +64,7 @@ export class InProcessExecutor implements Executor {
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("InProcessExecutor is closed; create a new one");
     if (this.hostServices) return;
-    const deps = depsServiceFor(depsConfigOf(this.options), storage.basePath);
+    const deps = depsServiceFor(depsConfigOf(this.options), storage);
     await installConfiguredDeps(deps);
     const host = await HostServices.create({
       storage,

@@ -132,7 +132,7 @@ export class SubprocessExecutor implements Executor {
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
-    const deps = depsServiceFor(depsConfigOf(this.options), storage.basePath);
+    const deps = depsServiceFor(depsConfigOf(this.options), storage);
     await installConfiguredDeps(deps);
     this.depsDir = deps.dir;
     const host = await HostServices.create({

@@ -14,6 +14,7 @@ import type { StorageBackend, StorageDescriptor } from "../protocol.js";
 import { RedisArtifactStore } from "./artifacts.js";
 import { parseRedisUrl, RedisConnection } from "./connection.js";
 import { redisKeys, validatePrefix, type RedisKeys } from "./keys.js";
+import { RedisListStore } from "./lists.js";
 import { RedisToolStore } from "./tools.js";
 import { RedisWorkflowStore } from "./workflows.js";
 
@@ -62,6 +63,8 @@ export class RedisStorage implements StorageBackend {
   readonly artifacts: RedisArtifactStore;
   /** Tool YAML documents under `<prefix>:tools` (shared by all workspaces of the prefix). */
   readonly tools: RedisToolStore;
+  /** The deps layer's package list (`<base>:deps`), shared by every process on this prefix/workspace. */
+  readonly depsList: RedisListStore;
   private readonly conn: RedisConnection;
   /** The URL we were given (password included: a descriptor must be able to reconnect). */
   private readonly url: string | undefined;
@@ -93,6 +96,7 @@ export class RedisStorage implements StorageBackend {
     this.workflows = new RedisWorkflowStore(this.conn, this.keys);
     this.artifacts = new RedisArtifactStore(this.conn, this.keys);
     this.tools = new RedisToolStore(this.conn, this.keys);
+    this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
   }
 
   /** `host:port` of the server, safe to show (no credentials). */
