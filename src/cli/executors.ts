@@ -6,6 +6,7 @@
 import { ValidationError } from "../errors.js";
 import { InProcessExecutor } from "../execution/in-process/executor.js";
 import type { Executor } from "../execution/protocol.js";
+import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
 
@@ -26,6 +27,8 @@ export interface CliExecutorOptions {
   defaultTimeoutMs?: number;
   /** false: agent code may not call deps.add/deps.remove (the executor then lacks "depsInstall"). */
   allowRuntimeDeps?: boolean;
+  /** Tool middleware from --allow/--deny/--audit-log/--max-tool-calls. */
+  middleware?: ToolMiddleware[];
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -40,7 +43,9 @@ export function executorNameProblem(name: string): string {
 }
 
 export function createExecutor(name: string, options: CliExecutorOptions): Executor {
+  const middleware = options.middleware?.length ? { middleware: options.middleware } : {};
   const common = {
+    ...middleware,
     ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}),
   };
@@ -51,7 +56,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
       return new InProcessExecutor({ toolsPath: options.toolsPath, ...common });
     case "sandbox":
       // No deps option: the sandbox cannot import packages at all.
-      return new SandboxExecutor({ toolsPath: options.toolsPath, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+      return new SandboxExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     default:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

@@ -9,6 +9,8 @@ import { CommanderError, InvalidArgumentError, Option, type Command } from "comm
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
 import { Session } from "../session.js";
 import { FileStorage } from "../storage/file/storage.js";
+import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
+import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
 
 export const EXIT_OK = 0;
@@ -38,6 +40,10 @@ export interface StorageFlags {
 export interface ExecutorFlags {
   executor: ExecutorName;
   timeout?: number;
+  allow?: string[];
+  deny?: string[];
+  auditLog?: string;
+  maxToolCalls?: number;
 }
 
 export interface ResolvedPaths {
@@ -60,7 +66,25 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(
       new Option("--executor <name>", `what runs the code; available: ${EXECUTOR_NAMES.join(", ")}`).default(DEFAULT_EXECUTOR).argParser(parseExecutorName),
     )
-    .addOption(new Option("--timeout <ms>", `stop the run after this many milliseconds (default ${DEFAULT_TIMEOUT_MS})`).argParser(parseTimeout));
+    .addOption(new Option("--timeout <ms>", `stop the run after this many milliseconds (default ${DEFAULT_TIMEOUT_MS})`).argParser(parseTimeout))
+    .addOption(new Option("--allow <glob>", "only tool calls matching this glob on tool.callable run (repeatable), e.g. 'git.*'").argParser(collect))
+    .addOption(new Option("--deny <glob>", "tool calls matching this glob never run (repeatable; wins over --allow)").argParser(collect))
+    .addOption(new Option("--audit-log <file>", "append one JSON line per tool call (call, args, outcome, run) to this file"))
+    .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit));
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  if (!value.trim()) throw new InvalidArgumentError("expected a glob such as 'git.*' or '*.delete'");
+  return [...(previous ?? []), value];
+}
+
+/** The tool middleware the executor flags ask for: audit outermost, so refused calls are logged too. */
+export function middlewareFromFlags(flags: Partial<ExecutorFlags>): ToolMiddleware[] {
+  const chain: ToolMiddleware[] = [];
+  if (flags.auditLog) chain.push(auditLog({ file: flags.auditLog }));
+  if (flags.allow?.length || flags.deny?.length) chain.push(policy({ ...(flags.allow ? { allow: flags.allow } : {}), ...(flags.deny ? { deny: flags.deny } : {}) }));
+  if (flags.maxToolCalls !== undefined) chain.push(callsPerRun(flags.maxToolCalls));
+  return chain;
 }
 
 export function addJsonOption(cmd: Command, what = "print JSON instead of text"): Command {
@@ -113,7 +137,7 @@ export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags
   const storage = new FileStorage({ basePath: paths.storagePath });
   let session: Session | undefined;
   try {
-    const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, { toolsPath: paths.toolsPath, defaultTimeoutMs: flags.timeout });
+    const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, { toolsPath: paths.toolsPath, defaultTimeoutMs: flags.timeout, middleware: middlewareFromFlags(flags) });
     session = new Session({ storage, executor });
     return await fn(session);
   } finally {

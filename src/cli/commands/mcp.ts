@@ -15,7 +15,7 @@ import { RedisStorage } from "../../storage/redis/storage.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { createExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
-import { addExecutorOptions, addStorageOptions, CliUsageError, examples, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -104,12 +104,15 @@ async function serve(flags: McpFlags): Promise<void> {
   const log = stderrLog;
   const paths = resolvePaths(flags);
   const { storage, where: storedIn } = await openStorage(flags, paths.storagePath);
+  // One chain for every MCP session: the audit log and per-run limits see all of them.
+  const toolMiddleware = middlewareFromFlags(flags);
   const newSession = () =>
     new Session({
       storage,
       executor: createExecutor(flags.executor, {
         toolsPath: paths.toolsPath,
         defaultTimeoutMs: flags.timeout,
+        middleware: toolMiddleware,
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
       }),
