@@ -179,7 +179,7 @@ const ATTEMPTS: Attempt[] = [
     name: "pollution through an RPC payload with a __proto__ key",
     code: `let how = "sent"; try { await tools.recorder.keep({ value: JSON.parse('{"__proto__": {"pollutedA": true}}') }) } catch (e: any) { how = e.name + ": " + e.message } how`,
     check: (r, { recorder }) => {
-      expect(str(r)).toMatch(/^ValidationError: tools\.call: arguments .*"__proto__" is not allowed/);
+      expect(str(r)).toMatch(/^ValidationError: tools\.call: .*"__proto__" is not allowed/);
       expect(recorder.received).toEqual([]);
     },
   },
@@ -318,6 +318,17 @@ const ATTEMPTS: Attempt[] = [
     code: `function down(): number { return down() + 1 } down()`,
     check: (r) => {
       expect(r.error?.name).toBe("RangeError");
+    },
+  },
+  {
+    name: "host code called at the bottom of the deepest possible recursion",
+    code: `let max = 0; function probe(n: number): number { max = n; return probe(n + 1) + 1 } try { probe(0) } catch {}
+        function dive(n: number): number { if (n <= 0) { console.log({ bottom: [1, 2, 3], map: new Map([[1, 2]]) }); tools.recorder.keep({ value: "deep" }); return 0 } return dive(n - 1) + 1 }
+        let outcome = "returned"; try { dive(max - 3) } catch (e: any) { outcome = "caught " + e.name } outcome`,
+    check: (r) => {
+      // Either the host calls worked, or the sandbox was restarted; the host itself must not care.
+      if (r.ok) expect(String(r.value)).toMatch(/returned|caught/);
+      else expect(r.error?.name).toMatch(/RangeError|SandboxCrashError/);
     },
   },
   {

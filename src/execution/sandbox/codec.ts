@@ -130,7 +130,8 @@ for (const name of [
 
 type Wire = null | boolean | number | string | Wire[];
 
-export function encode(value: unknown, options: EncodeOptions): Encoded {
+/** `root` names the value in error messages (`arguments[2].callback`). */
+export function encode(value: unknown, options: EncodeOptions, root = "value"): Encoded {
   const buffers: ArrayBuffer[] = [];
   const seen = new MapCtor<object, number>();
   let size = 0;
@@ -252,7 +253,7 @@ export function encode(value: unknown, options: EncodeOptions): Encoded {
     return out;
   };
 
-  const tree = walk(value, 0, "value");
+  const tree = walk(value, 0, root);
   return { json: jsonStringify(tree) as string, buffers };
 }
 

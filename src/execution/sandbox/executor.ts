@@ -153,7 +153,7 @@ export class SandboxExecutor implements Executor {
         "No ambient authority: the code runs in QuickJS (WebAssembly) with JavaScript's builtins, console, timers and the tools/workflows/artifacts/deps namespaces only — no modules, files, network, environment or processes.",
         "timeout: runaway code (synchronous or asynchronous) is stopped at the deadline and variables are kept; a long native operation is stopped by restarting the sandbox, which loses variables. Tool calls count toward the run's timeout and are aborted with it.",
         `memoryLimit: the sandbox's whole memory is capped at ${this.options.memoryMb} MB; running out is a MemoryLimitError and the next run gets a fresh sandbox.`,
-        "processIsolation: no — the sandbox runs inside the host process (WebAssembly isolates its memory; a fault restarts only this sandbox).",
+        "processIsolation: no — the sandbox runs inside the host process (WebAssembly isolates its memory; a fault restarts only this sandbox). It runs on the host's thread: a CPU-bound run holds the host's event loop until it ends or times out.",
         "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
         "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
         "CPU-bound code is much slower than in V8 (an interpreter in WebAssembly); use it for orchestration, not number crunching.",
@@ -380,7 +380,7 @@ export class SandboxExecutor implements Executor {
     call: (instance, guestId, ns, op, args, bytes) => {
       const origin: CallOrigin<SandboxInstance> = { target: instance, guestId, run: this.active?.instance === instance ? this.active.seq : 0 };
       if (args instanceof Error) {
-        this.router.reject(origin, toWireError(new ValidationError(`arguments ${args.message}`), `${ns}.${op}`));
+        this.router.reject(origin, toWireError(new ValidationError(args.message), `${ns}.${op}`));
         return;
       }
       if (ns === "deps" && op !== "list") {
@@ -412,7 +412,8 @@ export class SandboxExecutor implements Executor {
         run.fired.add(id);
         run.wake?.();
       };
-      run.timers.set(id, repeat ? setInterval(fire, ms) : setTimeout(fire, ms));
+      const delay = Math.min(Math.max(0, Number.isFinite(ms) ? ms : 0), 2_147_483_647);
+      run.timers.set(id, repeat ? setInterval(fire, Math.max(1, delay)) : setTimeout(fire, delay));
     },
     report: (kind, decoded) => {
       const run = this.active;

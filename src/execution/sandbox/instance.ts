@@ -71,8 +71,6 @@ interface EntryPoints {
   forget: QuickJSHandle;
 }
 
-const HOST_DECODE = { maxDepth: 0, strictKeys: true } as const;
-
 export class SandboxInstance {
   /** Set when QuickJS's interrupt handler stopped code during the current deadline. */
   interrupted = false;
@@ -382,9 +380,12 @@ export class SandboxInstance {
     });
   }
 
+  /** Decodes what the guest sent; its size is checked here too (the guest side can be tampered with). */
   private decodeFromGuest(json: string, buffers: ArrayBuffer[], display: boolean): Decoded {
+    const size = buffers.reduce((n, b) => n + b.byteLength, json.length);
+    if (size > this.limits.maxBytes) throw new BoundaryError(`the value is larger than ${Math.round(this.limits.maxBytes / 1_048_576)} MB, the most that can cross the sandbox boundary`);
     return decode(json, buffers, {
-      ...HOST_DECODE,
+      strictKeys: true,
       maxDepth: this.limits.maxDepth + 1,
       ...(display ? { opaque: (text: string) => new Opaque(text) } : {}),
     });
@@ -410,9 +411,8 @@ export class SandboxInstance {
       const size = buffers.reduce((n, b) => n + b.byteLength, json.length);
       let decoded: unknown[] | Error;
       try {
-        if (size > this.limits.maxBytes) throw new BoundaryError(`are larger than ${Math.round(this.limits.maxBytes / 1_048_576)} MB`);
         const value = this.decodeFromGuest(json, buffers, false).value;
-        decoded = Array.isArray(value) ? value : new BoundaryError("must be an array");
+        decoded = Array.isArray(value) ? value : new BoundaryError("the arguments must be an array");
       } catch (err) {
         decoded = err instanceof Error ? err : new Error(String(err));
       }
@@ -423,7 +423,12 @@ export class SandboxInstance {
   private hostConsole(args: QuickJSHandle[]): void {
     this.guard(() => {
       const method = this.str(args[0]);
-      const value = this.decodeFromGuest(this.str(args[1]), this.bytes(args.slice(2)), true).value;
+      let value: unknown;
+      try {
+        value = this.decodeFromGuest(this.str(args[1]), this.bytes(args.slice(2)), true).value;
+      } catch (err) {
+        value = [`[console.${method}: arguments could not be shown: ${(err as Error).message}]`];
+      }
       this.hooks.console(method, Array.isArray(value) ? value : [value]);
     });
   }

@@ -64,4 +64,3 @@ export function uncaughtError(thrown: unknown, memoryMb: number): ExecutionError
   return { ...e, message: `Uncaught exception in a timer callback: ${e.message}` };
 }
 
-export { renderDisplay };

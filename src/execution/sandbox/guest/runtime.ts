@@ -98,9 +98,9 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
   const call = (ns: string, op: string, args: unknown[]): Promise<unknown> => {
     let encoded;
     try {
-      encoded = encode(args, dataMode);
+      encoded = encode(args, dataMode, "arguments");
     } catch (err) {
-      return PromiseCtor.reject(namedError("ValidationError", `${ns}.${op}: arguments ${(err as Error).message}`));
+      return PromiseCtor.reject(namedError("ValidationError", `${ns}.${op}: ${(err as Error).message}`));
     }
     const id = nextCall++;
     return new PromiseCtor((resolve, reject) => {
