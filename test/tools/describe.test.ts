@@ -1,44 +1,14 @@
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCliTool } from "../../src/tools/adapters/cli/schema.js";
 import { cliToolInfo } from "../../src/tools/adapters/cli/adapter.js";
 import { callableSignature, describeTool, describeTools, paramTypeText } from "../../src/tools/describe.js";
 import type { ToolInfo } from "../../src/tools/protocol.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
+import { typeErrors } from "../helpers/typecheck.js";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples/tools", import.meta.url));
 
-const libCache = new Map<string, ts.SourceFile>();
-
-/** Type-check `code` as a standalone script with strict options; return the diagnostics as text. */
-function typeErrors(code: string): string[] {
-  const fileName = "/virtual/check.ts";
-  const options: ts.CompilerOptions = {
-    noEmit: true,
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    target: ts.ScriptTarget.ES2022,
-    lib: ["lib.es2022.d.ts"],
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const original = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, lang, onError, create) => {
-    if (name === fileName) return ts.createSourceFile(name, code, lang);
-    // lib.*.d.ts files are the same for every check; parsing them once keeps the suite fast.
-    let sf = libCache.get(name);
-    if (!sf) {
-      sf = original(name, lang, onError, create);
-      if (sf) libCache.set(name, sf);
-    }
-    return sf;
-  };
-  const baseFileExists = host.fileExists.bind(host);
-  host.fileExists = (name) => name === fileName || baseFileExists(name);
-  const program = ts.createProgram([fileName], options, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-}
 
 const curlInfo = cliToolInfo(
   parseCliTool(

@@ -4,6 +4,7 @@
  * empty, and each problem names its field path and what was found there.
  */
 import { z } from "zod";
+import { ValidationError } from "../../errors.js";
 import { describeValue } from "../validate.js";
 
 export type PathPart = PropertyKey;
@@ -59,4 +60,9 @@ export function issueText(issue: z.core.$ZodIssue, raw: unknown, isSecret: (path
     return `${where}: ${base.replace(/, received \w+$/, "")}; got ${gotText}`;
   }
   return `${where}: ${issue.message}`;
+}
+
+/** Every problem of one tool file at once, each on its own line, naming the file. */
+export function fail(source: string, problems: string[]): never {
+  throw new ValidationError(`Invalid tool definition in ${source}:\n  ${problems.join("\n  ")}`);
 }

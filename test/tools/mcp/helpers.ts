@@ -8,7 +8,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import ts from "typescript";
 
 export const FIXTURE_SERVER = fileURLToPath(new URL("../../fixtures/mcp/server.mjs", import.meta.url));
 export const EVERYTHING_SERVER = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
@@ -99,32 +98,4 @@ export async function startHttpFixture(options: { port?: number; requireKey?: st
   };
 }
 
-const libCache = new Map<string, ts.SourceFile>();
-
-/** Type-check `code` as a standalone strict script; the diagnostics as text (empty = compiles). */
-export function typeErrors(code: string): string[] {
-  const fileName = "/virtual/check.ts";
-  const options: ts.CompilerOptions = {
-    noEmit: true,
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    target: ts.ScriptTarget.ES2022,
-    lib: ["lib.es2022.d.ts"],
-    types: [],
-  };
-  const host = ts.createCompilerHost(options);
-  const original = host.getSourceFile.bind(host);
-  host.getSourceFile = (name, lang, onError, create) => {
-    if (name === fileName) return ts.createSourceFile(name, code, lang);
-    let sf = libCache.get(name);
-    if (!sf) {
-      sf = original(name, lang, onError, create);
-      if (sf) libCache.set(name, sf);
-    }
-    return sf;
-  };
-  const baseFileExists = host.fileExists.bind(host);
-  host.fileExists = (name) => name === fileName || baseFileExists(name);
-  const program = ts.createProgram([fileName], options, host);
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
-}
+export { typeErrors } from "../../helpers/typecheck.js";

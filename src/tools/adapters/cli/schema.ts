@@ -6,8 +6,7 @@
  * the file, the field path and what is accepted, all at once, so a tool author fixes a file in one pass.
  */
 import { z } from "zod";
-import { issueText, orEmpty, strict } from "../yaml-schema.js";
-import { ValidationError } from "../../../errors.js";
+import { fail, issueText, orEmpty, strict } from "../yaml-schema.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec } from "../../protocol.js";
 import { IDENTIFIER_RE, recipeNameProblem, toolNameProblem, valueProblem } from "../../validate.js";
@@ -141,10 +140,6 @@ const ToolSchema = strict({
 
 
 
-
-function fail(source: string, problems: string[]): never {
-  throw new ValidationError(`Invalid tool definition in ${source}:\n  ${problems.join("\n  ")}`);
-}
 
 /** The parameter spec an option/positional has for argument checks and discovery. */
 export function paramSpecOf(p: CliOption | CliPositional): ParamSpec {

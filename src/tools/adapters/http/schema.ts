@@ -10,8 +10,7 @@
  * tool can still be listed and described.
  */
 import { z } from "zod";
-import { issueText, orEmpty, strict } from "../yaml-schema.js";
-import { ValidationError } from "../../../errors.js";
+import { fail, issueText, orEmpty, strict } from "../yaml-schema.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec, ParamType } from "../../protocol.js";
 import { IDENTIFIER_RE, describeValue, toolNameProblem, valueProblem } from "../../validate.js";
@@ -139,10 +138,6 @@ const ToolSchema = strict({
 
 
 
-
-function fail(source: string, problems: string[]): never {
-  throw new ValidationError(`Invalid tool definition in ${source}:\n  ${problems.join("\n  ")}`);
-}
 
 /** The parameter spec a param has for argument checks and discovery. */
 export function httpParamSpec(p: HttpParam): ParamSpec {

@@ -28,8 +28,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { issueText, orEmpty, strict, type PathPart } from "../yaml-schema.js";
-import { ValidationError } from "../../../errors.js";
+import { fail, issueText, orEmpty, strict, type PathPart } from "../yaml-schema.js";
 import { describeValue, toolNameProblem } from "../../validate.js";
 
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 60;
@@ -118,10 +117,6 @@ function isSecretPath(at: readonly PathPart[]): boolean {
   return at.length >= 2 && (at[0] === "headers" || at[0] === "env");
 }
 
-
-function fail(source: string, problems: string[]): never {
-  throw new ValidationError(`Invalid tool definition in ${source}:\n  ${problems.join("\n  ")}`);
-}
 
 const VAR_RE = /\$\$\{|\$\{([^}]*)\}/g;
 const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
