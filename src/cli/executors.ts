@@ -6,6 +6,7 @@
 import { ValidationError } from "../errors.js";
 import { InProcessExecutor } from "../execution/in-process/executor.js";
 import type { Executor } from "../execution/protocol.js";
+import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
@@ -29,6 +30,8 @@ export interface CliExecutorOptions {
   allowRuntimeDeps?: boolean;
   /** Tool middleware from --allow/--deny/--audit-log/--max-tool-calls. */
   middleware?: ToolMiddleware[];
+  /** --search: how tools.search / workflows.search rank. */
+  search?: EmbedderSpec;
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -43,7 +46,10 @@ export function executorNameProblem(name: string): string {
 }
 
 export function createExecutor(name: string, options: CliExecutorOptions): Executor {
-  const middleware = options.middleware?.length ? { middleware: options.middleware } : {};
+  const middleware = {
+    ...(options.middleware?.length ? { middleware: options.middleware } : {}),
+    ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
+  };
   const common = {
     ...middleware,
     ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),

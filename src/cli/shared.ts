@@ -9,6 +9,7 @@ import { CommanderError, InvalidArgumentError, Option, type Command } from "comm
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
 import { Session } from "../session.js";
 import { FileStorage } from "../storage/file/storage.js";
+import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
 import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
@@ -44,6 +45,7 @@ export interface ExecutorFlags {
   deny?: string[];
   auditLog?: string;
   maxToolCalls?: number;
+  search?: EmbedderSpec;
 }
 
 export interface ResolvedPaths {
@@ -70,7 +72,18 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--allow <glob>", "only tool calls matching this glob on tool.callable run (repeatable), e.g. 'git.*'").argParser(collect))
     .addOption(new Option("--deny <glob>", "tool calls matching this glob never run (repeatable; wins over --allow)").argParser(collect))
     .addOption(new Option("--audit-log <file>", "append one JSON line per tool call (call, args, outcome, run) to this file"))
-    .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit));
+    .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit))
+    .addOption(
+      new Option("--search <how>", "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)").argParser(parseSearch),
+    );
+}
+
+function parseSearch(value: string): EmbedderSpec {
+  try {
+    return parseSearchSpec(value, process.env["TS_CODE_MODE_SEARCH_API_KEY"]);
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -137,7 +150,12 @@ export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags
   const storage = new FileStorage({ basePath: paths.storagePath });
   let session: Session | undefined;
   try {
-    const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, { toolsPath: paths.toolsPath, defaultTimeoutMs: flags.timeout, middleware: middlewareFromFlags(flags) });
+    const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
+      toolsPath: paths.toolsPath,
+      defaultTimeoutMs: flags.timeout,
+      middleware: middlewareFromFlags(flags),
+      ...(flags.search !== undefined ? { search: flags.search } : {}),
+    });
     session = new Session({ storage, executor });
     return await fn(session);
   } finally {

@@ -113,6 +113,7 @@ async function serve(flags: McpFlags): Promise<void> {
         toolsPath: paths.toolsPath,
         defaultTimeoutMs: flags.timeout,
         middleware: toolMiddleware,
+        ...(flags.search !== undefined ? { search: flags.search } : {}),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
       }),
