@@ -1,12 +1,15 @@
 /**
- * Code preparation shared by every V8-based executor: strip TypeScript, then rewrite a snippet so
- * that it runs as one async function while its top-level declarations persist as globals of the
- * executor's context, like the Node REPL.
+ * Code preparation shared by every executor: strip TypeScript, then rewrite a snippet so that it
+ * runs as one async function while its top-level declarations persist as globals of the executor's
+ * context, like the Node REPL.
  *
  *   const x = 1; function f() {}; import { a } from "m"; x + 1
- * becomes (on one line, so the agent's line numbers stay right):
- *   var x, a; (async () => { globalThis.f = f; (x = 1); function f() {}; ({ a } = await __tcm_import("m")); return (x + 1);
+ * becomes (the prelude on the first line, so the agent's line numbers stay right):
+ *   (async () => { let x, a; <bind x, f, a as global accessors>; (x = 1); function f() {};
+ *   ({ a } = await __tcm_import("m")); return (x + 1);
  *   })()
+ *
+ * The bindings are locals (fast in loops) that later runs reach through the global accessors.
  *
  * let/const lose their block semantics (reassignment is allowed across runs), as in the Node REPL.
  * A promise left as the last value is awaited, so `tools.x.y()` without `await` still shows its result.
@@ -34,6 +37,9 @@ export class CodeSyntaxError extends SyntaxError {
 }
 
 export { IMPORT_FN };
+
+/** Local helper name in prepared scripts that exports a declaration as a global accessor. */
+const BIND_FN = "__tcm_bind";
 
 interface AnyNode extends Node {
   [key: string]: unknown;
@@ -188,10 +194,14 @@ function transformSnippet(source: string): PreparedSnippet {
 
   const rewritten = applyEdits(js, edits);
   const vars = [...declared].filter((n) => !hoistedFunctions.includes(n));
+  // Declarations are locals of the async function (fast: a global of a vm context costs ~750 ns
+  // per write, a local next to nothing), exported as accessors on the global object so later runs
+  // read and write the very same binding, and closures made in this run stay in step with them.
+  const exported = [...declared].map((n) => `${BIND_FN}(${JSON.stringify(n)}, () => ${n}, (v) => { ${n} = v; }); `).join("");
   const prelude =
-    (vars.length ? `var ${vars.join(", ")}; ` : "") +
     "(async () => { " +
-    hoistedFunctions.map((n) => `globalThis.${n} = ${n}; `).join("");
+    (vars.length ? `let ${vars.join(", ")}; ` : "") +
+    (exported ? `const ${BIND_FN} = (n, g, s) => { try { Object.defineProperty(globalThis, n, { get: g, set: s, configurable: true, enumerable: true }); } catch {} }; ${exported}` : "");
   return { script: `${prelude}${rewritten}\n})()`, declared: [...declared] };
 }
 
