@@ -197,6 +197,19 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "[dA, dB, dC, dRest, dD]")).toEqual([1, 2, 3, [4, 5], "dflt"]);
       });
 
+      it("closures, timers and later runs share one binding of a top-level variable", async () => {
+        await value(s, "let shared = 0; function bump() { shared++; return shared; }");
+        expect(await value(s, "bump(); bump()")).toBe(2);
+        expect(await value(s, "shared")).toBe(2);
+        expect(await value(s, "shared = 10; bump()")).toBe(11);
+        expect(await value(s, "shared")).toBe(11);
+        await value(s, "setTimeout(() => { shared = 100 }, 1); await new Promise((r) => setTimeout(r, 30))");
+        expect(await value(s, "[shared, bump()]")).toEqual([100, 101]);
+        // A loop over a top-level variable sees its own writes (it runs on a local binding).
+        expect(await value(s, "let acc = 0; for (let i = 0; i < 100000; i++) acc += i; acc")).toBe(4999950000);
+        expect(await value(s, "acc")).toBe(4999950000);
+      });
+
       it("a declaration made in a function body stays local", async () => {
         await value(s, "function localScope() { const notGlobal = 1; return notGlobal; } localScope()");
         expect(await value(s, "typeof notGlobal")).toBe("undefined");
