@@ -18,6 +18,7 @@ import { z } from "zod";
 import { ValidationError } from "../errors.js";
 import type { StorageBackend } from "../storage/protocol.js";
 import { EmbedderError, isEmbedder, type Embedder } from "./embedder.js";
+import { BlobVectorCache } from "./blob-vector-cache.js";
 import { FileVectorCache } from "./file-vector-cache.js";
 import { LexicalRanker, type Ranker } from "./lexical.js";
 import { OpenAICompatibleEmbedder, type OpenAICompatibleEmbedderOptions } from "./openai.js";
@@ -106,6 +107,7 @@ export function effectiveEmbedderSpec(options: SearchOptions | undefined, env: N
  */
 export function persistentVectorCache(storage: StorageBackend, space: string, dimensions: number, scope: readonly string[]): VectorCache | undefined {
   if (storage.basePath) return new FileVectorCache(path.join(storage.basePath, "vectors", space, ...scope), dimensions);
+  if (storage.blobs) return new BlobVectorCache(storage.blobs, ["vectors", space, ...scope].join(":"), dimensions);
   return undefined;
 }
 

@@ -6,10 +6,8 @@
  * that was embedded, so a changed text simply misses and an identical text written by another
  * process is shared. Implementations:
  *   - FileVectorCache (file-vector-cache.ts): `<base>/vectors/<space>/<scope>/<sha256>.f32`.
- *   - Redis: a `RedisVectorCache` would keep `<prefix>:vectors:<space>:<scope>:<sha256>` strings of
- *     raw float32 bytes (getMany = MGET, setMany = MSET, deleteMany = DEL, keys = SCAN) and plug in
- *     at `persistentVectorCache()` in config.ts. Until then Redis-backed sessions keep vectors in
- *     memory only (re-embedded once per process).
+ *   - BlobVectorCache (blob-vector-cache.ts) on a storage's shared byte store; for Redis that is
+ *     `<prefix>:vectors:<space>:<scope>:<sha256>` holding raw float32 bytes (MGET/MSET/DEL/SCAN).
  * `VectorLru` sits in front of any of them, in memory.
  */
 

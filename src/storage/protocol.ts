@@ -80,6 +80,14 @@ export type StorageDescriptor =
   | { type: "file"; basePath: string; workspaceId?: string }
   | { type: "redis"; url: string; prefix: string; workspaceId?: string };
 
+/** Named byte values grouped by namespace, shared by every process using the backend. */
+export interface BlobStore {
+  getMany(namespace: string, keys: readonly string[]): Promise<Map<string, Uint8Array>>;
+  setMany(namespace: string, entries: ReadonlyMap<string, Uint8Array>): Promise<void>;
+  deleteMany(namespace: string, keys: readonly string[]): Promise<void>;
+  keys(namespace: string): Promise<string[]>;
+}
+
 export interface StorageBackend {
   readonly workflows: WorkflowStore;
   readonly artifacts: ArtifactStore;
@@ -87,6 +95,8 @@ export interface StorageBackend {
   toDescriptor(): StorageDescriptor;
   /** Where file-based companions (deps folder, vector cache) may live, if the backend has a disk home. */
   readonly basePath?: string;
+  /** Shared named byte values (search vectors), when the backend offers them (Redis). */
+  readonly blobs?: BlobStore;
   /** A shared list for the deps layer's configured packages, when the backend offers one (Redis). */
   readonly depsList?: { list(): Promise<string[]>; write(items: string[]): Promise<void> };
   close(): Promise<void>;

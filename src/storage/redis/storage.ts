@@ -14,6 +14,7 @@ import type { StorageBackend, StorageDescriptor } from "../protocol.js";
 import { RedisArtifactStore } from "./artifacts.js";
 import { parseRedisUrl, RedisConnection } from "./connection.js";
 import { redisKeys, validatePrefix, type RedisKeys } from "./keys.js";
+import { RedisBlobStore } from "./blobs.js";
 import { RedisListStore } from "./lists.js";
 import { RedisToolStore } from "./tools.js";
 import { RedisWorkflowStore } from "./workflows.js";
@@ -65,6 +66,8 @@ export class RedisStorage implements StorageBackend {
   readonly tools: RedisToolStore;
   /** The deps layer's package list (`<base>:deps`), shared by every process on this prefix/workspace. */
   readonly depsList: RedisListStore;
+  /** Named byte values under `<base>:<namespace>:*` (the search layer's vectors). */
+  readonly blobs: RedisBlobStore;
   private readonly conn: RedisConnection;
   /** The URL we were given (password included: a descriptor must be able to reconnect). */
   private readonly url: string | undefined;
@@ -97,6 +100,7 @@ export class RedisStorage implements StorageBackend {
     this.artifacts = new RedisArtifactStore(this.conn, this.keys);
     this.tools = new RedisToolStore(this.conn, this.keys);
     this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
+    this.blobs = new RedisBlobStore(this.conn, this.keys.base);
   }
 
   /** `host:port` of the server, safe to show (no credentials). */
