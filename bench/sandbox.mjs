@@ -1,6 +1,9 @@
 /**
- * SandboxExecutor (QuickJS in WebAssembly) benchmarks: `node bench/sandbox.mjs [--strict] [--only <text>]`
- * against an existing dist/ (build first: npx tsc -p tsconfig.build.json).
+ * SandboxExecutor benchmarks, engine "quickjs" (executor `sandbox`, WebAssembly in the host
+ * process) and engine "deno" (executor `sandbox-deno`, a deno process without permissions):
+ * `node bench/sandbox.mjs [--strict] [--only <text>]` against an existing dist/ (build first:
+ * npx tsc -p tsconfig.build.json). Budgets of the deno rows: cold start 150 ms, trivial run
+ * 0.5 ms, five parallel tools 30 ms.
  *
  *   cold start            new Session + start + run("1") + close, on fresh storage (budget 20 ms)
  *   trivial run           run("1+1") (budget 1 ms)
@@ -57,10 +60,65 @@ async function run(session, code) {
 
 const EXECUTORS = {
   sandbox: () => new SandboxExecutor({ tools: registry() }),
+  "sandbox-deno": () => new SandboxExecutor({ engine: "deno", tools: registry() }),
   "in-process": () => new InProcessExecutor({ tools: registry() }),
 };
 
+/** new Session + start + run("1") + close on fresh storage, with `executor`. */
+const coldStart = (executor, budgetMs) => ({
+  name: 'cold start: new Session + start + run("1")',
+  executor,
+  iterations: 30,
+  warmup: 3,
+  budgetMs,
+  fresh: true,
+  sample: ({ dir }, i) =>
+    timed(async () => {
+      const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, `cold-${executor}-${i}`) }), executor: EXECUTORS[executor]() });
+      try {
+        await session.start();
+        await run(session, "1");
+      } finally {
+        await session.close();
+      }
+    }),
+});
+
 const CASES = [
+  coldStart("sandbox-deno", 150),
+  {
+    name: 'trivial run: run("1+1")',
+    executor: "sandbox-deno",
+    iterations: 2000,
+    warmup: 200,
+    budgetMs: 0.5,
+    sample: ({ session }) => timed(() => run(session, "1+1")),
+  },
+  {
+    name: "five 20 ms tools with Promise.all, one run",
+    executor: "sandbox-deno",
+    iterations: 100,
+    warmup: 10,
+    budgetMs: 30,
+    sample: ({ session }) => timed(() => run(session, "await Promise.all([1, 2, 3, 4, 5].map(() => tools.noop.sleep20({})))")),
+  },
+  {
+    name: `trivial tool call from guest, per call (loop of ${CALLS_PER_LOOP} / ${CALLS_PER_LOOP})`,
+    executor: "sandbox-deno",
+    iterations: 20,
+    warmup: 2,
+    callsPerSample: CALLS_PER_LOOP,
+    budgetMs: null,
+    sample: async ({ session }) => (await timed(() => run(session, `for (let i = 0; i < ${CALLS_PER_LOOP}; i++) await tools.noop.ping({})`))) / CALLS_PER_LOOP,
+  },
+  {
+    name: "CPU-heavy: sum of 10^7 integers",
+    executor: "sandbox-deno",
+    iterations: 5,
+    warmup: 1,
+    budgetMs: null,
+    sample: ({ session }) => timed(() => run(session, CPU_SNIPPET)),
+  },
   {
     name: 'cold start: new Session + start + run("1")',
     executor: "sandbox",

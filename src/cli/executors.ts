@@ -32,6 +32,8 @@ export interface CliExecutorOptions {
   middleware?: ToolMiddleware[];
   /** --search: how tools.search / workflows.search rank. */
   search?: EmbedderSpec;
+  /** --engine: the sandbox's engine (quickjs or deno); only with the sandbox executor. */
+  engine?: "quickjs" | "deno";
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -46,6 +48,9 @@ export function executorNameProblem(name: string): string {
 }
 
 export function createExecutor(name: string, options: CliExecutorOptions): Executor {
+  if (options.engine !== undefined && name !== "sandbox") {
+    throw new ValidationError(`--engine ${options.engine} applies to --executor sandbox only; got --executor ${name}`);
+  }
   const middleware = {
     ...(options.middleware?.length ? { middleware: options.middleware } : {}),
     ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
@@ -62,7 +67,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
       return new InProcessExecutor({ toolsPath: options.toolsPath, ...common });
     case "sandbox":
       // No deps option: the sandbox cannot import packages at all.
-      return new SandboxExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+      return new SandboxExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.engine ? { engine: options.engine } : {}), ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     default:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

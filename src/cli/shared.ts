@@ -46,6 +46,7 @@ export interface ExecutorFlags {
   auditLog?: string;
   maxToolCalls?: number;
   search?: EmbedderSpec;
+  engine?: "quickjs" | "deno";
 }
 
 export interface ResolvedPaths {
@@ -73,6 +74,7 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--deny <glob>", "tool calls matching this glob never run (repeatable; wins over --allow)").argParser(collect))
     .addOption(new Option("--audit-log <file>", "append one JSON line per tool call (call, args, outcome, run) to this file"))
     .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit))
+    .addOption(new Option("--engine <name>", "with --executor sandbox: quickjs (default; in-process wasm) or deno (a deno process with no permissions)").choices(["quickjs", "deno"]))
     .addOption(
       new Option("--search <how>", "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)").argParser(parseSearch),
     );
@@ -89,6 +91,13 @@ function parseSearch(value: string): EmbedderSpec {
 function collect(value: string, previous: string[] | undefined): string[] {
   if (!value.trim()) throw new InvalidArgumentError("expected a glob such as 'git.*' or '*.delete'");
   return [...(previous ?? []), value];
+}
+
+/** Flags that only make sense together: a usage error (exit 2) otherwise. */
+export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
+  if (flags.engine !== undefined && flags.executor !== "sandbox") {
+    throw new CliUsageError(`--engine ${flags.engine} applies to --executor sandbox only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
+  }
 }
 
 /** The tool middleware the executor flags ask for: audit outermost, so refused calls are logged too. */
@@ -146,6 +155,7 @@ export function resolvePaths(flags: StorageFlags): ResolvedPaths {
  * on first use: `run()` reports a failed start in its result, facade calls throw it.
  */
 export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags>, fn: (session: Session) => Promise<T>): Promise<T> {
+  checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
   const storage = new FileStorage({ basePath: paths.storagePath });
   let session: Session | undefined;
@@ -155,6 +165,7 @@ export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags
       defaultTimeoutMs: flags.timeout,
       middleware: middlewareFromFlags(flags),
       ...(flags.search !== undefined ? { search: flags.search } : {}),
+      ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
     });
     session = new Session({ storage, executor });
     return await fn(session);

@@ -50,3 +50,16 @@ describe("run with tool middleware flags", () => {
     expect((await cli(["run", "--base", "base", "--max-tool-calls", "zero", "1"], { cwd: dir })).code).toBe(2);
   });
 });
+
+describe("run --executor sandbox --engine", () => {
+  it("runs in the deno engine, and --engine without the sandbox is a usage error", async () => {
+    const r = await cli(["run", "--base", "base", "--executor", "sandbox", "--engine", "deno", "typeof Deno + ' ' + (await tools.echo.say({ text: ['via deno'] })).trim()"], { cwd: dir, timeoutMs: 60_000 });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("object via deno\n");
+    const quick = await cli(["run", "--base", "base", "--executor", "sandbox", "typeof Deno"], { cwd: dir });
+    expect(quick.stdout).toBe("undefined\n");
+    const misuse = await cli(["run", "--base", "base", "--engine", "deno", "1"], { cwd: dir });
+    expect(misuse.code).toBe(2);
+    expect(misuse.stderr).toMatch(/--engine deno applies to --executor sandbox only/);
+  }, 90_000);
+});

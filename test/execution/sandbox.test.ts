@@ -66,9 +66,10 @@ describe("SandboxExecutor", () => {
   });
 
   describe("options", () => {
-    it('rejects engine "deno" as not available in this version', () => {
-      expect(() => new SandboxExecutor({ engine: "deno" })).toThrow(ValidationError);
-      expect(() => new SandboxExecutor({ engine: "deno" })).toThrow(/not available in this version/);
+    it('accepts engine "quickjs" and "deno" (tested in sandbox-deno.test.ts), nothing else', () => {
+      expect(new SandboxExecutor({ engine: "quickjs" }).engine).toBe("quickjs");
+      expect(new SandboxExecutor({ engine: "deno" }).engine).toBe("deno");
+      expect(() => new SandboxExecutor({ engine: "v8" } as unknown as SandboxExecutorOptions)).toThrow(ValidationError);
     });
 
     it.each([

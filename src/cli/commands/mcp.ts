@@ -15,7 +15,7 @@ import { RedisStorage } from "../../storage/redis/storage.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { createExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
-import { addExecutorOptions, addStorageOptions, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -72,6 +72,7 @@ export function registerMcpCommand(program: Command): void {
 
 /** Every combination that cannot work is refused here, before a port is bound or stdout claimed. */
 function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
+  checkExecutorFlags(flags);
   if (flags.prefix !== undefined && flags.redis === undefined) {
     throw new CliUsageError("--prefix only applies to Redis storage; give --redis URL with it, or drop --prefix");
   }
@@ -114,6 +115,7 @@ async function serve(flags: McpFlags): Promise<void> {
         defaultTimeoutMs: flags.timeout,
         middleware: toolMiddleware,
         ...(flags.search !== undefined ? { search: flags.search } : {}),
+        ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
       }),

@@ -15,7 +15,9 @@
  *   - maxToolCallsPerRun is the callsPerRun tool middleware; maxOutputBytes caps each console stream.
  *   - reset() replaces the sandbox; close() drops it and aborts calls in flight.
  *
- * The engine option exists so a Deno-based engine can be added later; only "quickjs" is shipped.
+ * engine "deno" runs the code in V8 inside a separate `deno` process with no permissions instead
+ * (see deno/engine.ts): a process boundary and V8 speed, for a process start and the optional
+ * dependency `deno`. This class then forwards everything to that engine.
  */
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
@@ -25,7 +27,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import { callsPerRun } from "../../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
-import { HostServices } from "../host.js";
+import { HostServices, type HostServicesOptions } from "../host.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
 import { createGuestConsole, type RunOutput } from "../output.js";
 import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
@@ -36,6 +38,7 @@ import { RunBudget } from "../run-budget.js";
 import { toWireError } from "../wire-error.js";
 import { CallRouter, type CallOrigin } from "./calls.js";
 import type { Decoded } from "./codec.js";
+import { DenoEngine } from "./deno/engine.js";
 import { CONSOLE_METHODS } from "./guest/runtime.js";
 import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
@@ -43,7 +46,10 @@ import { DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
 import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
 
 export interface SandboxExecutorOptions {
-  /** The engine running the code. Only "quickjs" (the default) is available in this version. */
+  /**
+   * The engine running the code: "quickjs" (the default; WebAssembly inside the host process) or
+   * "deno" (V8 in a `deno` process without permissions; needs the optional dependency `deno`).
+   */
   engine?: "quickjs" | "deno";
   /** Folder of tool YAML files (`tools.*`). */
   toolsPath?: string;
@@ -51,7 +57,7 @@ export interface SandboxExecutorOptions {
   tools?: ToolRegistry;
   /** Timeout of a run that gives none; default 30 s. */
   defaultTimeoutMs?: number;
-  /** Cap on the sandbox's whole memory in MB (QuickJS heap and stack); default 256, from 32 to 2048. */
+  /** Cap on the sandbox's memory in MB (QuickJS: its whole memory; deno: V8's heap); default 256, from 32 to 2048. */
   memoryMb?: number;
   /** Cap on each of stdout and stderr per run, in bytes of UTF-8; default 1,000,000. */
   maxOutputBytes?: number;
@@ -65,7 +71,7 @@ export interface SandboxExecutorOptions {
 
 const optionsShape = {
   ...baseOptionsShape,
-  engine: z.enum(["quickjs", "deno"], { error: 'must be "quickjs" (or "deno", not available in this version)' }).optional(),
+  engine: z.enum(["quickjs", "deno"], { error: 'must be "quickjs" or "deno"' }).optional(),
   memoryMb: z
     .number({ error: "must be a number of megabytes" })
     .int("must be a whole number of megabytes")
@@ -123,13 +129,11 @@ export class SandboxExecutor implements Executor {
   private readonly queue = new SerialQueue();
   private readonly console: Record<string, (...args: unknown[]) => void>;
   private closed = false;
+  private readonly deno: DenoEngine | null = null;
 
   constructor(options: SandboxExecutorOptions = {}) {
     const { tools, ...rest } = options;
     const parsed = parseOptions(optionsShape, rest, "SandboxExecutor");
-    if (parsed.engine === "deno") {
-      throw new ValidationError('Invalid SandboxExecutor options: engine "deno" is not available in this version; use engine "quickjs" (the default).');
-    }
     this.options = {
       ...parsed,
       defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -140,13 +144,34 @@ export class SandboxExecutor implements Executor {
     this.limits = { memoryMb: this.options.memoryMb, maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS };
     this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
     this.console = createGuestConsole(() => this.active?.output ?? null);
+    if (parsed.engine === "deno") {
+      this.deno = new DenoEngine({
+        defaultTimeoutMs: this.options.defaultTimeoutMs,
+        memoryMb: this.options.memoryMb,
+        maxOutputBytes: this.options.maxOutputBytes,
+        limits: { maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS },
+        callLimits: CALL_LIMITS,
+        host: this.hostOptions(),
+      });
+    }
+  }
+
+  /** The engine in use. */
+  get engine(): "quickjs" | "deno" {
+    return this.deno ? "deno" : "quickjs";
+  }
+
+  /** Process id of the deno engine's current process (diagnostics); null for QuickJS or when none runs. */
+  get processId(): number | null {
+    return this.deno?.pid ?? null;
   }
 
   get host(): HostServices | null {
-    return this.hostServices;
+    return this.deno ? this.deno.host : this.hostServices;
   }
 
   capabilities(): CapabilityReport {
+    if (this.deno) return this.denoCapabilities();
     return {
       capabilities: ["timeout", "reset", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
@@ -161,17 +186,35 @@ export class SandboxExecutor implements Executor {
     };
   }
 
-  async start(storage: StorageBackend): Promise<void> {
-    if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
-    if (this.hostServices) return;
+  private denoCapabilities(): CapabilityReport {
+    return {
+      capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
+      notes: [
+        "No ambient authority: the code runs in V8 inside a separate deno process started without any --allow-* permission — every file, network, environment, subprocess and FFI access is denied. It has JavaScript's builtins, console, timers and the tools/workflows/artifacts/deps namespaces.",
+        "timeout: code waiting (on a tool call, a timer, a promise) is stopped at the deadline and variables are kept; code still running (a loop) is stopped by killing and restarting the deno process, which loses variables. Tool calls count toward the run's timeout and are aborted with it.",
+        `memoryLimit: V8's heap is capped at ${this.options.memoryMb} MB (--max-old-space-size); running out ends the process, is reported as a MemoryLimitError, and the next run gets a fresh process.`,
+        "processIsolation: yes — a crash of the deno process is an error result and the next run gets a fresh process.",
+        "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
+        "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
+      ],
+    };
+  }
+
+  private hostOptions(): Omit<HostServicesOptions, "storage"> {
     const limit = callsPerRun(this.options.maxToolCallsPerRun ?? DEFAULT_MAX_TOOL_CALLS_PER_RUN);
-    const host = await HostServices.create({
-      storage,
+    return {
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
       middleware: [limit, ...(this.options.middleware ?? [])],
       ...(this.options.search ? { search: this.options.search } : {}),
-    });
+    };
+  }
+
+  async start(storage: StorageBackend): Promise<void> {
+    if (this.deno) return this.deno.start(storage);
+    if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
+    if (this.hostServices) return;
+    const host = await HostServices.create({ storage, ...this.hostOptions() });
     this.hostServices = host;
     this.router.attach(new RpcProvider(host, (m) => this.router.deliver(m), () => this.budget.callContext()));
     try {
@@ -184,10 +227,12 @@ export class SandboxExecutor implements Executor {
   }
 
   run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    if (this.deno) return this.deno.run(code, options);
     return this.queue.run(() => this.runNow(code, options));
   }
 
   async reset(): Promise<void> {
+    if (this.deno) return this.deno.reset();
     await this.queue.run(async () => {
       if (this.closed || !this.hostServices) return;
       this.replaceInstance();
@@ -196,6 +241,7 @@ export class SandboxExecutor implements Executor {
   }
 
   async close(): Promise<void> {
+    if (this.deno) return this.deno.close();
     if (this.closed) return;
     this.closed = true;
     this.budget.abort("the executor was closed");

@@ -1,0 +1,172 @@
+/**
+ * The Deno engine's guest program: the QuickJS guest bundle (guest/runtime.ts + codec + shared
+ * namespaces, see ../guest-bundle.ts) followed by a small Deno-specific driver that plays the part
+ * the host plays for QuickJS — it reads frames from stdin, evaluates prepared snippets with an
+ * indirect eval (global scope, so `var`s persist), runs timers, and writes calls, console output
+ * and outcomes to stdout as frames. The values inside frames are the codec's encoding, so what
+ * crosses follows the same rules in both engines.
+ *
+ * A frame (both directions): the four bytes "TCM1", u32 LE length of the rest, u32 LE length of a
+ * JSON header, the header (UTF-8), then the binary buffers the header's `b` array gives the sizes
+ * of. The magic makes stray bytes on the channel fail at once instead of looking like a length.
+ *
+ * Agent code could write to Deno.stdout itself; the worst it can do is send frames the host
+ * validates like any other (calls go through the same RpcProvider), or garble the channel, which
+ * the host treats as a crash. The driver's own functions are captured before any agent code runs.
+ */
+import { GUEST_BUNDLE } from "../guest-bundle.js";
+import type { GuestLimits } from "../guest/runtime.js";
+
+const DRIVER = String.raw`
+const reflectApply = Reflect.apply;
+const promiseThen = Promise.prototype.then;
+const PromiseCtor = Promise;
+const realSetTimeout = setTimeout;
+const realSetInterval = setInterval;
+const realClearTimeout = clearTimeout;
+const realClearInterval = clearInterval;
+const jsonStringify = JSON.stringify;
+const jsonParse = JSON.parse;
+const MapCtor = Map;
+const U8 = Uint8Array;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const encodeText = (s) => reflectApply(TextEncoder.prototype.encode, encoder, [s]);
+const decodeText = (b) => reflectApply(TextDecoder.prototype.decode, decoder, [b]);
+const stdin = Deno.stdin;
+const stdout = Deno.stdout;
+const readIn = stdin.read.bind(stdin);
+const writeOut = stdout.writeSync.bind(stdout);
+const exit = Deno.exit.bind(Deno);
+const indirectEval = eval;
+const MAGIC = 0x314d4354;
+
+addEventListener("unhandledrejection", (e) => e.preventDefault());
+addEventListener("error", (e) => e.preventDefault());
+
+function send(header, buffers) {
+  const sizes = [];
+  let total = 0;
+  for (const b of buffers) { sizes.push(b.byteLength); total += b.byteLength; }
+  header.b = sizes;
+  const head = encodeText(jsonStringify(header));
+  const frame = new U8(12 + head.byteLength + total);
+  const view = new DataView(frame.buffer);
+  view.setUint32(0, MAGIC, true);
+  view.setUint32(4, 4 + head.byteLength + total, true);
+  view.setUint32(8, head.byteLength, true);
+  frame.set(head, 12);
+  let at = 12 + head.byteLength;
+  for (const b of buffers) { frame.set(new U8(b), at); at += b.byteLength; }
+  let off = 0;
+  while (off < frame.byteLength) off += writeOut(frame.subarray(off));
+}
+
+let seq = 0;
+const realTimers = new MapCtor();
+let entry;
+const host = {
+  call(id, ns, op, json, ...buffers) { send({ t: "call", id, ns, op, json }, buffers); },
+  console(method, json, ...buffers) { send({ t: "console", method, json }, buffers); },
+  report(kind, json, ...buffers) { send({ t: "report", seq, kind, json }, buffers); },
+  timer(id, ms, repeat) {
+    const old = realTimers.get(id);
+    if (old !== undefined) { realClearTimeout(old); realClearInterval(old); realTimers.delete(id); }
+    if (ms < 0) return;
+    const fire = () => {
+      if (!repeat) realTimers.delete(id);
+      entry.fireTimer(id);
+    };
+    realTimers.set(id, repeat ? realSetInterval(fire, ms) : realSetTimeout(fire, ms));
+  },
+  compile(name, body) {
+    return indirectEval("(function (exports, require, module, tools, workflows, artifacts, deps) {" + body + "\n})\n//# sourceURL=workflows/" + name + ".ts");
+  },
+};
+entry = boot(host, LIMITS);
+
+function clearTimers() {
+  for (const t of realTimers.values()) { realClearTimeout(t); realClearInterval(t); }
+  realTimers.clear();
+}
+
+function run(runSeq, script) {
+  seq = runSeq;
+  let main;
+  try {
+    main = indirectEval(script + "\n//# sourceURL=snippet.ts");
+  } catch (err) {
+    entry.reportError(err);
+    return;
+  }
+  const settle = (ok) => (v) => {
+    seq = runSeq;
+    if (ok) entry.exportValue(v); else entry.reportError(v);
+  };
+  reflectApply(promiseThen, PromiseCtor.resolve(main), [settle(true), settle(false)]);
+}
+
+function handle(header, buffers) {
+  switch (header.t) {
+    case "run": run(header.seq, header.script); break;
+    case "settle": entry.settle(header.id, header.ok === true, header.json, ...buffers); break;
+    case "end":
+      clearTimers();
+      entry.forget(header.calls === true);
+      seq = 0;
+      send({ t: "stopped", seq: header.seq }, []);
+      break;
+  }
+}
+
+// Chunks are joined only once a whole frame is there (a large reply arrives in many reads).
+let chunks = [];
+let buffered = 0;
+function join() {
+  const all = new U8(buffered);
+  let at = 0;
+  for (const c of chunks) { all.set(c, at); at += c.byteLength; }
+  chunks = [all];
+}
+function drain() {
+  for (;;) {
+    if (buffered < 12) return;
+    if (chunks[0].byteLength < 12) join();
+    let first = chunks[0];
+    let view = new DataView(first.buffer, first.byteOffset, first.byteLength);
+    if (view.getUint32(0, true) !== MAGIC) exit(70);
+    const len = view.getUint32(4, true);
+    if (buffered < 8 + len) return;
+    if (first.byteLength < 8 + len) { join(); first = chunks[0]; view = new DataView(first.buffer, first.byteOffset, first.byteLength); }
+    const headLen = view.getUint32(8, true);
+    const header = jsonParse(decodeText(first.subarray(12, 12 + headLen)));
+    const buffers = [];
+    let at = 12 + headLen;
+    for (const size of header.b || []) {
+      buffers.push(first.slice(at, at + size).buffer);
+      at += size;
+    }
+    const rest = first.subarray(8 + len);
+    chunks = rest.byteLength ? [rest] : [];
+    buffered -= 8 + len;
+    handle(header, buffers);
+  }
+}
+
+(async () => {
+  send({ t: "ready" }, []);
+  for (;;) {
+    const chunk = new U8(1 << 16);
+    const n = await readIn(chunk);
+    if (n === null) exit(0);
+    chunks.push(chunk.subarray(0, n));
+    buffered += n;
+    drain();
+  }
+})();
+`;
+
+/** The whole guest program, ready to be written to a file and run as Deno's main module. */
+export function denoGuestProgram(limits: GuestLimits): string {
+  return `const boot = ${GUEST_BUNDLE};\nconst LIMITS = ${JSON.stringify(JSON.stringify(limits))};\n${DRIVER}`;
+}

@@ -1,0 +1,494 @@
+/**
+ * The sandbox's "deno" engine: the agent's code runs in V8 inside a separate `deno` process that
+ * has no permissions (see process.ts), driven by the guest program of driver.ts. Compared with
+ * QuickJS it is a real process boundary and runs CPU-bound code at V8 speed; the price is a
+ * process start (~40 ms) and a binary from the optional dependency `deno`.
+ *
+ *   - namespace calls arrive as frames and go to the ONE RpcProvider through a CallRouter, as in
+ *     the QuickJS engine (middleware, run budgets, parallel calls, the same limits);
+ *   - console output arrives as frames (the guest's console never touches the real stdout, which
+ *     is the protocol channel) and is formatted on the host like every other executor's;
+ *   - timeout: the guest is asked to drop its timers and pending calls; if it answers within
+ *     STOP_GRACE_MS (it was waiting), variables are kept, otherwise (a busy loop) the process is
+ *     killed and restarted and variables are lost;
+ *   - memory: V8's heap is capped with --max-old-space-size; running out kills the process, which
+ *     is reported as a MemoryLimitError and replaced;
+ *   - a crash of the process is an error result and the next run gets a fresh process.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ValidationError } from "../../../errors.js";
+import type { StorageBackend } from "../../../storage/protocol.js";
+import { SerialQueue } from "../../../serial-queue.js";
+import { HostServices, type HostServicesOptions } from "../../host.js";
+import { createGuestConsole, type RunOutput } from "../../output.js";
+import { CodeSyntaxError, prepareSnippet } from "../../prepare.js";
+import type { ExecutionError, ExecutionResult, RunOptions } from "../../protocol.js";
+import { errorResult } from "../../result.js";
+import { RpcProvider } from "../../rpc/provider.js";
+import { RunBudget } from "../../run-budget.js";
+import { toWireError } from "../../wire-error.js";
+import { CallRouter, type CallLimits, type CallOrigin } from "../calls.js";
+import { BoundaryError, decode, encode, type Decoded } from "../codec.js";
+import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
+import { Opaque } from "../instance.js";
+import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
+import { newRunOutput } from "../output.js";
+import { denoGuestProgram } from "./driver.js";
+import { DenoProcess, denoBinaryPath, describeExit, type DenoExit, type Frame } from "./process.js";
+
+/** After a timeout, how long the guest has to confirm it dropped the stopped run's work. */
+const STOP_GRACE_MS = 250;
+/**
+ * V8's heap cap does not cover ArrayBuffers (typed arrays live outside the heap), so during a run
+ * the process's resident memory is checked this often, and a process over memoryMb plus
+ * RSS_OVERHEAD_MB (the runtime itself, young generation, code) is ended as out of memory.
+ */
+const RSS_CHECK_MS = 20;
+const RSS_OVERHEAD_MB = 96;
+/** How long a fresh process may take to say it is ready. */
+const START_TIMEOUT_MS = 15_000;
+
+export interface DenoEngineConfig {
+  defaultTimeoutMs: number;
+  memoryMb: number;
+  maxOutputBytes: number;
+  limits: GuestLimits;
+  callLimits: CallLimits;
+  /** HostServices options except storage (middleware already includes the per-run call limit). */
+  host: Omit<HostServicesOptions, "storage">;
+}
+
+type Fields = Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
+
+type RunEnd = { kind: "report"; report: string; decoded: Decoded } | { kind: "timeout" } | { kind: "exit"; exit: DenoExit } | { kind: "closed" };
+
+interface ActiveRun {
+  seq: number;
+  proc: DenoProcess;
+  output: RunOutput;
+  finish: (end: RunEnd) => void;
+}
+
+export class DenoEngine {
+  private hostServices: HostServices | null = null;
+  private readonly router: CallRouter<DenoProcess>;
+  private proc: DenoProcess | null = null;
+  private starting: Promise<DenoProcess> | null = null;
+  private dir: string | null = null;
+  private scriptPath = "";
+  private binary = "";
+  private budget = RunBudget.idle("sandbox");
+  private active: ActiveRun | null = null;
+  private runSeq = 0;
+  private notice: string | null = null;
+  private readonly queue = new SerialQueue();
+  private readonly console: Record<string, (...args: unknown[]) => void>;
+  private readonly stopWaiters = new Map<number, (confirmed: boolean) => void>();
+  /** Processes the engine is ending on purpose (their exit is not a crash). */
+  private readonly ending = new WeakSet<DenoProcess>();
+  /** Processes the engine ended because they went over the memory limit. */
+  private readonly overMemory = new WeakSet<DenoProcess>();
+  private closed = false;
+
+  constructor(private readonly config: DenoEngineConfig) {
+    this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value));
+    this.console = createGuestConsole(() => this.active?.output ?? null);
+  }
+
+  get host(): HostServices | null {
+    return this.hostServices;
+  }
+
+  /** Process id of the current deno process (diagnostics and tests), or null. */
+  get pid(): number | null {
+    return this.proc?.running ? (this.proc.pid ?? null) : null;
+  }
+
+  async start(storage: StorageBackend): Promise<void> {
+    if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
+    if (this.hostServices) return;
+    this.binary = denoBinaryPath();
+    const host = await HostServices.create({ storage, ...this.config.host });
+    this.hostServices = host;
+    this.router.attach(new RpcProvider(host, (m) => this.router.deliver(m), () => this.budget.callContext()));
+    try {
+      this.dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deno-"));
+      this.scriptPath = path.join(this.dir, "guest.js");
+      await writeFile(this.scriptPath, denoGuestProgram(this.config.limits));
+      await this.ensureProcess();
+    } catch (err) {
+      this.hostServices = null;
+      await host.close();
+      await this.removeDir();
+      throw err;
+    }
+  }
+
+  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    return this.queue.run(() => this.runNow(code, options));
+  }
+
+  async reset(): Promise<void> {
+    await this.queue.run(async () => {
+      if (this.closed || !this.hostServices) return;
+      await this.dropProcess();
+      await this.ensureProcess().catch(() => undefined);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.budget.abort("the executor was closed");
+    this.active?.finish({ kind: "closed" });
+    await this.starting?.catch(() => undefined);
+    this.router.drop(() => true);
+    await this.dropProcess();
+    await this.removeDir();
+    const host = this.hostServices;
+    this.hostServices = null;
+    await host?.close();
+  }
+
+  // ---- runs -----------------------------------------------------------------------------------
+
+  private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
+    const startedAt = performance.now();
+    if (this.closed || !this.hostServices) {
+      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
+      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
+    }
+    if (typeof code !== "string") {
+      return errorResult({ name: "TypeError", message: `code must be a string of TypeScript or JavaScript; got ${typeof code}` }, startedAt);
+    }
+    let script: string;
+    try {
+      script = prepareSnippet(code).script;
+    } catch (err) {
+      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
+      const e = err instanceof Error ? err : new Error(String(err));
+      return errorResult({ name: e.name === "RangeError" ? "SyntaxError" : e.name, message: `The code could not be prepared: ${e.message}` }, startedAt);
+    }
+    let proc: DenoProcess;
+    try {
+      proc = await this.ensureProcess();
+    } catch (err) {
+      return errorResult({ name: "ExecutorStartError", message: `The sandbox could not start: ${err instanceof Error ? err.message : String(err)}` }, startedAt);
+    }
+    const notice = this.takeNotice();
+    const timeoutMs = options.timeoutMs ?? this.config.defaultTimeoutMs;
+    this.budget = new RunBudget(timeoutMs, "sandbox");
+    const output = newRunOutput(this.config.maxOutputBytes);
+    const seq = ++this.runSeq;
+    let fields: Fields;
+    try {
+      const end = await new Promise<RunEnd>((resolve) => {
+        const timer = setTimeout(() => finish({ kind: "timeout" }), timeoutMs);
+        const capBytes = (this.config.memoryMb + RSS_OVERHEAD_MB) * 1_048_576;
+        const watch = setInterval(() => {
+          const rss = proc.rssBytes();
+          if (rss !== null && rss > capBytes) {
+            this.overMemory.add(proc);
+            void proc.kill();
+          }
+        }, RSS_CHECK_MS);
+        const finish = (e: RunEnd) => {
+          clearTimeout(timer);
+          clearInterval(watch);
+          if (this.active?.seq === seq) this.active = null;
+          resolve(e);
+        };
+        this.active = { seq, proc, output, finish };
+        // The process's exit reaches the run through onExit (no handler piles up per run).
+        if (!proc.running) finish({ kind: "exit", exit: { code: null, signal: null, stderrTail: "", killed: false } });
+        else proc.send({ t: "run", seq, script });
+      });
+      // The output of the run stays writable until its end is handled (nothing arrives after it).
+      fields = await this.conclude(end, seq, proc, timeoutMs);
+    } finally {
+      if (this.active?.seq === seq) this.active = null;
+      this.budget = RunBudget.idle("sandbox");
+    }
+    const stderr = output.stderr.text();
+    return {
+      ...fields,
+      stdout: output.stdout.text(),
+      stderr: notice ? `${notice}\n${stderr}` : stderr,
+      durationMs: performance.now() - startedAt,
+    };
+  }
+
+  private async conclude(end: RunEnd, seq: number, proc: DenoProcess, timeoutMs: number): Promise<Fields> {
+    const fail = (error: ExecutionError): Fields => ({ ok: false, value: undefined, display: "", error });
+    const memoryMb = this.config.memoryMb;
+    switch (end.kind) {
+      case "closed":
+        return fail({ name: "SessionClosedError", message: "The executor was closed while the code was running." });
+      case "report": {
+        const { report, decoded } = end;
+        if (report === "uncaught") {
+          // A timer callback threw: the run ends as an uncaught exception would end a process.
+          this.stopRun(seq, proc, "an exception in a timer callback ended the run");
+          const kept = await this.askToStop(proc, seq);
+          const error = uncaughtError(decoded.value, memoryMb);
+          return fail(kept ? error : { ...error, message: `${error.message}. The sandbox was restarted, so variables from earlier runs were lost.` });
+        }
+        // Timers do not outlive their run; calls left running may still settle later.
+        proc.send({ t: "end", seq, calls: false });
+        if (report === "value") return { ok: true, ...valueFields(decoded), error: null };
+        if (report === "unencodable") return { ok: true, ...unencodableFields(String(decoded.value)), error: null };
+        return fail(thrownError(decoded.value, memoryMb));
+      }
+      case "timeout": {
+        this.stopRun(seq, proc, `the run timed out after ${timeoutMs} ms`);
+        const kept = await this.askToStop(proc, seq);
+        return fail(timeoutError(timeoutMs, kept ? "kept" : "lost"));
+      }
+      case "exit": {
+        this.stopRun(seq, proc, "the sandbox process ended");
+        this.forgetProcess(proc);
+        this.prewarm();
+        if (this.overMemory.has(proc) || /out of memory|heap limit|allocation failed/i.test(end.exit.stderrTail)) return fail(memoryError(memoryMb, true));
+        const tail = end.exit.stderrTail.trim().split("\n").slice(-5).join("\n");
+        return fail({
+          name: "SandboxCrashError",
+          message: `The sandbox process ended unexpectedly (${describeExit(end.exit)})${tail ? `: ${tail}` : ""}. The sandbox was restarted, so variables from earlier runs were lost.`,
+        });
+      }
+    }
+  }
+
+  /** End what a stopped run left on the host: its calls are aborted and their replies ignored. */
+  private stopRun(seq: number, proc: DenoProcess, reason: string): void {
+    this.budget.abort(reason);
+    this.router.drop((origin) => origin.run === seq || origin.target === proc);
+  }
+
+  /**
+   * Ask the guest to drop its timers and pending calls. True when it confirmed in time (its state
+   * is consistent, variables are kept); otherwise it is busy (a runaway loop) and is killed.
+   */
+  private async askToStop(proc: DenoProcess, seq: number): Promise<boolean> {
+    const confirmed = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), STOP_GRACE_MS);
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.stopWaiters.delete(seq);
+        resolve(ok);
+      };
+      // onExit answers false if the process ends meanwhile.
+      this.stopWaiters.set(seq, done);
+      proc.send({ t: "end", seq, calls: true });
+    });
+    if (confirmed && proc.running) return true;
+    await this.dropProcess(proc);
+    this.prewarm();
+    return false;
+  }
+
+  // ---- frames from the guest -------------------------------------------------------------------
+
+  private onFrame(proc: DenoProcess, frame: Frame): void {
+    if (proc !== this.proc) return;
+    const h = frame.header;
+    try {
+      switch (h["t"]) {
+        case "call":
+          this.onCall(proc, num(h["id"]), str(h["ns"]), str(h["op"]), str(h["json"]), frame.buffers);
+          return;
+        case "console": {
+          const method = str(h["method"]);
+          if (!(CONSOLE_METHODS as readonly string[]).includes(method)) throw new TypeError("unknown console method");
+          if (this.active?.proc !== proc) return;
+          let args: unknown;
+          try {
+            args = this.decodeFromGuest(str(h["json"]), frame.buffers, true).value;
+          } catch (err) {
+            args = [`[console.${method}: arguments could not be shown: ${(err as Error).message}]`];
+          }
+          this.console[method]?.(...(Array.isArray(args) ? args : [args]));
+          return;
+        }
+        case "report":
+          this.onReport(proc, num(h["seq"]), str(h["kind"]), str(h["json"]), frame.buffers);
+          return;
+        case "stopped":
+          this.stopWaiters.get(num(h["seq"]))?.(true);
+          return;
+        default:
+          throw new TypeError("unknown frame");
+      }
+    } catch {
+      // A frame the driver would never send: agent code wrote to the channel. It is ignored.
+    }
+  }
+
+  private onCall(proc: DenoProcess, guestId: number, ns: string, op: string, json: string, buffers: ArrayBuffer[]): void {
+    const origin: CallOrigin<DenoProcess> = { target: proc, guestId, run: this.active?.proc === proc ? this.active.seq : 0 };
+    const bytes = buffers.reduce((n, b) => n + b.byteLength, json.length);
+    let args: unknown;
+    try {
+      args = this.decodeFromGuest(json, buffers, false).value;
+      if (!Array.isArray(args)) throw new BoundaryError("the arguments must be an array");
+    } catch (err) {
+      this.router.reject(origin, toWireError(new ValidationError((err as Error).message), `${ns}.${op}`));
+      return;
+    }
+    if (ns === "deps" && op !== "list") {
+      const message =
+        `the sandbox executor cannot import packages (no module loader, no ambient authority), so deps.${op}() is not available; ` +
+        "use tools or workflows instead, or an executor with the depsInstall capability (SubprocessExecutor)";
+      this.router.reject(origin, toWireError(new ValidationError(message), `${ns}.${op}`));
+      return;
+    }
+    this.router.submit(origin, ns, op, args as unknown[], bytes);
+  }
+
+  private onReport(proc: DenoProcess, seq: number, kind: string, json: string, buffers: ArrayBuffer[]): void {
+    const run = this.active;
+    if (!run || run.proc !== proc || run.seq !== seq) return;
+    if (kind === "unencodable") {
+      run.finish({ kind: "report", report: kind, decoded: { value: decodeString(json), opaque: true } });
+      return;
+    }
+    if (kind !== "value" && kind !== "error" && kind !== "uncaught") return;
+    let decoded: Decoded;
+    try {
+      decoded = this.decodeFromGuest(json, buffers, true);
+    } catch (err) {
+      if (kind === "value") {
+        run.finish({ kind: "report", report: "unencodable", decoded: { value: (err as Error).message, opaque: true } });
+        return;
+      }
+      decoded = { value: err, opaque: false };
+    }
+    run.finish({ kind: "report", report: kind, decoded });
+  }
+
+  /** Decodes what the guest sent, checking its size too (the guest side can be tampered with). */
+  private decodeFromGuest(json: string, buffers: ArrayBuffer[], display: boolean): Decoded {
+    const { maxBytes, maxDepth } = this.config.limits;
+    const size = buffers.reduce((n, b) => n + b.byteLength, json.length);
+    if (size > maxBytes) throw new BoundaryError(`the value is larger than ${Math.round(maxBytes / 1_048_576)} MB, the most that can cross the sandbox boundary`);
+    return decode(json, buffers, { strictKeys: true, maxDepth: maxDepth + 1, ...(display ? { opaque: (text: string) => new Opaque(text) } : {}) });
+  }
+
+  /** A reply (or an immediate refusal) for a call: into the process that made it, if it is still the current one. */
+  private settle(origin: CallOrigin<DenoProcess>, ok: boolean, value: unknown): void {
+    const proc = origin.target;
+    if (proc !== this.proc || !proc.running) return;
+    const { maxDepth, maxBytes } = this.config.limits;
+    let encoded;
+    let good = ok;
+    try {
+      encoded = encode(value, { mode: "data", maxDepth, maxBytes });
+    } catch (err) {
+      good = false;
+      encoded = encode({ name: "DataCloneError", message: `the result could not be copied into the sandbox: ${(err as Error).message}` }, { mode: "data", maxDepth: 4, maxBytes: 1_000_000 });
+    }
+    proc.send({ t: "settle", id: origin.guestId, ok: good, json: encoded.json }, encoded.buffers);
+  }
+
+  // ---- the process ------------------------------------------------------------------------------
+
+  private async ensureProcess(): Promise<DenoProcess> {
+    if (this.proc?.running) return this.proc;
+    this.starting ??= this.spawn().finally(() => {
+      this.starting = null;
+    });
+    return this.starting;
+  }
+
+  private async spawn(): Promise<DenoProcess> {
+    const proc: DenoProcess = new DenoProcess(this.binary, this.scriptPath, this.dir ?? os.tmpdir(), this.config.memoryMb, (frame) => this.onFrame(proc, frame));
+    this.proc = proc;
+    void proc.exited.then((exit) => this.onExit(proc, exit));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        proc.ready,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the deno process did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+        }),
+      ]);
+    } catch (err) {
+      await this.dropProcess(proc);
+      const exit = await proc.exited;
+      const tail = exit.stderrTail.trim().split("\n").slice(-5).join("\n");
+      throw new Error(`${(err as Error).message}${tail ? `: ${tail}` : ""}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.closed) {
+      await this.dropProcess(proc);
+      throw new ValidationError("the executor was closed");
+    }
+    return proc;
+  }
+
+  /** A process ended: the run using it ends; if it ended by itself between runs, the next run says so. */
+  private onExit(proc: DenoProcess, exit: DenoExit): void {
+    for (const waiter of [...this.stopWaiters.values()]) waiter(false);
+    if (this.active?.proc === proc) {
+      this.active.finish({ kind: "exit", exit });
+      return;
+    }
+    if (this.ending.has(proc) || this.closed) return;
+    if (this.proc === proc && !this.active) {
+      this.notice = "[ts-code-mode] The sandbox process ended between runs and was restarted; variables from earlier runs were lost.";
+    }
+    this.forgetProcess(proc);
+    if (!this.active) this.prewarm();
+  }
+
+  private forgetProcess(proc: DenoProcess): void {
+    this.router.drop((origin) => origin.target === proc);
+    if (this.proc === proc) this.proc = null;
+  }
+
+  /** End a process (the current one by default) and wait until it is gone. */
+  private async dropProcess(proc: DenoProcess | null = this.proc): Promise<void> {
+    if (!proc) return;
+    this.ending.add(proc);
+    this.forgetProcess(proc);
+    await proc.kill();
+  }
+
+  /** Start the next process in the background so the next run does not wait for it. */
+  private prewarm(): void {
+    if (!this.closed && this.hostServices) void this.ensureProcess().catch(() => undefined);
+  }
+
+  private async removeDir(): Promise<void> {
+    const dir = this.dir;
+    this.dir = null;
+    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  private takeNotice(): string | null {
+    const notice = this.notice;
+    this.notice = null;
+    return notice;
+  }
+}
+
+function str(v: unknown): string {
+  if (typeof v !== "string") throw new TypeError("expected a string");
+  return v;
+}
+
+function num(v: unknown): number {
+  if (typeof v !== "number") throw new TypeError("expected a number");
+  return v;
+}
+
+function decodeString(json: string): string {
+  try {
+    const v: unknown = JSON.parse(json);
+    return typeof v === "string" ? v : json;
+  } catch {
+    return json;
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * One `deno` process running the guest program (driver.ts) with no permissions at all: no
+ * `--allow-*` flag and `--no-prompt`, so every file, network, environment, subprocess and FFI
+ * access is denied. Its environment holds only DENO_DIR (a private temp folder, also where the
+ * guest program lives) and switches that keep Deno quiet and offline. stdin/stdout carry frames
+ * (see driver.ts); stderr is kept (bounded) because V8's out-of-memory report lands there.
+ *
+ * This module owns the process and the framing; the engine (engine.ts) owns the policy.
+ */
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import type { Readable, Writable } from "node:stream";
+
+export interface Frame {
+  header: Record<string, unknown>;
+  buffers: ArrayBuffer[];
+}
+
+export interface DenoExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderrTail: string;
+  /** Set when the host ended the process itself (kill()). */
+  killed: boolean;
+}
+
+const STDERR_TAIL_CHARS = 8_192;
+/** A frame larger than this from the guest is treated as a broken channel. */
+const MAX_FRAME_BYTES = 256 * 1_048_576;
+/** Every frame starts with these four bytes ("TCM1"), then the u32 LE length of its body. */
+export const FRAME_MAGIC = 0x314d4354;
+const HEADER_BYTES = 8;
+
+/** The deno binary shipped by the optional dependency `deno`. */
+export function denoBinaryPath(): string {
+  const require = createRequire(import.meta.url);
+  let dir: string;
+  try {
+    dir = path.dirname(require.resolve("deno/package.json"));
+  } catch {
+    throw new Error("the deno engine needs the optional dependency deno; npm install deno");
+  }
+  const bin = path.join(dir, process.platform === "win32" ? "deno.exe" : "deno");
+  if (!existsSync(bin)) throw new Error(`the deno engine needs the optional dependency deno, but its binary is missing at ${bin}; npm install deno`);
+  return bin;
+}
+
+export class DenoProcess {
+  readonly exited: Promise<DenoExit>;
+  readonly ready: Promise<void>;
+  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private stderrTail = "";
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private alive = true;
+  private killedByHost = false;
+  private markReady!: () => void;
+
+  constructor(
+    binary: string,
+    script: string,
+    denoDir: string,
+    memoryMb: number,
+    private readonly onFrame: (frame: Frame) => void,
+  ) {
+    const args = ["run", "--no-prompt", "--no-config", "--no-lock", "--quiet", `--v8-flags=--max-old-space-size=${memoryMb}`, script];
+    this.child = spawn(binary, args, {
+      cwd: denoDir,
+      env: { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let failReady!: (err: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = resolve;
+      failReady = reject;
+    });
+    this.child.stdin.on("error", () => undefined);
+    this.child.stderr.setEncoding("utf8");
+    this.child.stderr.on("data", (text: string) => {
+      this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_CHARS);
+    });
+    this.child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
+    this.exited = new Promise<DenoExit>((resolve) => {
+      const done = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (!this.alive) return;
+        this.alive = false;
+        const exit = { code, signal, stderrTail: this.stderrTail, killed: this.killedByHost };
+        failReady(new Error(`the deno process exited before it was ready (${describeExit(exit)})`));
+        resolve(exit);
+      };
+      this.child.on("error", (err) => {
+        this.stderrTail += `\n${err.message}`;
+        done(null, null);
+      });
+      // "close", not "exit": stderr is complete by then (V8's out-of-memory report).
+      this.child.on("close", done);
+    });
+    // The ready promise may be abandoned when the process is killed before it is ready.
+    this.ready.catch(() => undefined);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get running(): boolean {
+    return this.alive;
+  }
+
+  /**
+   * Resident memory of the process in bytes, from /proc (Linux); null where that is not available.
+   * V8's --max-old-space-size does not count ArrayBuffers, so the engine also watches this.
+   */
+  rssBytes(): number | null {
+    if (!this.alive || this.child.pid === undefined || process.platform !== "linux") return null;
+    try {
+      const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${this.child.pid}/status`, "utf8"));
+      return m ? Number(m[1]) * 1024 : null;
+    } catch {
+      return null;
+    }
+  }
+
+  send(header: Record<string, unknown>, buffers: readonly ArrayBuffer[] = []): void {
+    if (!this.alive) return;
+    const head = Buffer.from(JSON.stringify({ ...header, b: buffers.map((b) => b.byteLength) }), "utf8");
+    const size = buffers.reduce((n, b) => n + b.byteLength, 0);
+    const prefix = Buffer.alloc(12);
+    prefix.writeUInt32LE(FRAME_MAGIC, 0);
+    prefix.writeUInt32LE(4 + head.length + size, 4);
+    prefix.writeUInt32LE(head.length, 8);
+    this.child.stdin.write(Buffer.concat([prefix, head, ...buffers.map((b) => Buffer.from(b))]));
+  }
+
+  /** Kill the process (SIGKILL: a busy guest cannot be asked). Resolves when it is gone. */
+  async kill(): Promise<DenoExit> {
+    if (this.alive) {
+      this.killedByHost = true;
+      this.child.kill("SIGKILL");
+    }
+    return this.exited;
+  }
+
+  private receive(chunk: Buffer): void {
+    // Chunks are joined only once a whole frame is there: a large value arrives in many chunks.
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    for (;;) {
+      if (this.buffered < HEADER_BYTES) return;
+      if (this.chunks.length > 1 && (this.chunks[0] as Buffer).length < HEADER_BYTES) this.join();
+      const first = this.chunks[0] as Buffer;
+      const len = first.readUInt32LE(4);
+      if (first.readUInt32LE(0) !== FRAME_MAGIC || len > MAX_FRAME_BYTES || len < 4) return this.malformed();
+      if (this.buffered < 4 + len + 4) return;
+      if (first.length < 8 + len) this.join();
+      const data = this.chunks[0] as Buffer;
+      const frame = parseFrame(data.subarray(8, 8 + len));
+      if (!frame) return this.malformed();
+      const rest = data.subarray(8 + len);
+      this.chunks = rest.length ? [rest] : [];
+      this.buffered -= 8 + len;
+      if (frame.header["t"] === "ready") this.markReady();
+      else this.onFrame(frame);
+    }
+  }
+
+  private join(): void {
+    this.chunks = [Buffer.concat(this.chunks)];
+  }
+
+  private malformed(): void {
+    this.chunks = [];
+    this.buffered = 0;
+    this.stderrTail += "\n[ts-code-mode] the sandbox wrote something that is not a frame to its protocol channel (stdout)";
+    void this.kill();
+  }
+}
+
+/** A frame's body: u32 LE header length, the JSON header, the buffers its `b` array sizes. */
+function parseFrame(body: Buffer): Frame | null {
+  try {
+    const headLen = body.readUInt32LE(0);
+    if (headLen > body.length - 4) return null;
+    const header: unknown = JSON.parse(body.toString("utf8", 4, 4 + headLen));
+    if (typeof header !== "object" || header === null || Array.isArray(header)) return null;
+    const sizes = (header as { b?: unknown }).b;
+    const buffers: ArrayBuffer[] = [];
+    let at = 4 + headLen;
+    if (Array.isArray(sizes)) {
+      for (const size of sizes) {
+        if (typeof size !== "number" || !Number.isInteger(size) || size < 0 || at + size > body.length) return null;
+        buffers.push(new Uint8Array(body.subarray(at, at + size)).buffer);
+        at += size;
+      }
+    }
+    return { header: header as Record<string, unknown>, buffers };
+  } catch {
+    return null;
+  }
+}
+
+export function describeExit(exit: Pick<DenoExit, "code" | "signal">): string {
+  return exit.signal ? `signal ${exit.signal}` : `exit code ${String(exit.code)}`;
+}
