@@ -33,17 +33,17 @@ const MAX_FRAME_BYTES = 256 * 1_048_576;
 export const FRAME_MAGIC = 0x314d4354;
 const HEADER_BYTES = 8;
 
-/** The deno binary shipped by the optional dependency `deno`. */
+/** The deno binary shipped by the `deno` npm package (installed next to ts-code-mode; see scripts/ensure-deno.mjs). */
 export function denoBinaryPath(): string {
   const require = createRequire(import.meta.url);
   let dir: string;
   try {
     dir = path.dirname(require.resolve("deno/package.json"));
   } catch {
-    throw new Error("the deno engine needs the optional dependency deno; npm install deno");
+    throw new Error("the deno engine needs the deno package, which ships the binary: npm install deno@2.9.6");
   }
   const bin = path.join(dir, process.platform === "win32" ? "deno.exe" : "deno");
-  if (!existsSync(bin)) throw new Error(`the deno engine needs the optional dependency deno, but its binary is missing at ${bin}; npm install deno`);
+  if (!existsSync(bin)) throw new Error(`the deno engine needs the deno package, but its binary is missing at ${bin}: npm install deno@2.9.6`);
   return bin;
 }
 
