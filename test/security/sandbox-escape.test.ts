@@ -51,7 +51,32 @@ interface Attempt {
   timeoutMs?: number;
   /** Asserts that the specific capability was not obtained. */
   check(r: ExecutionResult, ctx: { recorder: RecorderAdapter; probe: ProbeAdapter; marker: string }): void | Promise<void>;
+  /**
+   * The deno engine runs real V8 with Deno's globals (`Deno`, Node-compat `process`), present but
+   * without permissions. For attempts that read "not escaped" as "the object is absent", deno is
+   * checked for the capability itself: "authority" runs DENO_AUTHORITY_PROBE in the attacked
+   * session and requires every access to be denied. A function replaces `check` for deno.
+   */
+  deno?: "authority" | ((r: ExecutionResult) => void);
 }
+
+/** Inside a deno sandbox: each way to reach the machine, which must all be denied. */
+const DENO_AUTHORITY_PROBE = `
+  const out: string[] = [];
+  const g: any = globalThis;
+  const tries: Array<() => unknown> = [
+    () => g.Deno.readTextFileSync("/etc/hostname"),
+    () => g.Deno.writeTextFileSync("/tmp/tcm-deno-authority-probe", "x"),
+    () => g.Deno.env.get("HOME"),
+    () => g.process?.env?.HOME,
+    () => new g.Deno.Command("/bin/true").outputSync(),
+  ];
+  // Only Deno's own refusal counts: "Deno is not defined" or any other error would be a broken probe.
+  const refused = (e: any) => (e?.name === "NotCapable" || e?.name === "PermissionDenied" ? "denied" : "error " + e?.name + ": " + e?.message);
+  for (const t of tries) { try { out.push(t() === undefined ? "undefined" : "GOT") } catch (e) { out.push(refused(e)) } }
+  out.push(await fetch("http://127.0.0.1:34567/").then(() => "GOT", refused));
+  out.join(",")`;
+const ALL_DENIED = "denied,denied,denied,denied,denied,denied";
 
 /** The result's value, which must be a string (the attempt reports what it got). */
 const str = (r: ExecutionResult): string => {
@@ -71,37 +96,44 @@ const ATTEMPTS: Attempt[] = [
   // ---- constructor chains to the host's Function --------------------------------------------
   {
     name: "this.constructor.constructor('return process')()",
+    deno: "authority",
     code: `let got = "nothing"; try { const p: any = this.constructor.constructor("return process")(); got = typeof p } catch (e: any) { got = "blocked: " + e.name } got`,
     check: (r) => expect(str(r)).toBe("blocked: ReferenceError"),
   },
   {
     name: "globalThis via the Function constructor has no host globals",
+    deno: "authority",
     code: probeScope(`Function("return this")()`),
     check: (r) => expect(str(r)).toBe(ALL_UNDEFINED),
   },
   {
     name: "constructor chain through an Error",
+    deno: "authority",
     code: probeScope(`new Error("x").constructor.constructor("return globalThis")()`),
     check: (r) => expect(str(r)).toBe(ALL_UNDEFINED),
   },
   {
     name: "constructor chain through a Promise",
+    deno: "authority",
     code: probeScope(`Promise.resolve(1).constructor.constructor("return this")()`),
     check: (r) => expect(str(r)).toBe(ALL_UNDEFINED),
   },
   {
     name: "constructor chain through a namespace function (tools.list.constructor)",
+    deno: "authority",
     code: `[tools.list.constructor === Function, tools.list.constructor("return typeof process + typeof require")()].join(" ")`,
     check: (r) => expect(str(r)).toBe("true undefinedundefined"),
   },
   {
     name: "constructor chain through the Proxies the namespaces return",
+    deno: "authority",
     code: `[typeof tools.echo.constructor, typeof workflows.constructor, Object.getPrototypeOf(tools.echo).constructor("return typeof process")(),
         tools.echo.say.constructor("return typeof require")(), Reflect.getPrototypeOf(workflows.list)!.constructor("return typeof process")()].join(" ")`,
     check: (r) => expect(str(r)).toBe("undefined undefined undefined undefined undefined"),
   },
   {
     name: "constructor chain through values returned by host calls",
+    deno: "authority",
     code: `const listed: any = await tools.list(); const got: any = await artifacts.exists("none");
         [listed.constructor.constructor("return typeof process")(), listed[0].constructor.constructor("return typeof require")(),
          (listed instanceof Array) && Object.getPrototypeOf(listed) === Array.prototype, typeof got].join(" ")`,
@@ -109,11 +141,13 @@ const ATTEMPTS: Attempt[] = [
   },
   {
     name: "constructor chain through an error raised on the host",
+    deno: "authority",
     code: `let via = "none"; try { await tools.nope.run({}) } catch (e: any) { via = [e instanceof Error, e.constructor.constructor("return typeof process")(), /node:|\\/src\\//.test(String(e.stack))].join(" ") } via`,
     check: (r) => expect(str(r)).toBe("true undefined false"),
   },
   {
     name: "the sandbox's global object holds JavaScript builtins and our names only",
+    deno: "authority",
     code: `Object.getOwnPropertyNames(globalThis).filter((k) => !/^[A-Z]/.test(k)).sort().join(",")`,
     check: (r) =>
       expect(str(r).split(",")).toEqual(
@@ -126,6 +160,7 @@ const ATTEMPTS: Attempt[] = [
   },
   {
     name: "eval and indirect eval stay inside the sandbox",
+    deno: "authority",
     code: `[eval("typeof process"), (0, eval)("typeof require"), new Function("return typeof module")()].join(" ")`,
     check: (r) => expect(str(r)).toBe("undefined undefined undefined"),
   },
@@ -138,6 +173,7 @@ const ATTEMPTS: Attempt[] = [
   // ---- files, modules, processes ---------------------------------------------------------------
   {
     name: "writing a file through process.mainModule.require",
+    deno: "authority",
     code: (marker) =>
       `let how = "nothing"; try { (Function("return process")() as any).mainModule.require("fs").writeFileSync(${JSON.stringify(marker)}, "x"); how = "wrote" } catch (e: any) { how = "blocked: " + e.name } how`,
     check: (r, { marker }) => {
@@ -303,6 +339,9 @@ const ATTEMPTS: Attempt[] = [
   },
   {
     name: "thousands of calls started without awaiting",
+    // deno: the host answers all 12,000 (the engine has no pending-call cap); the host and the
+    // bystander must keep working, which the loop checks after every attempt.
+    deno: (r) => expect(["true", "false"]).toContain(str(r)),
     code: `const ps: Promise<unknown>[] = []; for (let i = 0; i < 12000; i++) ps.push(artifacts.exists("x" + i).catch((e) => e.message));
         const settled = await Promise.all(ps); String(settled.filter((v) => typeof v === "string" && /pending/.test(v as string)).length > 0)`,
     timeoutMs: 20_000,
@@ -333,6 +372,8 @@ const ATTEMPTS: Attempt[] = [
   },
   {
     name: "native stack exhaustion through JSON.parse of deep input",
+    // deno: V8 parses deep JSON without recursion; either it succeeds or fails with a clean error.
+    deno: (r) => expect(r.error === null || /RangeError|SyntaxError/.test(r.error.name)).toBe(true),
     code: `JSON.parse("[".repeat(1e6) + "]".repeat(1e6))`,
     check: (r) => {
       expect(r.ok).toBe(false);
@@ -341,6 +382,7 @@ const ATTEMPTS: Attempt[] = [
   },
   {
     name: "Error.prepareStackTrace and Error.captureStackTrace give no structured frames",
+    deno: "authority",
     code: `(Error as any).prepareStackTrace = (_e: unknown, frames: any[]) => frames[0]?.getThis?.();
         const o: any = {}; if (typeof (Error as any).captureStackTrace === "function") (Error as any).captureStackTrace(o);
         const st = new Error("x").stack; [typeof st, typeof o.stack === "object" && o.stack !== null, /node:|\\/work\\/|\\/src\\//.test(String(st))].join(" ")`,
@@ -359,6 +401,7 @@ const ATTEMPTS: Attempt[] = [
   },
   {
     name: "tampering with the builtins the guest runtime uses does not reach the host",
+    deno: "authority",
     code: `JSON.parse = () => ({ hacked: true }); JSON.stringify = () => '["o","hacked",true]'; (Array.prototype as any).push = function () { return 0 };
         Object.defineProperty = (() => { throw new Error("nope") }) as any;
         const back = await tools.probe.echo({ value: { fine: [1, 2] } }); JSON.parse === JSON.parse && (back as any).fine.length === 2 ? "intact" : "broken"`,
@@ -377,7 +420,7 @@ const ATTEMPTS: Attempt[] = [
   },
 ];
 
-describe("SandboxExecutor escape corpus", () => {
+for (const engine of ["quickjs", "deno"] as const) describe(`SandboxExecutor escape corpus (${engine})`, () => {
   let dir: string;
   let victim: Session;
   let bystander: Session;
@@ -393,7 +436,7 @@ describe("SandboxExecutor escape corpus", () => {
   async function sandboxSession(base: string, adapters: ToolAdapter[]): Promise<Session> {
     const tools = new ToolRegistry();
     for (const a of adapters) tools.register(a);
-    const s = new Session({ storage: new FileStorage({ basePath: base }), executor: new SandboxExecutor({ tools, defaultTimeoutMs: 5_000, memoryMb: 128 }) });
+    const s = new Session({ storage: new FileStorage({ basePath: base }), executor: new SandboxExecutor({ engine, tools, defaultTimeoutMs: 5_000, memoryMb: 128 }) });
     await s.start();
     return s;
   }
@@ -426,7 +469,11 @@ describe("SandboxExecutor escape corpus", () => {
     // The bystander works while the attack runs, too.
     const [r, during] = await Promise.all([victim.run(code, attempt.timeoutMs ? { timeoutMs: attempt.timeoutMs } : {}), bystander.run("await tools.probe.echo({ value: 'during' })")]);
     expect(during.value).toBe("during");
-    await attempt.check(r, { recorder, probe, marker });
+    if (engine === "deno" && attempt.deno === "authority") {
+      const probed = await victim.run(DENO_AUTHORITY_PROBE, { timeoutMs: 10_000 });
+      expect(probed.value, JSON.stringify(probed.error)).toBe(ALL_DENIED);
+    } else if (engine === "deno" && typeof attempt.deno === "function") attempt.deno(r);
+    else await attempt.check(r, { recorder, probe, marker });
 
     // Nothing leaked into the host.
     expect(existsSync(marker)).toBe(false);
