@@ -9,6 +9,7 @@
  * a TimeoutError, the guest's timers are cleared, its tool calls are aborted, and the rest is
  * abandoned. `capabilities()` says so. Use SubprocessExecutor when code must really be stopped.
  */
+import { admitRun } from "../admit.js";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolRegistry } from "../../tools/registry.js";
@@ -16,10 +17,8 @@ import { HostServices } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
 import { depsConfigOf, parseExecutorOptions, type ExecutorOptions } from "../options.js";
-import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
 import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { ReplEngine } from "../repl/engine.js";
-import { errorResult } from "../result.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 
@@ -91,21 +90,13 @@ export class InProcessExecutor implements Executor {
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
     const engine = this.engine;
-    if (this.closed || !engine) {
-      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
-      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
-    }
-    let script: string;
-    try {
-      script = prepareSnippet(code).script;
-    } catch (err) {
-      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
-      throw err;
-    }
+    const admitted = admitRun(code, { closed: this.closed, started: engine !== null }, startedAt);
+    if (admitted.result) return admitted.result;
+    const { script } = admitted;
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
     try {
-      const result = await engine.run(script, timeoutMs);
+      const result = await engine!.run(script, timeoutMs); // admitted: started, so the engine exists
       if (result.error?.name === "TimeoutError") this.budget.abort("the run timed out");
       return { ...result, durationMs: performance.now() - startedAt };
     } finally {

@@ -19,6 +19,7 @@
  * (see deno/engine.ts): a process boundary and V8 speed, for a process start and the optional
  * dependency `deno`. This class then forwards everything to that engine.
  */
+import { admitRun } from "../admit.js";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
 import type { SearchOptions } from "../../search/config.js";
@@ -30,7 +31,6 @@ import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
 import { createGuestConsole, type RunOutput } from "../output.js";
-import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
 import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
@@ -258,22 +258,9 @@ export class SandboxExecutor implements Executor {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    if (this.closed || !this.hostServices) {
-      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
-      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
-    }
-    if (typeof code !== "string") {
-      return errorResult({ name: "TypeError", message: `code must be a string of TypeScript or JavaScript; got ${typeof code}` }, startedAt);
-    }
-    let script: string;
-    try {
-      script = prepareSnippet(code).script;
-    } catch (err) {
-      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
-      // e.g. the parser's own recursion limit on absurdly nested code: still the agent's problem.
-      const e = err instanceof Error ? err : new Error(String(err));
-      return errorResult({ name: e.name === "RangeError" ? "SyntaxError" : e.name, message: `The code could not be prepared: ${e.message}` }, startedAt);
-    }
+    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    if (admitted.result) return admitted.result;
+    const { script } = admitted;
     let instance: SandboxInstance;
     try {
       instance = await this.ensureInstance();

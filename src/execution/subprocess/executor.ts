@@ -11,6 +11,7 @@
  *
  * Tool calls follow RunBudget's rule: they get the time left in the run and are aborted with it.
  */
+import { admitRun } from "../admit.js";
 import path from "node:path";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
@@ -22,7 +23,6 @@ import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/
 import { installConfiguredDeps } from "../deps-startup.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, parseOptions } from "../options.js";
 import type { SearchOptions } from "../../search/config.js";
-import { CodeSyntaxError, prepareSnippet } from "../prepare.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
@@ -180,17 +180,9 @@ export class SubprocessExecutor implements Executor {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    if (this.closed || !this.hostServices) {
-      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
-      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
-    }
-    let script: string;
-    try {
-      script = prepareSnippet(code).script;
-    } catch (err) {
-      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
-      throw err;
-    }
+    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    if (admitted.result) return admitted.result;
+    const { script } = admitted;
     let child: ChildHandle;
     try {
       child = await this.ensureChild();

@@ -15,6 +15,7 @@
  *     is reported as a MemoryLimitError and replaced;
  *   - a crash of the process is an error result and the next run gets a fresh process.
  */
+import { admitRun } from "../../admit.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -23,7 +24,6 @@ import type { StorageBackend } from "../../../storage/protocol.js";
 import { SerialQueue } from "../../../serial-queue.js";
 import { HostServices, type HostServicesOptions } from "../../host.js";
 import { createGuestConsole, type RunOutput } from "../../output.js";
-import { CodeSyntaxError, prepareSnippet } from "../../prepare.js";
 import type { ExecutionError, ExecutionResult, RunOptions } from "../../protocol.js";
 import { errorResult } from "../../result.js";
 import { RpcProvider } from "../../rpc/provider.js";
@@ -156,21 +156,9 @@ export class DenoEngine {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    if (this.closed || !this.hostServices) {
-      const why = this.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
-      return errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt);
-    }
-    if (typeof code !== "string") {
-      return errorResult({ name: "TypeError", message: `code must be a string of TypeScript or JavaScript; got ${typeof code}` }, startedAt);
-    }
-    let script: string;
-    try {
-      script = prepareSnippet(code).script;
-    } catch (err) {
-      if (err instanceof CodeSyntaxError) return errorResult({ name: "SyntaxError", message: err.message }, startedAt);
-      const e = err instanceof Error ? err : new Error(String(err));
-      return errorResult({ name: e.name === "RangeError" ? "SyntaxError" : e.name, message: `The code could not be prepared: ${e.message}` }, startedAt);
-    }
+    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    if (admitted.result) return admitted.result;
+    const { script } = admitted;
     let proc: DenoProcess;
     try {
       proc = await this.ensureProcess();
