@@ -106,3 +106,23 @@ export async function withTempDir(prefix, fn) {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * An in-process tool for measuring our own cost: `noop.ping` answers at once, `noop.sleep20`
+ * after 20 ms (a tool waiting on I/O). Shared by every bench so they measure the same thing.
+ */
+export function noopAdapter() {
+  const info = {
+    name: "noop",
+    type: "toolable",
+    description: "Does nothing; used to measure the cost of a tool call",
+    tags: ["bench"],
+    callables: [
+      { name: "ping", description: "Resolve to 'pong'", params: [], returns: "string" },
+      { name: "sleep20", description: "Resolve to 'slept' after 20 ms (a tool that waits on I/O)", params: [], returns: "string" },
+    ],
+    direct: null,
+  };
+  const call = async (callable) => (callable === "sleep20" ? new Promise((r) => setTimeout(() => r("slept"), 20)) : "pong");
+  return { name: "noop", info: async () => info, call, close: async () => {} };
+}

@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, noopAdapter } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
@@ -40,22 +40,6 @@ const EXECUTORS = [
   { name: "subprocess", create: ({ tools }) => new SubprocessExecutor({ tools }) },
 ];
 
-/** An in-process tool that does nothing, so a call measures only our path: guest → host → adapter → back. */
-function noopAdapter() {
-  const info = {
-    name: "noop",
-    type: "toolable",
-    description: "Does nothing; used to measure the cost of a tool call",
-    tags: ["bench"],
-    callables: [
-      { name: "ping", description: "Resolve to 'pong'", params: [], returns: "string" },
-      { name: "sleep20", description: "Resolve to 'slept' after 20 ms (a tool that waits on I/O)", params: [], returns: "string" },
-    ],
-    direct: null,
-  };
-  const call = async (callable) => (callable === "sleep20" ? new Promise((r) => setTimeout(() => r("slept"), 20)) : "pong");
-  return { name: "noop", info: async () => info, call, close: async () => {} };
-}
 
 /** session.run() that refuses to time a failure: a broken case must not look fast. */
 async function run(session, code) {

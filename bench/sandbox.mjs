@@ -18,7 +18,7 @@
 import path from "node:path";
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, noopAdapter } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, SandboxExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -28,22 +28,6 @@ const { FileStorage, InProcessExecutor, SandboxExecutor, Session, ToolRegistry }
 const CALLS_PER_LOOP = 1000;
 const CPU_SNIPPET = "let sum = 0; for (let i = 0; i < 1e7; i++) sum += i; sum";
 
-/** An in-process tool: `ping` answers at once, `sleep20` after 20 ms (a tool waiting on I/O). */
-function noopAdapter() {
-  const info = {
-    name: "noop",
-    type: "toolable",
-    description: "Does nothing; used to measure the cost of a tool call",
-    tags: ["bench"],
-    callables: [
-      { name: "ping", description: "Resolve to 'pong'", params: [], returns: "string" },
-      { name: "sleep20", description: "Resolve to 'slept' after 20 ms", params: [], returns: "string" },
-    ],
-    direct: null,
-  };
-  const call = async (callable) => (callable === "sleep20" ? new Promise((r) => setTimeout(() => r("slept"), 20)) : "pong");
-  return { name: "noop", info: async () => info, call, close: async () => {} };
-}
 
 function registry() {
   const tools = new ToolRegistry();
