@@ -33,6 +33,8 @@ export interface HostServicesOptions {
   middleware?: ToolMiddleware[];
   /** Behind the `deps` namespace; absent: this executor cannot install packages. */
   deps?: DepsService;
+  /** Without `deps`: why deps.add/remove/sync are refused, as the agent should read it ("{op}" is the operation). */
+  depsUnavailable?: string;
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
 }
@@ -98,18 +100,15 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
   },
   deps: {
     list: op("list()", z.tuple([]), async (h) => (h.deps ? h.deps.list() : [])),
-    add: op("add(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.add(spec) : depsUnsupported("add"))),
-    remove: op("remove(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.remove(spec) : depsUnsupported("remove"))),
-    sync: op("sync()", z.tuple([]), async (h) => (h.deps ? h.deps.sync() : depsUnsupported("sync"))),
+    add: op("add(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.add(spec) : h.depsUnsupported("add"))),
+    remove: op("remove(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.remove(spec) : h.depsUnsupported("remove"))),
+    sync: op("sync()", z.tuple([]), async (h) => (h.deps ? h.deps.sync() : h.depsUnsupported("sync"))),
   },
 };
 
-function depsUnsupported(what: string): never {
-  throw new ValidationError(
-    `installing packages at run time is not supported by this executor (it lacks the "depsInstall" capability); ` +
-      `cannot ${what}. Packages already installed next to your project can be imported directly.`,
-  );
-}
+const DEFAULT_DEPS_UNAVAILABLE =
+  'installing packages at run time is not supported by this executor (it lacks the "depsInstall" capability); cannot {op}. ' +
+  "Packages already installed next to your project can be imported directly.";
 
 /** Names of the operations of one namespace, for messages and guest proxies. */
 export function operationNames(ns: Namespace): string[] {
@@ -123,6 +122,7 @@ export class HostServices {
   readonly storage: StorageBackend;
   readonly toolsPath: string | undefined;
   readonly deps: DepsService | undefined;
+  private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
 
   private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined, search: SearchSetup) {
@@ -144,7 +144,9 @@ export class HostServices {
     // Load the model in the background (not awaited): start() stays fast, and a search issued
     // before the model is ready waits for it, bounded (see SemanticRanker).
     search.warmUp();
-    return new HostServices(options.storage, tools, toolsPath, options.deps, search);
+    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search);
+    if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
+    return host;
   }
 
   /**
@@ -173,6 +175,11 @@ export class HostServices {
     } catch (err) {
       throw withPrefix(err, prefix);
     }
+  }
+
+  /** deps.add/remove/sync when this executor has no deps service. */
+  depsUnsupported(what: string): never {
+    throw new ValidationError(this.depsUnavailable.replace("{op}", what));
   }
 
   /** Closes tool connections. Storage belongs to the caller and stays open. Idempotent. */

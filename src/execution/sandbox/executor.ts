@@ -207,6 +207,9 @@ export class SandboxExecutor implements Executor {
       // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
       middleware: [limit, ...(this.options.middleware ?? [])],
       ...(this.options.search ? { search: this.options.search } : {}),
+      depsUnavailable:
+        "the sandbox executor cannot import packages (no module loader, no ambient authority), so deps.{op}() is not available; " +
+        "use tools or workflows instead, or an executor with the depsInstall capability (SubprocessExecutor)",
     };
   }
 
@@ -414,13 +417,6 @@ export class SandboxExecutor implements Executor {
       const origin: CallOrigin<SandboxInstance> = { target: instance, guestId, run: this.active?.instance === instance ? this.active.seq : 0 };
       if (args instanceof Error) {
         this.router.reject(origin, toWireError(new ValidationError(args.message), `${ns}.${op}`));
-        return;
-      }
-      if (ns === "deps" && op !== "list") {
-        const message =
-          `the sandbox executor cannot import packages (no module loader, no ambient authority), so deps.${op}() is not available; ` +
-          "use tools or workflows instead, or an executor with the depsInstall capability (SubprocessExecutor)";
-        this.router.reject(origin, toWireError(new ValidationError(message), `${ns}.${op}`));
         return;
       }
       this.router.submit(origin, ns, op, args, bytes);

@@ -324,13 +324,6 @@ export class DenoEngine {
       this.router.reject(origin, toWireError(new ValidationError((err as Error).message), `${ns}.${op}`));
       return;
     }
-    if (ns === "deps" && op !== "list") {
-      const message =
-        `the sandbox executor cannot import packages (no module loader, no ambient authority), so deps.${op}() is not available; ` +
-        "use tools or workflows instead, or an executor with the depsInstall capability (SubprocessExecutor)";
-      this.router.reject(origin, toWireError(new ValidationError(message), `${ns}.${op}`));
-      return;
-    }
     this.router.submit(origin, ns, op, args as unknown[], bytes);
   }
 
