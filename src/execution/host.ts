@@ -110,11 +110,6 @@ const DEFAULT_DEPS_UNAVAILABLE =
   'installing packages at run time is not supported by this executor (it lacks the "depsInstall" capability); cannot {op}. ' +
   "Packages already installed next to your project can be imported directly.";
 
-/** Names of the operations of one namespace, for messages and guest proxies. */
-export function operationNames(ns: Namespace): string[] {
-  return Object.keys(OPERATIONS[ns]);
-}
-
 export class HostServices {
   readonly tools: ToolRegistry;
   readonly workflows: WorkflowLibrary;

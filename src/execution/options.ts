@@ -24,9 +24,6 @@ export interface ExecutorOptions {
   search?: SearchOptions;
 }
 
-/** Executors that can import installed packages also take the deps options (see deps/index.ts). */
-export type ExecutorDepsOptions = DepsConfig;
-
 export const timeoutSchema = z
   .number({ error: "must be a number of milliseconds" })
   .int("must be a whole number of milliseconds")

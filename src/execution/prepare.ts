@@ -21,8 +21,6 @@ import { IMPORT_FN } from "./guest/import-fn.js";
 export interface PreparedSnippet {
   /** Script source to compile in the executor's context; evaluates to a Promise of the last value. */
   script: string;
-  /** Names the snippet declares at top level (persisted as globals). */
-  declared: string[];
 }
 
 export class CodeSyntaxError extends SyntaxError {
@@ -202,7 +200,7 @@ function transformSnippet(source: string): PreparedSnippet {
     "(async () => { " +
     (vars.length ? `let ${vars.join(", ")}; ` : "") +
     (exported ? `const ${BIND_FN} = (n, g, s) => { try { Object.defineProperty(globalThis, n, { get: g, set: s, configurable: true, enumerable: true }); } catch {} }; ${exported}` : "");
-  return { script: `${prelude}${rewritten}\n})()`, declared: [...declared] };
+  return { script: `${prelude}${rewritten}\n})()` };
 }
 
 function parseOrThrow(code: string): AnyNode {

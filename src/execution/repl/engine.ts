@@ -87,11 +87,6 @@ export class ReplEngine {
     }
   }
 
-  /** Output of the run in progress (or the last one), for a host that stops a run from outside. */
-  currentOutput(): { stdout: string; stderr: string } {
-    return { stdout: this.output?.stdout.text() ?? "", stderr: this.output?.stderr.text() ?? "" };
-  }
-
   /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write). */
   write(stream: "stdout" | "stderr", text: string): void {
     this.output?.[stream].write(text);

@@ -40,8 +40,4 @@ export class RpcClient {
     if (reply.ok) p.resolve(reply.value);
     else p.reject(reply.error);
   }
-
-  get inFlight(): number {
-    return this.pending.size;
-  }
 }
