@@ -17,11 +17,18 @@ import { isStorageBackend } from "./storage/protocol.js";
 import type { ToolListing } from "./tools/registry.js";
 import type { DepEntry, InstallResult } from "./deps/service.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
+import type { TrustLevel, UntrustedWorkflowPolicy } from "./workflows/provenance.js";
 
 export interface SessionOptions {
   storage: StorageBackend;
   /** Default: a SubprocessExecutor with no tools. */
   executor?: Executor;
+  /**
+   * When this session's executor is trusted and the agent runs a workflow an untrusted (sandbox)
+   * session saved: "refuse" (default; UntrustedWorkflowError), or a function that sees the workflow
+   * and returns true to approve it (re-recorded as trusted, as approveWorkflow does).
+   */
+  untrustedWorkflows?: UntrustedWorkflowPolicy;
 }
 
 export interface FromBaseOptions {
@@ -34,6 +41,7 @@ export interface FromBaseOptions {
 export class Session {
   readonly storage: StorageBackend;
   readonly executor: Executor;
+  private readonly untrustedWorkflows: UntrustedWorkflowPolicy;
   private starting: Promise<void> | null = null;
   private closed = false;
 
@@ -55,8 +63,18 @@ export class Session {
     if (options.executor !== undefined && !isExecutor(options.executor)) {
       throw new TypeError("new Session({ executor }): executor must implement start(), run() and close(), e.g. new SubprocessExecutor()");
     }
+    const policy = options.untrustedWorkflows ?? "refuse";
+    if (policy !== "refuse" && typeof policy !== "function") {
+      throw new TypeError('new Session({ untrustedWorkflows }): expected "refuse" or a function (workflow) => boolean | Promise<boolean>');
+    }
     this.storage = options.storage;
     this.executor = options.executor ?? new SubprocessExecutor();
+    this.untrustedWorkflows = policy;
+  }
+
+  /** Whose code the executor runs; workflows this session saves are recorded with it. Undeclared: untrusted. */
+  get trust(): TrustLevel {
+    return this.executor.trust === "trusted" ? "trusted" : "untrusted";
   }
 
   /**
@@ -80,10 +98,14 @@ export class Session {
   /** Starts the executor (loads tools). Safe to call more than once; run() starts it when needed. */
   async start(): Promise<void> {
     if (this.closed) throw new TypeError("Session.start(): the session is closed; create a new Session");
-    this.starting ??= this.executor.start(this.storage).catch((err: unknown) => {
-      this.starting = null;
-      throw err;
-    });
+    this.starting ??= this.executor
+      .start(this.storage)
+      // Before any run can reach it: the policy for untrusted workflows is the host's, not the executor's.
+      .then(() => this.executor.host?.workflows.setUntrustedWorkflowPolicy(this.untrustedWorkflows))
+      .catch((err: unknown) => {
+        this.starting = null;
+        throw err;
+      });
     return this.starting;
   }
 
@@ -174,6 +196,15 @@ export class Session {
 
   async removeWorkflow(name: string): Promise<boolean> {
     return (await this.services()).workflows.delete(name);
+  }
+
+  /**
+   * The host vouches for a workflow an untrusted (sandbox) session saved: it is re-recorded as
+   * trusted, so trusted sessions run it. Review the source first; pass `{ source }` (what you
+   * reviewed) to approve only that exact code. Agents cannot call this. Throws NotFoundError.
+   */
+  async approveWorkflow(name: string, options: { source?: string } = {}): Promise<WorkflowDetails> {
+    return (await this.services()).workflows.approve(name, options);
   }
 
   async listArtifacts(): Promise<ArtifactInfo[]> {

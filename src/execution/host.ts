@@ -18,6 +18,7 @@ import type { CallContext } from "../tools/protocol.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { WorkflowLibrary } from "../workflows/library.js";
+import type { WorkflowPrincipal } from "../workflows/provenance.js";
 import { prepareModule } from "./prepare.js";
 
 export const NAMESPACES = ["tools", "workflows", "artifacts", "deps"] as const;
@@ -37,6 +38,8 @@ export interface HostServicesOptions {
   depsUnavailable?: string;
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
+  /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined };
 }
 
 type Handler = (host: HostServices, args: unknown[], ctx: CallContext) => Promise<unknown>;
@@ -77,7 +80,7 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.delete(name)),
     /** What a guest needs to run a workflow: its compiled module and params. NotFoundError with suggestions. */
     load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
-      const w = await h.workflows.require(name);
+      const w = await h.workflows.requireRunnable(name);
       return { name: w.name, params: w.params, compiled: prepareModule(w.source, `${w.name}.ts`) };
     }),
   },
@@ -120,12 +123,14 @@ export class HostServices {
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
 
-  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined, search: SearchSetup) {
+  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined, search: SearchSetup, origin: HostServicesOptions["origin"] | undefined) {
     this.storage = storage;
     this.deps = deps;
     this.tools = tools;
     this.toolsPath = toolsPath;
-    this.workflows = new WorkflowLibrary(storage.workflows, { ranker: search.workflowsRanker() });
+    // Fail closed: only an executor that says it runs trusted code gets a trusted principal.
+    const principal: WorkflowPrincipal = { executor: origin?.kind ?? "unknown", trust: origin?.trust === "trusted" ? "trusted" : "untrusted" };
+    this.workflows = new WorkflowLibrary(storage.workflows, { ranker: search.workflowsRanker(), principal });
     this.artifacts = storage.artifacts;
   }
 
@@ -139,7 +144,7 @@ export class HostServices {
     // Load the model in the background (not awaited): start() stays fast, and a search issued
     // before the model is ready waits for it, bounded (see SemanticRanker).
     search.warmUp();
-    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search);
+    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
     return host;
   }

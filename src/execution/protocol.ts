@@ -4,6 +4,7 @@
  * problem comes back in `ExecutionResult.error` and the executor stays usable.
  */
 import type { StorageBackend } from "../storage/protocol.js";
+import type { TrustLevel } from "../workflows/provenance.js";
 import type { HostServices } from "./host.js";
 
 export type Capability =
@@ -58,6 +59,12 @@ export interface CapabilityReport {
 export interface Executor {
   /** "in-process" | "subprocess" | ... */
   readonly kind: string;
+  /**
+   * Whose code this executor runs: "trusted" when it gives the code authority (in-process,
+   * subprocess), "untrusted" when it exists to contain it (sandbox, container). Workflows saved
+   * through it are recorded with this level (see src/workflows/provenance.ts). Absent: untrusted.
+   */
+  readonly trust?: TrustLevel;
   capabilities(): CapabilityReport;
   /** Bind to storage and start. Called once by Session.start(). */
   start(storage: StorageBackend): Promise<void>;

@@ -8,6 +8,7 @@ import type { ExecutionError, ExecutionResult } from "../execution/protocol.js";
 import type { ArtifactInfo, WorkflowParam } from "../storage/protocol.js";
 import type { ToolListing } from "../tools/registry.js";
 import type { WorkflowDetails, WorkflowSummary } from "../workflows/library.js";
+import { describeProvenance } from "../workflows/provenance.js";
 import { exactJson } from "./json.js";
 import type { runCodeOutput } from "./schemas.js";
 import { cutMiddle, fitSections, renderSections, type Section } from "./truncate.js";
@@ -93,7 +94,7 @@ export function formatWorkflowList(workflows: ReadonlyArray<WorkflowSummary & { 
   const head = `${count(workflows.length, "workflow")}. Run them in run_code with await workflows.<name>({ ...args }); get_workflow shows the source.`;
   const lines = workflows.map((w) => {
     const score = w.score !== undefined ? ` (score ${w.score.toFixed(2)})` : "";
-    return `${signature(w)}${w.description ? ` — ${oneLine(w.description)}` : ""}${score}`;
+    return `${signature(w)}${w.description ? ` — ${oneLine(w.description)}` : ""}${score}${w.provenance?.trust === "untrusted" ? " [untrusted]" : ""}`;
   });
   return [head, ...lines].join("\n");
 }
@@ -102,7 +103,7 @@ export function formatWorkflow(w: WorkflowDetails): string {
   const lines = [`workflow ${signature(w)}`];
   if (w.description) lines.push(w.description);
   for (const p of w.params) lines.push(`  ${p.name}${p.required ? "" : "?"}: ${p.type}${p.default !== undefined ? ` = ${p.default}` : ""}${p.description ? ` — ${oneLine(p.description)}` : ""}`);
-  lines.push(`created ${w.createdAt}, updated ${w.updatedAt}${w.author ? ` by ${w.author}` : ""}`, "", "```ts", w.source.replace(/\n$/, ""), "```");
+  lines.push(`created ${w.createdAt}, updated ${w.updatedAt}${w.author ? ` by ${w.author}` : ""}; ${describeProvenance(w.provenance)}`, "", "```ts", w.source.replace(/\n$/, ""), "```");
   return lines.join("\n");
 }
 

@@ -218,6 +218,7 @@ function plainWorkflow(w: WorkflowDetails): WorkflowDetails {
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
     ...(w.author !== undefined ? { author: w.author } : {}),
+    ...(w.provenance !== undefined ? { provenance: w.provenance } : {}),
   };
 }
 

@@ -34,6 +34,8 @@ export interface WorkflowRecord {
    * Absent: a non-empty description counts as explicit, so nothing the author wrote is ever lost.
    */
   descriptionExplicit?: boolean;
+  /** Who saved this workflow: the trust level and executor of the session that saved it. Absent for hand-written files. */
+  provenance?: { trust: "trusted" | "untrusted"; executor: string; savedAt: string };
 }
 
 export interface WorkflowStore {

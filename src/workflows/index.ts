@@ -18,4 +18,15 @@ export {
   MAX_WORKFLOW_DESCRIPTION_LENGTH,
   DEFAULT_SEARCH_LIMIT,
 } from "./library.js";
+export {
+  UntrustedWorkflowError,
+  WorkflowProtectedError,
+  describeProvenance,
+  trustOf,
+  type TrustLevel,
+  type WorkflowProvenance,
+  type WorkflowPrincipal,
+  type UntrustedWorkflowPolicy,
+  type UntrustedWorkflowInfo,
+} from "./provenance.js";
 export type { WorkflowParam } from "../storage/protocol.js";

@@ -8,12 +8,24 @@ import { NotFoundError, ValidationError, closestNames, didYouMean } from "../err
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import type { WorkflowParam, WorkflowRecord, WorkflowStore } from "../storage/protocol.js";
 import { isReservedWorkflowName, validateWorkflowName } from "./names.js";
+import {
+  UntrustedWorkflowError,
+  WorkflowProtectedError,
+  protectedMessage,
+  trustOf,
+  untrustedMessage,
+  type UntrustedWorkflowPolicy,
+  type WorkflowPrincipal,
+  type WorkflowProvenance,
+} from "./provenance.js";
 import { extractSignature, type WorkflowSignature } from "./signature.js";
 
 export interface WorkflowSummary {
   name: string;
   description: string;
   params: WorkflowParam[];
+  /** Who saved it (trust level, executor, when). Absent for hand-written files, which count as trusted. */
+  provenance?: WorkflowProvenance;
 }
 
 export interface WorkflowDetails extends WorkflowSummary {
@@ -34,6 +46,15 @@ export interface CreateWorkflowInput {
 export interface WorkflowLibraryOptions {
   /** Ranks search results; defaults to the lexical ranker. Plug the semantic ranker in here. */
   ranker?: Ranker;
+  /**
+   * Who acts through this library: the session's executor and its trust level. Saves record it as
+   * the workflow's provenance, and the trust rules (see provenance.ts) apply to it. Absent: the host
+   * itself (e.g. `ts-code-mode init`), trusted, and its saves record no provenance, like a file a
+   * person wrote.
+   */
+  principal?: WorkflowPrincipal;
+  /** What `requireRunnable` does with an untrusted workflow in a trusted library. Default "refuse". */
+  untrustedWorkflows?: UntrustedWorkflowPolicy;
 }
 
 export const MAX_WORKFLOW_SOURCE_BYTES = 1024 * 1024;
@@ -81,12 +102,29 @@ export class WorkflowLibrary {
   private readonly ranker: Ranker;
   /** Keyed by a hash of the source, so an edited file is re-read and an unchanged one is not. */
   private readonly signatures = new Map<string, WorkflowSignature>();
+  private readonly principal: WorkflowPrincipal | undefined;
+  private untrustedPolicy: UntrustedWorkflowPolicy;
 
   constructor(
     private readonly store: WorkflowStore,
     options: WorkflowLibraryOptions = {},
   ) {
     this.ranker = options.ranker ?? new LexicalRanker();
+    this.principal = options.principal;
+    this.untrustedPolicy = options.untrustedWorkflows ?? "refuse";
+  }
+
+  /** The trust level of whoever acts through this library. */
+  get trust(): WorkflowPrincipal["trust"] {
+    return this.principal?.trust ?? "trusted";
+  }
+
+  /** Sets what a trusted library does with an untrusted workflow asked to run (Session's `untrustedWorkflows`). */
+  setUntrustedWorkflowPolicy(policy: UntrustedWorkflowPolicy): void {
+    if (policy !== "refuse" && typeof policy !== "function") {
+      throw new TypeError('untrustedWorkflows must be "refuse" or a function (workflow) => boolean | Promise<boolean>');
+    }
+    this.untrustedPolicy = policy;
   }
 
   /** Every workflow, sorted by name. */
@@ -118,7 +156,7 @@ export class WorkflowLibrary {
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
     return ranked.flatMap(({ id, score }) => {
       const d = byName.get(id);
-      return d ? [{ name: d.name, description: d.description, params: d.params, score }] : [];
+      return d ? [{ name: d.name, description: d.description, params: d.params, ...(d.provenance ? { provenance: d.provenance } : {}), score }] : [];
     });
   }
 
@@ -141,6 +179,41 @@ export class WorkflowLibrary {
   }
 
   /**
+   * The workflow, for running it here. A trusted library refuses one saved by an untrusted session
+   * (UntrustedWorkflowError) unless the policy approves it, which re-records it as trusted. The
+   * returned details are exactly what was checked (and approved), so nothing swapped in meanwhile runs.
+   */
+  async requireRunnable(name: string): Promise<WorkflowDetails> {
+    const details = await this.require(name);
+    const provenance = details.provenance;
+    if (this.trust === "untrusted" || provenance === undefined || provenance.trust === "trusted") return details;
+    const policy = this.untrustedPolicy;
+    if (policy !== "refuse" && (await policy({ name: details.name, source: details.source, provenance: { ...provenance } })) === true) {
+      return this.approve(name, { source: details.source });
+    }
+    throw new UntrustedWorkflowError(untrustedMessage(name, provenance, this.principal?.executor ?? "host"));
+  }
+
+  /**
+   * The host approves a workflow saved by an untrusted session: it is re-recorded as trusted (its
+   * source, description, timestamps and who saved it stay as they were). With `source`, only that
+   * exact source is approved; a workflow changed since fails with a ValidationError. Guests cannot
+   * reach this (it is no namespace operation). Already trusted: returned unchanged.
+   */
+  async approve(name: string, options: { source?: string } = {}): Promise<WorkflowDetails> {
+    if (!this.isLookupName(name)) return this.require(name);
+    const record = await this.store.get(name);
+    if (!record) return this.require(name);
+    if (options.source !== undefined && record.source !== options.source) {
+      throw new ValidationError(`Workflow "${name}" changed since it was reviewed; review it again before approving.`);
+    }
+    if (trustOf(record) === "trusted") return this.details(record);
+    const approved: WorkflowRecord = { ...record, provenance: { ...record.provenance!, trust: "trusted" } };
+    await this.store.save(approved);
+    return this.details(approved);
+  }
+
+  /**
    * Creates or replaces a workflow. The source must parse and export a `run` function; parameters
    * and description are derived from it and stored. Replacing keeps the original createdAt.
    */
@@ -160,6 +233,7 @@ export class WorkflowLibrary {
       );
     }
     const existing = await this.store.get(name);
+    if (existing) this.assertMayChange(existing, "replace");
     const now = new Date().toISOString();
     const given = parsed.description?.trim();
     const record: WorkflowRecord = {
@@ -173,6 +247,7 @@ export class WorkflowLibrary {
       updatedAt: now,
     };
     if (parsed.author !== undefined) record.author = parsed.author;
+    if (this.principal) record.provenance = { trust: this.principal.trust, executor: this.principal.executor, savedAt: now };
     await this.store.save(record);
     return this.details(record);
   }
@@ -180,7 +255,22 @@ export class WorkflowLibrary {
   /** True when a workflow was deleted. */
   async delete(name: string): Promise<boolean> {
     if (!this.isLookupName(name)) return false;
+    if (this.trust === "untrusted") {
+      const existing = await this.store.get(name);
+      if (!existing) return false;
+      this.assertMayChange(existing, "delete");
+    }
     return this.store.delete(name);
+  }
+
+  /**
+   * An untrusted session may not replace or delete what a trusted one (or a person) saved. The check
+   * and the write are not one transaction: a trusted save landing in between can be replaced, but
+   * the replacement is recorded as untrusted, so a trusted session still refuses to run it.
+   */
+  private assertMayChange(existing: WorkflowRecord, action: "replace" | "delete"): void {
+    if (this.trust === "trusted" || trustOf(existing) === "untrusted") return;
+    throw new WorkflowProtectedError(protectedMessage(existing.name, existing.provenance, action, this.principal?.executor ?? "unknown"));
   }
 
   /** Malformed names throw (they could reach a file path); reserved ones simply cannot exist. */
@@ -190,8 +280,8 @@ export class WorkflowLibrary {
   }
 
   private async summarise(record: WorkflowRecord): Promise<WorkflowSummary> {
-    const { name, description, params } = await this.details(record);
-    return { name, description, params };
+    const { name, description, params, provenance } = await this.details(record);
+    return { name, description, params, ...(provenance ? { provenance } : {}) };
   }
 
   /** Fills in what a hand-written record lacks (params, description) from its source. */
@@ -212,6 +302,7 @@ export class WorkflowLibrary {
       updatedAt: record.updatedAt,
     };
     if (record.author !== undefined) out.author = record.author;
+    if (record.provenance !== undefined) out.provenance = { ...record.provenance };
     return out;
   }
 

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { closestNames, didYouMean, NotFoundError } from "../../errors.js";
 import type { WorkflowDetails, WorkflowSummary } from "../../workflows/library.js";
+import { describeProvenance } from "../../workflows/provenance.js";
 import { formatParam, formatParams, formatScore, oneLine, table } from "../format.js";
 import {
   addJsonOption,
@@ -30,8 +31,8 @@ const MAX_LISTED = 20;
 export function registerWorkflowsCommands(program: Command): void {
   const workflows = program
     .command("workflows")
-    .description("List, search and show the saved workflows of a base folder")
-    .addHelpText("after", examples("workflows list", "workflows search 'count lines'", "workflows show triple"));
+    .description("List, search, show and approve the saved workflows of a base folder")
+    .addHelpText("after", examples("workflows list", "workflows search 'count lines'", "workflows show triple", "workflows approve triple"));
 
   const list = workflows.command("list").description("List every workflow with its parameters");
   addStorageOptions(list);
@@ -69,13 +70,29 @@ export function registerWorkflowsCommands(program: Command): void {
     if (flags.json) return printJson(details);
     writeLine(process.stdout, formatDetails(details));
   });
+
+  const approve = workflows
+    .command("approve")
+    .description("Mark a workflow saved by a sandbox session as trusted, so trusted sessions run it (review it with show first)")
+    .argument("<name>", "workflow name");
+  addStorageOptions(approve);
+  addJsonOption(approve, "print the approved workflow as JSON");
+  approve.addHelpText("after", examples("workflows show report && workflows approve report"));
+  approve.action(async (name: string, flags: JsonFlags) => {
+    const details = await withSession(flags, async (s) => {
+      if (!(await s.getWorkflow(name))) throw unknownWorkflow(name, (await s.listWorkflows()).map((w) => w.name), flags);
+      return s.approveWorkflow(name);
+    });
+    if (flags.json) return printJson(details);
+    writeLine(process.stdout, `Workflow ${details.name} is ${describeProvenance(details.provenance)}; trusted sessions now run it.`);
+  });
 }
 
 function workflowTable<T extends WorkflowSummary>(rows: T[], score?: (w: T) => string): string {
-  const headers = [...(score ? ["SCORE"] : []), "WORKFLOW", "PARAMS", "DESCRIPTION"];
+  const headers = [...(score ? ["SCORE"] : []), "WORKFLOW", "PARAMS", "DESCRIPTION", "TRUST"];
   return table(
     headers,
-    rows.map((w) => [...(score ? [score(w)] : []), w.name, formatParams(w.params), oneLine(w.description)]),
+    rows.map((w) => [...(score ? [score(w)] : []), w.name, formatParams(w.params), oneLine(w.description), w.provenance?.trust ?? "trusted"]),
   );
 }
 
@@ -86,7 +103,7 @@ function formatDetails(w: WorkflowDetails): string {
   for (const p of w.params) lines.push(`  ${formatParam(p)}${p.description ? `  — ${oneLine(p.description)}` : ""}`);
   const required = w.params.filter((p) => p.required).map((p) => `${p.name}: <${p.type}>`);
   lines.push("", `Call: await workflows.${w.name}({ ${required.length ? `${required.join(", ")} ` : ""}})`);
-  lines.push(`Updated: ${w.updatedAt}${w.author ? `  Author: ${w.author}` : ""}`, "", "Source:", w.source);
+  lines.push(`Updated: ${w.updatedAt}${w.author ? `  Author: ${w.author}` : ""}`, `Provenance: ${describeProvenance(w.provenance)}`, "", "Source:", w.source);
   return lines.join("\n");
 }
 

@@ -29,6 +29,8 @@ export interface InProcessExecutorOptions extends ExecutorOptions, DepsConfig {
 
 export class InProcessExecutor implements Executor {
   readonly kind = "in-process";
+  /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
+  readonly trust = "trusted" as const;
   private readonly options: ReturnType<typeof parseExecutorOptions>;
   private readonly registry: ToolRegistry | undefined;
   private hostServices: HostServices | null = null;
@@ -68,6 +70,7 @@ export class InProcessExecutor implements Executor {
     const host = await HostServices.create({
       storage,
       deps,
+      origin: this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),

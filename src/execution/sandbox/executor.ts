@@ -114,6 +114,8 @@ interface ActiveRun {
 
 export class SandboxExecutor implements Executor {
   readonly kind = "sandbox";
+  /** Exists to contain code nobody vouches for, so workflows it saves are untrusted (src/workflows/provenance.ts). */
+  readonly trust = "untrusted" as const;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number; memoryMb: number; maxOutputBytes: number };
   private readonly registry: ToolRegistry | undefined;
   private readonly limits: InstanceLimits;
@@ -203,6 +205,7 @@ export class SandboxExecutor implements Executor {
   private hostOptions(): Omit<HostServicesOptions, "storage"> {
     const limit = callsPerRun(this.options.maxToolCallsPerRun ?? DEFAULT_MAX_TOOL_CALLS_PER_RUN);
     return {
+      origin: this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
       middleware: [limit, ...(this.options.middleware ?? [])],

@@ -83,6 +83,8 @@ interface PendingRun {
 
 export class SubprocessExecutor implements Executor {
   readonly kind = "subprocess";
+  /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
+  readonly trust = "trusted" as const;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number };
   private readonly registry: ToolRegistry | undefined;
   private hostServices: HostServices | null = null;
@@ -138,6 +140,7 @@ export class SubprocessExecutor implements Executor {
     const host = await HostServices.create({
       storage,
       deps,
+      origin: this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),

@@ -32,6 +32,9 @@ const paramSchema = z.object({
   default: z.string().optional(),
 });
 
+/** Who saved a workflow (see WorkflowRecord.provenance). */
+const provenanceSchema = z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string(), savedAt: z.string() });
+
 const recordSchema = z.object({
   name: z.string(),
   source: z.string(),
@@ -40,6 +43,7 @@ const recordSchema = z.object({
   createdAt: z.string().min(1),
   updatedAt: z.string().min(1),
   author: z.string().optional(),
+  provenance: provenanceSchema.optional(),
   descriptionExplicit: z.boolean().optional(),
 });
 
@@ -52,6 +56,7 @@ const sidecarSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   author: z.string().optional(),
+  provenance: provenanceSchema.optional(),
 });
 type Sidecar = z.infer<typeof sidecarSchema>;
 
@@ -85,6 +90,7 @@ export class FileWorkflowStore implements WorkflowStore {
         createdAt: r.createdAt,
         updatedAt: r.updatedAt,
         ...(r.author !== undefined ? { author: r.author } : {}),
+        ...(r.provenance !== undefined ? { provenance: r.provenance } : {}),
       };
       // Source first: a reader in between sees the new source with the old sidecar, whose hash no
       // longer matches, so it re-derives instead of pairing new code with stale params.
@@ -148,7 +154,12 @@ export class FileWorkflowStore implements WorkflowStore {
       if (!sidecar) {
         return { name, source, description: "", createdAt: createdTime(st), updatedAt: st.mtime.toISOString() };
       }
-      const base = { createdAt: sidecar.createdAt, ...(sidecar.author !== undefined ? { author: sidecar.author } : {}) };
+      // Provenance survives a hand edit: who saved the code is not undone by someone changing it (approve re-records it).
+      const base = {
+        createdAt: sidecar.createdAt,
+        ...(sidecar.author !== undefined ? { author: sidecar.author } : {}),
+        ...(sidecar.provenance !== undefined ? { provenance: sidecar.provenance } : {}),
+      };
       if (sidecar.sourceHash === sha256Hex(bytes)) {
         return {
           name,

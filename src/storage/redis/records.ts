@@ -15,6 +15,9 @@ const paramSchema = z.object({
   default: z.string().optional(),
 });
 
+/** Who saved a workflow (see WorkflowRecord.provenance). */
+const provenanceSchema = z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string(), savedAt: z.string() });
+
 /** The same record shape FileStorage accepts. */
 export const workflowRecordSchema = z.object({
   name: z.string(),
@@ -24,6 +27,7 @@ export const workflowRecordSchema = z.object({
   createdAt: z.string().min(1),
   updatedAt: z.string().min(1),
   author: z.string().optional(),
+  provenance: provenanceSchema.optional(),
   descriptionExplicit: z.boolean().optional(),
 });
 
@@ -67,6 +71,7 @@ export function checkWorkflowRecord(name: string, record: unknown): WorkflowReco
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     ...(r.author !== undefined ? { author: r.author } : {}),
+    ...(r.provenance !== undefined ? { provenance: r.provenance } : {}),
     ...(r.descriptionExplicit !== undefined ? { descriptionExplicit: r.descriptionExplicit } : {}),
   };
 }
@@ -102,6 +107,7 @@ function looksLikeWorkflowRecord(v: unknown): v is WorkflowRecord {
   if (typeof v["name"] !== "string" || typeof v["source"] !== "string" || typeof v["description"] !== "string") return false;
   if (typeof v["createdAt"] !== "string" || v["createdAt"] === "" || typeof v["updatedAt"] !== "string" || v["updatedAt"] === "") return false;
   if (!optional(v["author"], "string") || !optional(v["descriptionExplicit"], "boolean")) return false;
+  if (v["provenance"] !== undefined && !looksLikeProvenance(v["provenance"])) return false;
   const params = v["params"];
   if (params === undefined) return true;
   return (
@@ -116,6 +122,10 @@ function looksLikeWorkflowRecord(v: unknown): v is WorkflowRecord {
         optional(p["default"], "string"),
     )
   );
+}
+
+function looksLikeProvenance(p: unknown): boolean {
+  return isObject(p) && (p["trust"] === "trusted" || p["trust"] === "untrusted") && typeof p["executor"] === "string" && typeof p["savedAt"] === "string";
 }
 
 function looksLikeArtifactMeta(v: unknown): v is ArtifactMeta {
