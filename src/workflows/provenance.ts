@@ -73,7 +73,6 @@ export function untrustedMessage(name: string, provenance: WorkflowProvenance, r
 
 /** The WorkflowProtectedError message for `replace` or `delete`. */
 export function protectedMessage(name: string, provenance: WorkflowProvenance | undefined, action: "replace" | "delete", actor: string): string {
-  const by = provenance ? `a trusted ${provenance.executor} session at ${provenance.savedAt}` : "hand (a file with no provenance, which counts as trusted)";
   const hint = action === "replace" ? " Save yours under another name." : "";
-  return `Workflow "${name}" was saved by ${by}; an untrusted ${actor} session cannot ${action} it.${hint}`;
+  return `Workflow "${name}" is ${describeProvenance(provenance)}; an untrusted ${actor} session cannot ${action} it.${hint}`;
 }
