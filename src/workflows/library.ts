@@ -104,6 +104,8 @@ export class WorkflowLibrary {
   private readonly signatures = new Map<string, WorkflowSignature>();
   private readonly principal: WorkflowPrincipal | undefined;
   private untrustedPolicy: UntrustedWorkflowPolicy;
+  /** Approval questions in flight, by name and source: ten parallel invocations ask the host once. */
+  private readonly asking = new Map<string, Promise<boolean>>();
 
   constructor(
     private readonly store: WorkflowStore,
@@ -188,8 +190,18 @@ export class WorkflowLibrary {
     const provenance = details.provenance;
     if (this.trust === "untrusted" || provenance === undefined || provenance.trust === "trusted") return details;
     const policy = this.untrustedPolicy;
-    if (policy !== "refuse" && (await policy({ name: details.name, source: details.source, provenance: { ...provenance } })) === true) {
-      return this.approve(name, { source: details.source });
+    if (policy !== "refuse") {
+      const key = `${details.name}\u0000${createHash("sha256").update(details.source).digest("hex")}`;
+      let answer = this.asking.get(key);
+      if (!answer) {
+        const info = { name: details.name, source: details.source, provenance: { ...provenance } };
+        answer = Promise.resolve()
+          .then(() => policy(info))
+          .then((v) => v === true)
+          .finally(() => this.asking.delete(key));
+        this.asking.set(key, answer);
+      }
+      if (await answer) return this.approve(name, { source: details.source });
     }
     throw new UntrustedWorkflowError(untrustedMessage(name, provenance, this.principal?.executor ?? "host"));
   }

@@ -58,13 +58,19 @@ export function trustOf(record: Pick<WorkflowRecord, "provenance">): TrustLevel 
 /** One line for people: `untrusted (saved by a sandbox session at 2026-…)`. */
 export function describeProvenance(provenance: WorkflowProvenance | undefined): string {
   if (!provenance) return "trusted (hand-written: no provenance recorded)";
-  return `${provenance.trust} (saved by a ${provenance.executor} session at ${provenance.savedAt})`;
+  return `${provenance.trust} (saved by a ${clip(provenance.executor)} session at ${clip(provenance.savedAt)})`;
+}
+
+/** Stored strings may have been edited by hand: a message quotes a bounded, one-line piece. */
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, " ");
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
 }
 
 /** The UntrustedWorkflowError message: who saved it and the two ways to approve it. */
 export function untrustedMessage(name: string, provenance: WorkflowProvenance, runner: string): string {
   return (
-    `Workflow "${name}" was saved by an untrusted ${provenance.executor} session at ${provenance.savedAt}, ` +
+    `Workflow "${name}" was saved by an untrusted ${clip(provenance.executor)} session at ${clip(provenance.savedAt)}, ` +
     `so this trusted ${runner} session will not run it with its authority. Review its source ` +
     `(ts-code-mode workflows show ${name}), then approve it with \`ts-code-mode workflows approve ${name}\` ` +
     `or session.approveWorkflow(${JSON.stringify(name)}); or run it from a sandbox session.`

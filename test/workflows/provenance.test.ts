@@ -66,6 +66,23 @@ describe("WorkflowLibrary trust rules", () => {
     expect(() => asking.setUntrustedWorkflowPolicy("yes" as never)).toThrow(TypeError);
   });
 
+  test("parallel invocations of one untrusted workflow ask the host once", async () => {
+    const { store, untrusted } = libraries();
+    await untrusted.create({ name: "u", source: SOURCE });
+    let asked = 0;
+    const asking = new WorkflowLibrary(store, {
+      principal: { trust: "trusted", executor: "in-process" },
+      untrustedWorkflows: async () => {
+        asked++;
+        await new Promise((r) => setImmediate(r));
+        return true;
+      },
+    });
+    const all = await Promise.all(Array.from({ length: 10 }, () => asking.requireRunnable("u")));
+    expect(asked).toBe(1);
+    expect(all.every((w) => w.provenance?.trust === "trusted")).toBe(true);
+  });
+
   test("approve keeps source, timestamps and who saved it; already trusted is a no-op", async () => {
     const { store, host, untrusted } = libraries();
     const saved = await untrusted.create({ name: "u", source: SOURCE });
