@@ -36,6 +36,8 @@ export interface FromBaseOptions {
   executor?: Executor;
   /** Default timeout of runs, when the executor is created here. */
   defaultTimeoutMs?: number;
+  /** As for `new Session`. */
+  untrustedWorkflows?: UntrustedWorkflowPolicy;
 }
 
 export class Session {
@@ -90,7 +92,7 @@ export class Session {
         toolsPath: path.join(storage.basePath, "tools"),
         ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
       });
-    const session = new Session({ storage, executor });
+    const session = new Session({ storage, executor, ...(options.untrustedWorkflows !== undefined ? { untrustedWorkflows: options.untrustedWorkflows } : {}) });
     await session.start();
     return session;
   }

@@ -246,6 +246,17 @@ describe("hand-written workflow files", () => {
     expect(await sub.run(`await workflows.hand()`)).toMatchObject({ ok: true, value: "by hand" });
   });
 
+  it("Session.fromBase takes the same untrustedWorkflows policy", async () => {
+    const sb = await session(new SandboxExecutor());
+    expect((await sb.run(createCode("report", PLANTED))).error).toBeNull();
+    const refusing = await Session.fromBase(dir);
+    open.push(refusing.storage, refusing);
+    expect((await refusing.run(`await workflows.report()`)).error?.name).toBe("UntrustedWorkflowError");
+    const approving = await Session.fromBase(dir, { untrustedWorkflows: () => true });
+    open.push(approving.storage, approving);
+    expect(await approving.run(`await workflows.report()`)).toMatchObject({ ok: true, value: "ran with Node authority" });
+  });
+
   it("a hand edit of a sandbox-saved workflow does not make it trusted", async () => {
     const sb = await session(new SandboxExecutor());
     expect((await sb.run(createCode("report", PLANTED))).error).toBeNull();
