@@ -48,6 +48,11 @@ export interface ExecutionResult {
 export interface RunOptions {
   /** Overrides the executor's default timeout for this run. */
   timeoutMs?: number;
+  /**
+   * Stops the run when aborted, the same way a timeout does; the result's error is a
+   * CancelledError. Executors that cannot stop a run early (see `capabilities()`) let it finish.
+   */
+  signal?: AbortSignal;
 }
 
 /** Honest notes on what a capability does and does not cover in this executor. */

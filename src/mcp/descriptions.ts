@@ -11,12 +11,12 @@ export const RUN_CODE_DESCRIPTION = [
   "Four namespaces are in scope; every call returns a Promise:",
   '- tools: CLI commands and APIs. Find them with await tools.search("what you need") (names, callables, signatures),',
   '  read one with await tools.describe("name") (TypeScript declaration), then call await tools.<name>.<callable>({ ...args }).',
-  '- workflows: saved, reusable code. await workflows.search("task"), then await workflows.<name>({ ...args }).',
-  "  Save one with await workflows.create({ name, source, description }) where source exports async function run(args).",
-  "- artifacts: persistent named data. await artifacts.save(name, data), artifacts.load(name), artifacts.list().",
+  '- workflows: saved, reusable code. await workflows.search("task") or workflows.list(), then await workflows.<name>({ ...args });',
+  "  workflows.get(name) shows one's source. Save one with await workflows.create({ name, source, description }) where source exports async function run(args).",
+  "- artifacts: persistent named data. await artifacts.list(), artifacts.save(name, data), artifacts.load(name).",
   "- deps: await deps.list() shows the packages code may import; deps.add(spec) installs one where allowed.",
-  "Search before guessing names. Do many calls in one snippet (loops, Promise.all) and return only what you need;",
-  "save large results as artifacts instead of printing them.",
+  "Search before guessing names. Do many calls in one snippet (loops, Promise.all) and return only what you need:",
+  "output past the limit is cut, so save large results as artifacts and return slices of them.",
 ].join("\n");
 
 export const DESCRIPTIONS = {
@@ -39,4 +39,5 @@ export const DESCRIPTIONS = {
 /** Sent once in the initialize result; clients that show server instructions give the model this. */
 export const SERVER_INSTRUCTIONS =
   "ts-code-mode runs TypeScript with tools, workflows, artifacts and deps in scope. Prefer one run_code call that does " +
-  "several steps over many small tool calls; discover tools with tools.search and tools.describe inside run_code.";
+  "several steps over many small tool calls; discover tools with tools.search and tools.describe inside run_code. " +
+  "Workflows and artifacts are also resources (workflow://{name}, artifact://{name}).";

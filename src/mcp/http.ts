@@ -3,7 +3,9 @@
  * connection, identified by the Mcp-Session-Id header) gets its own McpServer and its own
  * ts-code-mode Session, so agents never see each other's variables; storage is whatever the
  * `createSession` factory shares. Sessions end when the client sends DELETE, when the server
- * closes, or when `maxSessions` is reached and the least recently used one is evicted.
+ * closes, when no request came for `idleTimeoutMs` (a client that left without DELETE must not keep
+ * its executor's child process forever), or when `maxSessions` is reached and the least recently
+ * used one is evicted. A session is not idle while one of its requests (a long run_code) is open.
  */
 import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
@@ -11,11 +13,14 @@ import type { AddressInfo } from "node:net";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Session } from "../session.js";
+import { ClientApprovals } from "./approvals.js";
 import { authConfigProblem, bearerMatches, isLoopbackHost, loopbackRequestAllowed } from "./auth.js";
 import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
 
 export const DEFAULT_MCP_PATH = "/mcp";
 export const DEFAULT_MAX_SESSIONS = 32;
+/** Sessions with no request for this long are closed (15 minutes). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 900_000;
 
 export interface HttpServeOptions extends CodeModeServerOptions {
   /** TCP port; 0 picks a free one (see `port` of the result). */
@@ -26,8 +31,13 @@ export interface HttpServeOptions extends CodeModeServerOptions {
   token?: string;
   /** Serve a non-loopback host without a token. Never implied. */
   noAuth?: boolean;
-  /** A new, unstarted Session for each MCP session; the server closes it when the MCP session ends. */
-  createSession: () => Session;
+  /**
+   * A new, unstarted Session for each MCP session; the server closes it when the MCP session ends.
+   * `approvals.approver` asks this session's client; put it in an `approval` middleware to use it.
+   */
+  createSession: (context: { approvals: ClientApprovals }) => Session;
+  /** Close an MCP session after this long without a request (default 15 minutes). */
+  idleTimeoutMs?: number;
   /** MCP sessions kept at once (default 32); one more evicts the least recently used. */
   maxSessions?: number;
   /** Default /mcp. */
@@ -49,6 +59,8 @@ interface Entry {
   transport: StreamableHTTPServerTransport;
   session: Session;
   lastUsed: number;
+  /** Requests of this session still being answered (a long run_code is not idleness). */
+  open: number;
 }
 
 /** Thrown before anything listens when the options would serve without protection. */
@@ -65,6 +77,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   const mcpPath = options.path ?? DEFAULT_MCP_PATH;
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const checkHost = isLoopbackHost(host);
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  if (!(Number.isFinite(idleTimeoutMs) && idleTimeoutMs >= 100)) throw new TypeError(`serveHttp: idleTimeoutMs must be at least 100 ms; got ${String(idleTimeoutMs)}`);
   const entries = new Map<string, Entry>();
   let closed = false;
 
@@ -82,15 +96,29 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     }
   };
 
+  const sweepIdle = async (): Promise<void> => {
+    const now = Date.now();
+    for (const [id, entry] of [...entries]) {
+      if (entry.open === 0 && now - entry.lastUsed >= idleTimeoutMs) {
+        log(`closing MCP session ${id.slice(0, 8)}…: no request for ${Math.round((now - entry.lastUsed) / 1000)} s (--idle-timeout)`);
+        await endEntry(id, entry);
+      }
+    }
+  };
+  // Checked a few times per idle period, so a session ends at most ~25% after its limit.
+  const sweeper = setInterval(() => void sweepIdle().catch((err: unknown) => log(`closing idle sessions failed: ${String(err)}`)), Math.max(50, Math.min(idleTimeoutMs / 4, 60_000)));
+  sweeper.unref();
+
   const startSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     await evictIfFull();
-    const session = options.createSession();
-    const { server } = createCodeModeServer(session, { ...options, log });
+    const approvals = new ClientApprovals();
+    const session = options.createSession({ approvals });
+    const { server } = createCodeModeServer(session, { ...options, log, approvals });
     let entry: Entry | undefined;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        entry = { server, transport, session, lastUsed: Date.now() };
+        entry = { server, transport, session, lastUsed: Date.now(), open: 0 };
         entries.set(id, entry);
       },
     });
@@ -122,8 +150,17 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     const id = Array.isArray(header) ? header[0] : header;
     if (id !== undefined) {
       const entry = entries.get(id);
-      if (!entry) return sendJson(res, 404, rpcError(-32001, "Session not found: it ended or the server restarted; initialize a new one"));
+      if (!entry) return sendJson(res, 404, rpcError(-32001, "Session not found: it ended (DELETE, --idle-timeout) or the server restarted; initialize a new one"));
       entry.lastUsed = Date.now();
+      // A POST is open until its response ends (a run_code may take minutes); the standalone GET
+      // stream stays open for as long as the client keeps it, so it does not count.
+      if (req.method === "POST") {
+        entry.open++;
+        res.once("close", () => {
+          entry.open--;
+          entry.lastUsed = Date.now();
+        });
+      }
       return entry.transport.handleRequest(req, res);
     }
     if (req.method !== "POST") return sendJson(res, 400, rpcError(-32000, "Bad Request: no Mcp-Session-Id header; start with an initialize POST"));
@@ -156,6 +193,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     close: () =>
       (closing ??= (async () => {
         closed = true;
+        clearInterval(sweeper);
         await Promise.all([...entries].map(([id, entry]) => endEntry(id, entry)));
         await new Promise<void>((resolve) => {
           httpServer.close(() => resolve());

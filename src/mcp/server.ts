@@ -5,8 +5,11 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Session } from "../session.js";
+import type { ClientApprovals } from "./approvals.js";
 import { SERVER_INSTRUCTIONS } from "./descriptions.js";
-import { registerCodeModeTools } from "./tools.js";
+import { DEFAULT_PROGRESS_INTERVAL_MS } from "./progress.js";
+import { registerCodeModeResources } from "./resources.js";
+import { MCP_SURFACES, registerCodeModeTools, type McpSurface } from "./tools.js";
 
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
 
@@ -16,10 +19,19 @@ export interface CodeModeServerOptions {
   /** Longest text a tool returns, in characters (default 24,000). */
   maxOutput?: number;
   /**
-   * Offer add_dep/remove_dep. Default true; they are offered only when the executor also declares
-   * the "depsInstall" capability.
+   * Offer add_dep/remove_dep (surface "full"). Default true; they are offered only when the
+   * executor also declares the "depsInstall" capability.
    */
   runtimeDeps?: boolean;
+  /** "code" (default): run_code alone, a constant few kilobytes. "full": one tool per operation too. */
+  surface?: McpSurface;
+  /** Time between progress notifications of a long call, when the client sent a progress token. Default 1 s. */
+  progressIntervalMs?: number;
+  /**
+   * Bind this session's tool-call approvals to the client (MCP elicitation). Its `approver` must be
+   * in the `approval` middleware of the Session's executor.
+   */
+  approvals?: ClientApprovals;
   /** Reported to clients in the initialize result. */
   serverInfo?: { name: string; version: string };
   /** Where the server logs (never stdout, which may be the protocol stream). Default: stderr. */
@@ -37,15 +49,26 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
   if (!Number.isInteger(maxOutput) || maxOutput < MIN_MAX_OUTPUT) {
     throw new TypeError(`createCodeModeServer: maxOutput must be a whole number of characters, at least ${MIN_MAX_OUTPUT}; got ${String(maxOutput)}`);
   }
+  const surface = options.surface ?? "code";
+  if (!MCP_SURFACES.includes(surface)) throw new TypeError(`createCodeModeServer: surface must be one of ${MCP_SURFACES.join(", ")}; got ${String(surface)}`);
+  const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  if (!(Number.isFinite(progressIntervalMs) && progressIntervalMs >= 10)) {
+    throw new TypeError(`createCodeModeServer: progressIntervalMs must be at least 10 ms; got ${String(progressIntervalMs)}`);
+  }
   const server = new McpServer(options.serverInfo ?? { name: "ts-code-mode", version: "0.0.0" }, {
-    capabilities: { tools: {} },
+    capabilities: { tools: {}, resources: { listChanged: true } },
     instructions: SERVER_INSTRUCTIONS,
   });
+  const resources = registerCodeModeResources(server, session);
+  options.approvals?.bind(server);
   const tools = registerCodeModeTools(server, session, {
     maxOutput,
     runtimeDeps: options.runtimeDeps !== false && session.supports("depsInstall"),
     log: options.log ?? stderrLog,
+    surface,
+    progressIntervalMs,
+    ...(options.approvals ? { approvals: options.approvals } : {}),
+    onStoreChanged: () => resources.changed(),
   });
   return { server, tools };
 }
-

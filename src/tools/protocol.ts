@@ -49,6 +49,11 @@ export interface CallContext {
   executor?: string;
   /** The run the call belongs to, so middleware can count or group calls per run. */
   runId?: string;
+  /**
+   * Stops the run's deadline until the returned function is called (e.g. while a human decides
+   * on an approval). Absent outside runs and in executors that cannot pause their deadline.
+   */
+  holdDeadline?: () => () => void;
 }
 
 export interface ToolAdapter {

@@ -198,6 +198,7 @@ export class ToolRegistry {
       runId: ctx.runId ?? "host",
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
+      ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
     });
   }
 

@@ -50,28 +50,53 @@ recipes:
   return folder;
 }
 
-async function initialToolsListSize(toolsDir: string): Promise<{ size: number; toolCount: number }> {
-  const conn = await connectStdio(["--tools", toolsDir, "--storage", path.join(dir, "storage")], { cwd: dir });
+/** The footprint a host pays before the first call: the whole tools/list result plus the server instructions. */
+async function footprint(toolsDir: string, storage: string, extra: string[] = []): Promise<{ size: number; toolCount: number; names: string[] }> {
+  const conn = await connectStdio(["--tools", toolsDir, "--storage", path.join(dir, storage), ...extra], { cwd: dir });
   open.push(conn);
   const listed = await conn.client.listTools();
-  // The tools really are loaded: the agent can find them, just not in tools/list.
-  const all = await callTool(conn.client, "list_tools");
-  return { size: JSON.stringify(listed).length, toolCount: structuredOf<{ tools: unknown[] }>(all).tools.length };
+  const instructions = conn.client.getInstructions() ?? "";
+  // The tools really are loaded: the agent can find them in code, just not in tools/list.
+  const count = await callTool(conn.client, "run_code", { code: "(await tools.list()).length" });
+  return { size: JSON.stringify(listed).length + instructions.length, toolCount: structuredOf<{ value: number }>(count).value, names: listed.tools.map((t) => t.name) };
 }
 
+/** A store with `n` workflows and `n` artifacts, saved through a server on it. */
+async function fillStore(storage: string, n: number): Promise<void> {
+  const conn = await connectStdio(["--tools", await toolsFolder("none", 0), "--storage", path.join(dir, storage)], { cwd: dir });
+  const code = `for (let i = 0; i < ${n}; i++) {
+  await workflows.create({ name: "wf_" + i, source: "/** Workflow " + i + " doubles a number. */ export async function run({ n }: { n: number }) { return n * 2; }" });
+  await artifacts.save("notes/" + i + ".txt", "note " + i, { description: "note number " + i });
+}`;
+  expect(structuredOf(await callTool(conn.client, "run_code", { code }))).toMatchObject({ ok: true });
+  await conn.close();
+}
+
+/** The issue's budget: about 1,000 tokens for the whole default surface. */
+const FOOTPRINT_BUDGET = 4_000;
+
 describe("progressive disclosure", () => {
-  it("sends the same initial tools/list with 1 tool configured as with 50", async () => {
-    const one = await initialToolsListSize(await toolsFolder("one", 1));
-    const fifty = await initialToolsListSize(await toolsFolder("fifty", 50));
-    expect(one.toolCount).toBe(1);
-    expect(fifty.toolCount).toBe(50);
+  it("the default surface is run_code alone, within 4,000 characters, the same with 1 tool and an empty store as with 50 tools, 30 workflows and 30 artifacts", async () => {
+    const small = await footprint(await toolsFolder("one", 1), "empty");
+    await fillStore("full", 30);
+    const large = await footprint(await toolsFolder("fifty", 50), "full");
+    expect(small.toolCount).toBe(1);
+    expect(large.toolCount).toBe(50);
+    expect(small.names).toEqual(["run_code"]);
+    expect(large.size).toBe(small.size);
+    expect(small.size).toBeLessThanOrEqual(FOOTPRINT_BUDGET);
+  });
+
+  it("--surface full offers today's set, also constant in the number of tools", async () => {
+    const one = await footprint(await toolsFolder("one", 1), "a", ["--surface", "full"]);
+    const fifty = await footprint(await toolsFolder("fifty", 50), "b", ["--surface", "full"]);
+    expect(one.names).toEqual(expect.arrayContaining(["run_code", "list_tools", "search_tools", "describe_tool", "load_artifact"]));
     expect(fifty.size).toBe(one.size);
-    // A budget, so the constant stays small: 14 MCP tools with schemas in well under 20 kB.
-    expect(one.size).toBeLessThan(20_000);
+    expect(one.size).toBeGreaterThan(FOOTPRINT_BUDGET);
   });
 
   it("teaches the namespaces and the discovery calls in run_code's description without listing tools", () => {
-    for (const phrase of ["tools.search(", "tools.describe(", "workflows.search(", "artifacts.save(", "deps.list()"]) {
+    for (const phrase of ["tools.search(", "tools.describe(", "workflows.search(", "workflows.get(", "artifacts.list()", "artifacts.save(", "deps.list()"]) {
       expect(RUN_CODE_DESCRIPTION).toContain(phrase);
     }
     expect(RUN_CODE_DESCRIPTION.split("\n").length).toBeLessThanOrEqual(12);

@@ -64,7 +64,7 @@ function post(url: string, headers: Record<string, string>): Promise<{ status: n
 describe("mcp over Streamable HTTP", () => {
   it("serves the same round trip as stdio: call a tool, save a workflow, search it, delete it", async () => {
     await baseWithExampleTools(dir);
-    server = await startHttpServer(["--base", "base"], { cwd: dir });
+    server = await startHttpServer(["--base", "base", "--surface", "full"], { cwd: dir });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const c = await client(server.url);
     expect((await c.listTools()).tools.map((t) => t.name)).toContain("run_code");

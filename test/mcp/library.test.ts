@@ -50,7 +50,7 @@ describe("createCodeModeServer", () => {
   });
 
   it("leaves add_dep/remove_dep out with runtimeDeps: false", async () => {
-    const client = await inMemoryClient(newSession(), { runtimeDeps: false });
+    const client = await inMemoryClient(newSession(), { runtimeDeps: false, surface: "full" });
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).not.toContain("add_dep");
     expect(names).toContain("run_code");

@@ -64,9 +64,9 @@ describe("README: MCP server setup", () => {
 
   it("lists every MCP tool the server offers and every flag of the command", async () => {
     const section = await mcpSection();
-    conn = await connectStdio(["--base", path.join(dir, "base")], { cwd: dir });
+    conn = await connectStdio(["--base", path.join(dir, "base"), "--surface", "full"], { cwd: dir });
     for (const tool of (await conn.client.listTools()).tools) expect(section).toContain(`\`${tool.name}`);
-    for (const flag of ["--base", "--tools", "--storage", "--redis", "--prefix", "--workspace", "--executor", "--timeout", "--no-runtime-deps", "--max-output", "--http", "--host", "--token", "--no-auth"]) {
+    for (const flag of ["--base", "--tools", "--storage", "--redis", "--prefix", "--workspace", "--executor", "--timeout", "--no-runtime-deps", "--max-output", "--http", "--host", "--token", "--no-auth", "--surface", "--idle-timeout", "--require-approval"]) {
       expect(section).toContain(`\`${flag}`);
     }
   });

@@ -26,7 +26,7 @@ afterEach(async () => {
 
 describe("mcp with --redis", () => {
   it("keeps workflows and artifacts in Redis under the prefix and workspace", async () => {
-    conn = await connectStdio(["--tools", EXAMPLE_TOOLS, "--redis", redis.url, "--prefix", "mcp_test", "--workspace", "team_a"], { cwd: dir });
+    conn = await connectStdio(["--tools", EXAMPLE_TOOLS, "--redis", redis.url, "--prefix", "mcp_test", "--workspace", "team_a", "--surface", "full"], { cwd: dir });
     expect(conn.stderr()).toMatch(/storage in Redis at 127\.0\.0\.1:\d+, prefix mcp_test, workspace team_a/);
     const run = await callTool(conn.client, "run_code", {
       code: `await workflows.create({ name: "hello", source: "export async function run() { return (await tools.echo.say({ text: ['hi'] })).trim(); }" });

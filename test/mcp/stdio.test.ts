@@ -40,7 +40,7 @@ export async function run({ n }: { n: number }) {
 describe("mcp over stdio: the agent's round trip", () => {
   it("lists the tools, runs code that calls a tool and saves a workflow, finds it, runs it, deletes it", async () => {
     await baseWithExampleTools(dir);
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+    conn = await connectStdio(["--base", "base", "--surface", "full"], { cwd: dir });
     const { client } = conn;
 
     const names = (await client.listTools()).tools.map((t) => t.name);
@@ -90,7 +90,7 @@ said.trim()`,
   });
 
   it("answers the discovery tools with text and the same data structured", async () => {
-    conn = await connectStdio(["--tools", EXAMPLE_TOOLS, "--storage", "data"], { cwd: dir });
+    conn = await connectStdio(["--tools", EXAMPLE_TOOLS, "--storage", "data", "--surface", "full"], { cwd: dir });
     const { client } = conn;
     const list = await callTool(client, "list_tools");
     const tools = structuredOf<{ tools: Array<{ name: string }> }>(list).tools.map((t) => t.name);
@@ -113,7 +113,7 @@ said.trim()`,
   });
 
   it("reports a missing workflow and a bad argument as tool errors, with suggestions", async () => {
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+    conn = await connectStdio(["--base", "base", "--surface", "full"], { cwd: dir });
     const { client } = conn;
     await callTool(client, "create_workflow", { name: "triple", source: "export async function run({ n }: { n: number }) { return n * 3; }" });
     const missing = await callTool(client, "get_workflow", { name: "tripel" });
@@ -128,7 +128,7 @@ said.trim()`,
   });
 
   it("loads artifacts: text as text, JSON as JSON, bytes as base64 with a short summary", async () => {
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+    conn = await connectStdio(["--base", "base", "--surface", "full"], { cwd: dir });
     const { client } = conn;
     const saved = await callTool(client, "run_code", {
       code: `await artifacts.save("notes.txt", "plain words", { description: "notes" });
@@ -249,8 +249,8 @@ describe("mcp over stdio: output", () => {
 
 describe("mcp over stdio: deps", () => {
   // No test here installs anything: that would reach the npm registry.
-  it("offers add_dep/remove_dep by default and runs the host's deps operations", async () => {
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+  it("offers add_dep/remove_dep with --surface full and runs the host's deps operations", async () => {
+    conn = await connectStdio(["--base", "base", "--surface", "full"], { cwd: dir });
     const names = (await conn.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["list_deps", "add_dep", "remove_dep"]));
     const bad = await callTool(conn.client, "add_dep", { spec: "Not A Spec!" });
@@ -263,7 +263,7 @@ describe("mcp over stdio: deps", () => {
   });
 
   it("with --no-runtime-deps: no add_dep/remove_dep, and deps.add in run_code is refused too", async () => {
-    conn = await connectStdio(["--base", "base", "--no-runtime-deps"], { cwd: dir });
+    conn = await connectStdio(["--base", "base", "--no-runtime-deps", "--surface", "full"], { cwd: dir });
     const names = (await conn.client.listTools()).tools.map((t) => t.name);
     expect(names).toContain("list_deps");
     expect(names).not.toContain("add_dep");

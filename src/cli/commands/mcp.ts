@@ -8,6 +8,8 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { authConfigProblem, isLoopbackHost } from "../../mcp/auth.js";
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "../../mcp/limits.js";
 import type { CodeModeServerOptions } from "../../mcp/server.js";
+import type { ClientApprovals } from "../../mcp/approvals.js";
+import { approval } from "../../tools/middleware/builtins.js";
 import { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
@@ -20,6 +22,9 @@ import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageErro
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const MAX_OUTPUT_LIMIT = 10_000_000;
+const SURFACES = ["code", "full"] as const;
+/** Default --idle-timeout in seconds (15 minutes). */
+const DEFAULT_IDLE_TIMEOUT_S = 900;
 
 interface McpFlags extends StorageFlags, ExecutorFlags {
   redis?: string;
@@ -32,6 +37,9 @@ interface McpFlags extends StorageFlags, ExecutorFlags {
   token?: string;
   /** False when --no-auth was given. */
   auth: boolean;
+  surface: (typeof SURFACES)[number];
+  idleTimeout?: number;
+  requireApproval?: string[];
 }
 
 export function registerMcpCommand(program: Command): void {
@@ -49,7 +57,12 @@ export function registerMcpCommand(program: Command): void {
     .addOption(
       new Option("--max-output <chars>", `longest text a tool returns; longer output is cut with a marker`).default(DEFAULT_MAX_OUTPUT).argParser(parseMaxOutput),
     )
+    .addOption(new Option("--surface <surface>", "code: run_code alone (about 1,000 tokens, whatever the store holds); full: also one tool per operation (list_tools, load_artifact, ...)").choices(SURFACES).default("code"))
+    .addOption(
+      new Option("--require-approval <glob>", "ask the user (MCP elicitation) before tool calls matching this glob on tool.callable run (repeatable); clients without elicitation get them refused").argParser(collect),
+    )
     .addOption(new Option("--http <port>", "serve Streamable HTTP on this port (0: any free port) instead of stdio").argParser(parsePort))
+    .addOption(new Option("--idle-timeout <seconds>", `with --http: close an MCP session (and stop its executor) after this long without a request (default ${DEFAULT_IDLE_TIMEOUT_S})`).argParser(parseIdleTimeout))
     .option("--host <address>", "address to bind with --http (default 127.0.0.1; others need --token or --no-auth)")
     .addOption(new Option("--token <token>", `bearer token HTTP clients must send (or set ${TOKEN_ENV})`).env(TOKEN_ENV))
     .option("--no-auth", "serve a non-loopback --host without a token (only on a trusted network)");
@@ -87,6 +100,7 @@ function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
       flags.host !== undefined && "--host",
       flags.token !== undefined && !tokenFromEnv && "--token",
       !flags.auth && "--no-auth",
+      flags.idleTimeout !== undefined && "--idle-timeout",
     ].filter((f): f is string => typeof f === "string");
     if (httpOnly.length) {
       throw new CliUsageError(`${httpOnly.join(", ")} only ${httpOnly.length === 1 ? "applies" : "apply"} with --http PORT (stdio needs no address or token)`);
@@ -107,13 +121,15 @@ async function serve(flags: McpFlags): Promise<void> {
   const { storage, where: storedIn } = await openStorage(flags, paths.storagePath);
   // One chain for every MCP session: the audit log and per-run limits see all of them.
   const toolMiddleware = middlewareFromFlags(flags);
-  const newSession = () =>
+  // Approval is per MCP session: the question goes to the client whose code made the call.
+  const approvalGlobs = flags.requireApproval;
+  const newSession = (approvals: ClientApprovals) =>
     new Session({
       storage,
       executor: createExecutor(flags.executor, {
         toolsPath: paths.toolsPath,
         defaultTimeoutMs: flags.timeout,
-        middleware: toolMiddleware,
+        middleware: approvalGlobs?.length ? [...toolMiddleware, approval(approvals.approver, { only: approvalGlobs })] : toolMiddleware,
         ...(flags.search !== undefined ? { search: flags.search } : {}),
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
@@ -123,6 +139,7 @@ async function serve(flags: McpFlags): Promise<void> {
   const serverOptions: CodeModeServerOptions = {
     maxOutput: flags.maxOutput,
     runtimeDeps: flags.runtimeDeps,
+    surface: flags.surface,
     serverInfo: { name: "ts-code-mode", version: packageVersion() },
     log,
   };
@@ -133,13 +150,15 @@ async function serve(flags: McpFlags): Promise<void> {
   const where = `tools from ${paths.toolsPath}, storage in ${storedIn}`;
   try {
     if (flags.http === undefined) {
-      const session = newSession();
+      const { ClientApprovals } = await import("../../mcp/approvals.js");
+      const approvals = new ClientApprovals();
+      const session = newSession(approvals);
       try {
         // A broken tool file should stop the server at once, not fail the first call.
         await session.start();
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
-        const serving = await serveStdio(session, serverOptions);
+        const serving = await serveStdio(session, { ...serverOptions, approvals });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
         await Promise.race([serving.closed, shutdownSignal()]);
         await serving.close();
@@ -157,7 +176,8 @@ async function serve(flags: McpFlags): Promise<void> {
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(flags.token !== undefined ? { token: flags.token } : {}),
       noAuth: !flags.auth,
-      createSession: newSession,
+      ...(flags.idleTimeout !== undefined ? { idleTimeoutMs: flags.idleTimeout * 1000 } : {}),
+      createSession: ({ approvals }) => newSession(approvals),
     }).catch((err: unknown) => {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EADDRINUSE") throw new CliUsageError(`port ${flags.http} is already in use on ${flags.host ?? "127.0.0.1"}; choose another --http PORT (0 picks a free one)`);
@@ -233,6 +253,16 @@ function parseMaxOutput(value: string): number {
     throw new InvalidArgumentError(`expected a whole number of characters from ${MIN_MAX_OUTPUT} to ${MAX_OUTPUT_LIMIT}, e.g. 24000`);
   }
   return n;
+}
+
+function parseIdleTimeout(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= 604_800)) throw new InvalidArgumentError("expected a whole number of seconds from 1 to 604800 (a week), e.g. 900");
+  return n;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function parsePort(value: string): number {

@@ -74,6 +74,8 @@ const optionsShape = {
 
 /** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
 const KILL_GRACE_MS = 200;
+/** How often a held deadline (a human deciding on an approval) is looked at again. */
+const HOLD_POLL_MS = 250;
 const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
 
 interface PendingRun {
@@ -192,11 +194,13 @@ export class SubprocessExecutor implements Executor {
     } catch (err) {
       return errorResult({ name: "ExecutorStartError", message: err instanceof Error ? err.message : String(err) }, startedAt);
     }
+    if (options.signal?.aborted) return errorResult(cancelledError(), startedAt);
     const notice = this.takeExitNotice();
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
     const runId = this.nextRunId++;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
     try {
       const result = await new Promise<ExecutionResult>((resolve) => {
         this.pending = { runId, resolve };
@@ -204,18 +208,29 @@ export class SubprocessExecutor implements Executor {
         void child.exited.then((exit) => {
           if (this.pending?.runId === runId) resolve(errorResult(this.crashError(exit), startedAt));
         });
-        killTimer = setTimeout(() => {
-          if (this.pending?.runId !== runId) return;
-          resolve(
-            errorResult(
-              {
-                name: "TimeoutError",
-                message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
-              },
-              startedAt,
-            ),
-          );
-        }, timeoutMs + KILL_GRACE_MS);
+        // The deadline may have been held (a human deciding on an approval): wait for what is left.
+        const arm = (ms: number) => {
+          killTimer = setTimeout(() => {
+            if (this.pending?.runId !== runId) return;
+            const left = this.budget.remainingMs();
+            if (left > 0) return arm(Number.isFinite(left) ? left + KILL_GRACE_MS : HOLD_POLL_MS);
+            resolve(
+              errorResult(
+                {
+                  name: "TimeoutError",
+                  message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
+                },
+                startedAt,
+              ),
+            );
+          }, ms);
+        };
+        arm(timeoutMs + KILL_GRACE_MS);
+        // A cancel stops the run the way a timeout does: the child is replaced.
+        onAbort = () => {
+          if (this.pending?.runId === runId) resolve(errorResult(cancelledError(), startedAt));
+        };
+        options.signal?.addEventListener("abort", onAbort, { once: true });
         try {
           child.send({ type: "run", runId, script, timeoutMs });
         } catch (err) {
@@ -230,6 +245,7 @@ export class SubprocessExecutor implements Executor {
       return { ...final, durationMs: performance.now() - startedAt };
     } finally {
       if (killTimer) clearTimeout(killTimer);
+      if (onAbort) options.signal?.removeEventListener("abort", onAbort);
       this.pending = null;
       this.budget = RunBudget.idle(this.kind);
     }
@@ -319,7 +335,11 @@ export class SubprocessExecutor implements Executor {
 
 /** Errors after which the child must not be reused: it was stopped from outside or is in an unknown state. */
 function isHostStop(error: ExecutionError): boolean {
-  return error.name === "TimeoutError" && /restarting the executor process/.test(error.message);
+  return (error.name === "TimeoutError" || error.name === "CancelledError") && /restarting the executor process/.test(error.message);
+}
+
+function cancelledError(): ExecutionError {
+  return { name: "CancelledError", message: "The run was cancelled. The code was stopped by restarting the executor process, so variables from earlier runs were lost." };
 }
 
 function describeIdleExit(exit: ChildExit): string {

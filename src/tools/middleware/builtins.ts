@@ -106,19 +106,30 @@ export function policy(options: PolicyOptions): ToolMiddleware {
  * refuses with a reason the agent sees, `{ approve: true, args }` runs it with edited arguments.
  */
 export type ApprovalDecision = boolean | { approve: false; reason?: string } | { approve: true; args?: Record<string, unknown> };
-export type Approver = (call: Readonly<Pick<ToolCallContext, "tool" | "callable" | "args" | "executor" | "runId" | "requestId">>) => ApprovalDecision | Promise<ApprovalDecision>;
+/** `signal` aborts when the run is stopped (timeout, cancel, close): an approver asking a human can give up then. */
+export type Approver = (call: Readonly<Pick<ToolCallContext, "tool" | "callable" | "args" | "executor" | "runId" | "requestId" | "signal">>) => ApprovalDecision | Promise<ApprovalDecision>;
 
 export interface ApprovalOptions {
   /** Only calls matching these globs need approval; default all. */
   only?: string[];
 }
 
-/** Asks `approver` before each call. A refusal is a PERMISSION ToolError and the tool never runs. */
+/**
+ * Asks `approver` before each call. A refusal is a PERMISSION ToolError and the tool never runs.
+ * The run's deadline is paused while the approver decides (where the executor can pause it): time
+ * a human takes is not the code's time.
+ */
 export function approval(approver: Approver, options: ApprovalOptions = {}): ToolMiddleware {
   const only = options.only?.map(globToRegExp);
   return async (ctx, next) => {
     if (only && !matchesAny(callName(ctx), only)) return next();
-    const decision = await approver({ tool: ctx.tool, callable: ctx.callable, args: { ...ctx.args }, executor: ctx.executor, runId: ctx.runId, requestId: ctx.requestId });
+    const release = ctx.holdDeadline?.();
+    let decision: ApprovalDecision;
+    try {
+      decision = await approver({ tool: ctx.tool, callable: ctx.callable, args: { ...ctx.args }, executor: ctx.executor, runId: ctx.runId, requestId: ctx.requestId, signal: ctx.signal });
+    } finally {
+      release?.();
+    }
     if (decision === true) return next();
     if (decision === false || decision.approve === false) {
       const reason = typeof decision === "object" && decision.reason ? `: ${decision.reason}` : "";

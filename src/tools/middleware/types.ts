@@ -19,6 +19,8 @@ export interface ToolCallContext {
   /** Time the call may take (tool timeout or time left in the run), when known. */
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+  /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
+  holdDeadline?: () => () => void;
 }
 
 export type ToolMiddleware = (ctx: ToolCallContext, next: () => Promise<unknown>) => Promise<unknown>;

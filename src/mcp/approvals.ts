@@ -1,0 +1,95 @@
+/**
+ * Human approval of tool calls through the MCP client. The `approval` tool middleware asks an
+ * `Approver`; this one asks the person at the client with MCP elicitation (`elicitation/create`: a
+ * small form, approve or reject with a reason), sent as part of the run_code request that made the
+ * call so it reaches the client over that request's stream. A client that cannot elicit gets the
+ * documented fallback: the call is refused and the reason tells the agent why. While the human
+ * decides, the run's deadline is held (see the approval middleware), and the question is withdrawn
+ * when the run stops (timeout, cancel).
+ */
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ApprovalDecision, Approver } from "../tools/middleware/builtins.js";
+import { callName } from "../tools/middleware/types.js";
+import { cutMiddle } from "./truncate.js";
+import type { ToolExtra } from "./progress.js";
+
+/** How long a question may stay unanswered before the call is refused. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
+/** The arguments shown in the question are cut to this many characters (they come from the agent's code). */
+const MAX_ARGS_CHARS = 2_000;
+
+export const NO_ELICITATION_REASON =
+  "the MCP client cannot ask its user (it does not support elicitation), so calls that need approval are refused; " +
+  "ask the user to make this call themselves, or to connect with a client that supports elicitation";
+
+const FORM = {
+  type: "object" as const,
+  properties: {
+    approve: { type: "boolean" as const, title: "Approve", description: "Let the call run" },
+    reason: { type: "string" as const, title: "Reason", description: "Why not (the agent reads it when you reject)" },
+  },
+  required: ["approve"],
+};
+
+export interface ClientApprovalsOptions {
+  /** Refuse a call whose question has had no answer for this long. Default 10 minutes. */
+  timeoutMs?: number;
+}
+
+/**
+ * One per MCP session: give `approver` to the `approval` middleware of that session's executor and
+ * this object to `createCodeModeServer({ approvals })`, which binds it to the session's server.
+ */
+export class ClientApprovals {
+  private server: McpServer | null = null;
+  /** The run_code request being served: questions are sent as part of it. */
+  private current: ToolExtra | null = null;
+  private readonly timeoutMs: number;
+
+  constructor(options: ClientApprovalsOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  }
+
+  bind(server: McpServer): void {
+    this.server = server;
+  }
+
+  /** Runs `fn` with `extra` as the request questions belong to. */
+  async during<T>(extra: ToolExtra, fn: () => Promise<T>): Promise<T> {
+    this.current = extra;
+    try {
+      return await fn();
+    } finally {
+      if (this.current === extra) this.current = null;
+    }
+  }
+
+  readonly approver: Approver = async (call) => {
+    const server = this.server?.server;
+    if (!server?.getClientCapabilities()?.elicitation) return { approve: false, reason: NO_ELICITATION_REASON };
+    const args = cutMiddle(JSON.stringify(call.args, null, 2) ?? "{}", MAX_ARGS_CHARS);
+    const message = `The agent's code wants to call ${callName(call)}. Allow it?\n\nArguments:\n${args}`;
+    try {
+      const answer = await server.elicitInput(
+        { mode: "form", message, requestedSchema: FORM },
+        {
+          timeout: this.timeoutMs,
+          ...(this.current ? { relatedRequestId: this.current.requestId } : {}),
+          ...(call.signal ? { signal: call.signal } : {}),
+        },
+      );
+      return decision(answer.action, answer.content);
+    } catch (err) {
+      return { approve: false, reason: `no answer from the user (${err instanceof Error ? err.message : String(err)})` };
+    }
+  };
+}
+
+function decision(action: string, content: Record<string, unknown> | undefined): ApprovalDecision {
+  if (action === "accept" && content?.["approve"] === true) return true;
+  if (action === "accept") {
+    const reason = typeof content?.["reason"] === "string" && content["reason"].trim() !== "" ? content["reason"].trim() : "rejected by the user";
+    return { approve: false, reason };
+  }
+  return { approve: false, reason: action === "decline" ? "the user declined" : "the user dismissed the question without deciding" };
+}
