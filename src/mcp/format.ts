@@ -66,7 +66,7 @@ const MARKER_ROOM = 48;
 /** Any other tool's text, cut in the middle (with cutMiddle's marker) when it is longer than `maxChars`. */
 export function bounded(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
-  const note = `\n[text cut to ${maxChars.toLocaleString("en-US")} characters (--max-output); the structured result has all of it]`;
+  const note = `\n[text cut to ${maxChars.toLocaleString("en-US")} characters (--max-output); get what you need in run_code, a part at a time]`;
   return cutMiddle(text, Math.max(0, maxChars - note.length - MARKER_ROOM)) + note;
 }
 

@@ -61,6 +61,9 @@ interface Reply {
   truncated?: Truncation;
 }
 
+/** Room left in the text for a reply's summary line and truncation note when its data is cut to fit. */
+const textRoom = (maxOutput: number) => maxOutput - Math.min(1_000, Math.floor(maxOutput / 2));
+
 /** A run_code result is at most 2 × maxOutput (sections + value); anything past this is a bug, refused rather than sent. */
 const STRUCTURED_SLACK = 4_096;
 
@@ -137,7 +140,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.list_tools, outputSchema: outputs.list_tools, annotations: readOnly },
     guardNoArgs(async () => {
       const all = await session.listTools();
-      const { items: tools, truncated } = fitItems(all, maxOutput);
+      const { items: tools, truncated } = fitItems(all, textRoom(maxOutput));
       const reply: Reply = { text: formatToolList(tools, "No tools are configured (the server's tools folder has no tool YAML files)."), structured: { tools } };
       return truncated ? { ...reply, truncated: items(tools.length, all.length, `(await tools.list()).slice(${tools.length})`) } : reply;
     }),
@@ -147,7 +150,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.search_tools, inputSchema: inputs.search, outputSchema: outputs.search_tools, annotations: readOnly },
     guard(async ({ query, limit }) => {
       const all: Array<ToolListing & { score: number }> = await session.searchTools(query, limit !== undefined ? { limit } : {});
-      const { items: tools, truncated } = fitItems(all, maxOutput);
+      const { items: tools, truncated } = fitItems(all, textRoom(maxOutput));
       const reply: Reply = { text: formatToolList(tools, `No tools match ${JSON.stringify(query)}. list_tools shows them all.`), structured: { tools } };
       return truncated ? { ...reply, truncated: items(tools.length, all.length, `(await tools.search(${JSON.stringify(query)})).slice(${tools.length})`) } : reply;
     }),
@@ -157,7 +160,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.describe_tool, inputSchema: inputs.tool, outputSchema: outputs.describe_tool, annotations: readOnly },
     guard(async ({ name }) => {
       const full = await session.describeTool(name);
-      const { text: declaration, truncated } = fitText(full, maxOutput);
+      const { text: declaration, truncated } = fitText(full, textRoom(maxOutput));
       const reply: Reply = { text: declaration, structured: { name, declaration } };
       return truncated ? { ...reply, truncated: chars(declaration.length, full.length, `(await tools.describe(${JSON.stringify(name)})).slice(start, end)`) } : reply;
     }),
@@ -170,7 +173,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.list_workflows, outputSchema: outputs.list_workflows, annotations: readOnly },
     guardNoArgs(async () => {
       const all = await session.listWorkflows();
-      const { items: workflows, truncated } = fitItems(all, maxOutput);
+      const { items: workflows, truncated } = fitItems(all, textRoom(maxOutput));
       const reply: Reply = { text: formatWorkflowList(workflows, "No workflows saved yet. create_workflow (or workflows.create in run_code) saves one."), structured: { workflows } };
       return truncated ? { ...reply, truncated: items(workflows.length, all.length, `(await workflows.list()).slice(${workflows.length})`) } : reply;
     }),
@@ -180,7 +183,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.search_workflows, inputSchema: inputs.search, outputSchema: outputs.search_workflows, annotations: readOnly },
     guard(async ({ query, limit }) => {
       const all: Array<WorkflowSummary & { score: number }> = await session.searchWorkflows(query, limit !== undefined ? { limit } : {});
-      const { items: workflows, truncated } = fitItems(all, maxOutput);
+      const { items: workflows, truncated } = fitItems(all, textRoom(maxOutput));
       const reply: Reply = { text: formatWorkflowList(workflows, `No workflows match ${JSON.stringify(query)}.`), structured: { workflows } };
       return truncated ? { ...reply, truncated: items(workflows.length, all.length, `(await workflows.search(${JSON.stringify(query)})).slice(${workflows.length})`) } : reply;
     }),
@@ -220,7 +223,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.list_artifacts, outputSchema: outputs.list_artifacts, annotations: readOnly },
     guardNoArgs(async () => {
       const all = await session.listArtifacts();
-      const { items: artifacts, truncated } = fitItems(all, maxOutput);
+      const { items: artifacts, truncated } = fitItems(all, textRoom(maxOutput));
       const reply: Reply = { text: formatArtifactList(artifacts), structured: { artifacts } };
       return truncated ? { ...reply, truncated: items(artifacts.length, all.length, `(await artifacts.list()).slice(${artifacts.length})`) } : reply;
     }),
@@ -244,7 +247,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { description: DESCRIPTIONS.list_deps, outputSchema: outputs.list_deps, annotations: readOnly },
     guardNoArgs(async () => {
       const all = (await session.dispatch("deps", "list", [])) as unknown[];
-      const { items: deps, truncated } = fitItems(all, maxOutput);
+      const { items: deps, truncated } = fitItems(all, textRoom(maxOutput));
       const text = deps.length
         ? `${deps.length} package${deps.length === 1 ? "" : "s"}:\n${deps.map((d) => (typeof d === "string" ? d : JSON.stringify(d))).join("\n")}`
         : "No packages are listed. Packages installed next to the server's working directory can still be imported.";
@@ -303,7 +306,7 @@ function chars(shown: number, total: number, rest: string): Truncation {
 
 /** The workflow with its source cut to fit, when it is that long. */
 function workflowReply(prefix: string, w: WorkflowDetails, maxOutput: number): Reply {
-  const { text: source, truncated } = fitText(w.source, maxOutput);
+  const { text: source, truncated } = fitText(w.source, textRoom(maxOutput));
   const workflow = { ...plainWorkflow(w), source };
   const reply: Reply = { text: prefix + formatWorkflow(workflow), structured: { workflow } };
   return truncated ? { ...reply, truncated: chars(source.length, w.source.length, `(await workflows.get(${JSON.stringify(w.name)})).source.slice(start, end)`) } : reply;
@@ -324,12 +327,12 @@ function artifactReply(info: ArtifactInfo, data: ArtifactData, maxOutput: number
     return { text: `${summary}.`, structured: { artifact: info }, truncated: { shown: 0, total: data.byteLength, unit: "characters", rest: `${load}.subarray(start, end)${resource}` } };
   }
   if (typeof data === "string" && info.kind === "text") {
-    const { text, truncated } = fitText(data, maxOutput);
+    const { text, truncated } = fitText(data, textRoom(maxOutput));
     const reply: Reply = { text: `${summary}:\n${text}`, structured: { artifact: info, text } };
     return truncated ? { ...reply, truncated: chars(text.length, data.length, `${load}.slice(start, end)${resource}`) } : reply;
   }
   const json = JSON.stringify(data, null, 2) ?? "null";
   if (json.length <= maxOutput) return { text: `${summary}:\n${json}`, structured: { artifact: info, json: data } };
-  const shown = fitText(json, maxOutput).text;
+  const shown = fitText(json, textRoom(maxOutput)).text;
   return { text: `${summary}:\n${shown}`, structured: { artifact: info }, truncated: chars(shown.length, json.length, `pick the part you need from ${load}${resource}`) };
 }

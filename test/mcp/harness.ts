@@ -23,8 +23,8 @@ export interface StdioConnection {
   close(): Promise<void>;
 }
 
-/** Spawns `node <command...>` (default: the built CLI's `mcp` with `args`) and connects a Client over stdio. */
-export async function connectStdio(args: string[], options: { cwd: string; command?: string; fullArgs?: string[] }): Promise<StdioConnection> {
+/** Spawns `node <command...>` (default: the built CLI's `mcp` with `args`) and connects a Client (default: a new one) over stdio. */
+export async function connectStdio(args: string[], options: { cwd: string; command?: string; fullArgs?: string[]; client?: Client }): Promise<StdioConnection> {
   const transport = new StdioClientTransport({
     command: options.command ?? process.execPath,
     args: options.fullArgs ?? [MAIN, "mcp", ...args],
@@ -33,7 +33,7 @@ export async function connectStdio(args: string[], options: { cwd: string; comma
   });
   let stderr = "";
   transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
-  const client = new Client({ name: "ts-code-mode-test", version: "1.0.0" });
+  const client = options.client ?? new Client({ name: "ts-code-mode-test", version: "1.0.0" });
   await client.connect(transport);
   return { client, stderr: () => stderr, close: () => client.close() };
 }
@@ -44,6 +44,25 @@ export async function baseWithExampleTools(dir: string): Promise<string> {
   await mkdir(base, { recursive: true });
   await cp(EXAMPLE_TOOLS, path.join(base, "tools"), { recursive: true });
   return base;
+}
+
+/** True while a process with this pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Resolves once `check()` is true; rejects after `limitMs` (a hang guard, not a timing assertion). */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, limitMs = 20_000): Promise<void> {
+  const giveUp = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > giveUp) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** The text of a tool result's first content block. */
@@ -122,9 +141,8 @@ export function startHttpServer(args: string[], options: { cwd: string; env?: No
   });
 }
 
-export async function connectHttp(url: string, token?: string): Promise<Client> {
+export async function connectHttp(url: string, token?: string, client = new Client({ name: "ts-code-mode-test", version: "1.0.0" })): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(url), token !== undefined ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {});
-  const client = new Client({ name: "ts-code-mode-test", version: "1.0.0" });
   await client.connect(transport);
   return client;
 }

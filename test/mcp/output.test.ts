@@ -88,9 +88,9 @@ describe("bounded and exactJson", () => {
   it("cuts other tools' text with a note", () => {
     const text = bounded("w".repeat(10_000), 1000);
     expect(text.length).toBeLessThanOrEqual(1000);
-    const kept = (text.match(/w/g) ?? []).length;
+    const kept = (text.split("\n[text cut")[0]!.match(/w/g) ?? []).length;
     expect(text).toContain(`[… ${(10_000 - kept).toLocaleString("en-US")} characters cut …]`);
-    expect(text).toContain("[text cut to 1,000 characters (--max-output); the structured result has all of it]");
+    expect(text).toContain("[text cut to 1,000 characters (--max-output); get what you need in run_code, a part at a time]");
   });
 
   it("accepts plain JSON and refuses what JSON would change", () => {
