@@ -73,7 +73,7 @@ await artifacts.save("blob.bin", new Uint8Array([1, 2, 3]));`,
     expect((await client.readResource({ uri: "artifact://notes/007.txt" })).contents[0]).toMatchObject({ text: "note 7", mimeType: "text/plain" });
     // The template's percent-encoded form of the same name.
     expect((await client.readResource({ uri: "artifact://notes%2F007.txt" })).contents[0]).toMatchObject({ text: "note 7" });
-    expect(JSON.parse((await client.readResource({ uri: "artifact://data.json" })).contents[0]!.text as string)).toEqual({ hosts: 3 });
+    expect(JSON.parse(((await client.readResource({ uri: "artifact://data.json" })).contents[0] as { text: string }).text)).toEqual({ hosts: 3 });
     expect((await client.readResource({ uri: "artifact://blob.bin" })).contents[0]).toMatchObject({ blob: Buffer.from([1, 2, 3]).toString("base64") });
   });
 
