@@ -1,7 +1,9 @@
 /**
  * The MCP server as a client meets it: `ts-code-mode mcp` over stdio, driven by the SDK's client.
- * Prints the server's start (spawn + initialize + tools/list), the size of the initial tool list,
- * and round trips of `run_code("1+1")`, a tool call through `run_code`, and `search_tools`.
+ * Prints the footprint of each surface (the whole `tools/list` result plus the server instructions,
+ * what a host pays before the first call; the default "code" surface has a budget of 4,000
+ * characters), the server's start (spawn + initialize + tools/list), and round trips of
+ * `run_code("1+1")`, a tool call through `run_code`, and `search_tools` (surface full).
  *
  *   npm run build && node bench/mcp-server.mjs
  */
@@ -15,10 +17,22 @@ import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } fro
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
 
-async function connect(base) {
+/** The issue's budget for the default surface: about 1,000 tokens. */
+const FOOTPRINT_BUDGET = 4_000;
+
+async function connect(base, surface = "code") {
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--base", base], stderr: "ignore" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, "mcp", "--base", base, "--surface", surface], stderr: "ignore" }));
   return client;
+}
+
+async function footprint(base, surface) {
+  const client = await connect(base, surface);
+  const listed = await client.listTools();
+  const instructions = client.getInstructions() ?? "";
+  const chars = JSON.stringify(listed).length + instructions.length;
+  await client.close();
+  return { case: `footprint: tools/list + instructions (--surface ${surface})`, surface, tools: listed.tools.length, chars, approx_tokens: Math.round(chars / 4), budget_chars: surface === "code" ? FOOTPRINT_BUDGET : null };
 }
 
 await withTempDir("tcm-bench-mcp-", async (dir) => {
@@ -36,9 +50,13 @@ await withTempDir("tcm-bench-mcp-", async (dir) => {
     { iterations: 10, warmup: 1 },
   );
   rows.push(resultRow({ name: "server start: spawn + initialize + tools/list", executor: "subprocess", iterations: 10, samples: starts }));
-  const client = await connect(base);
-  const size = JSON.stringify((await client.listTools()).tools).length;
-  process.stderr.write(`initial tools/list: ${size} characters of JSON\n`);
+  const sizes = [await footprint(base, "code"), await footprint(base, "full")];
+  for (const f of sizes) {
+    printJsonLine(f);
+    const over = f.budget_chars !== null && f.chars > f.budget_chars ? `  OVER the budget of ${f.budget_chars}` : "";
+    process.stderr.write(`${f.case}: ${f.tools} tools, ${f.chars.toLocaleString("en-US")} characters (~${f.approx_tokens} tokens)${over}\n`);
+  }
+  const client = await connect(base, "full");
   const call = (name, args) => () => timed(() => client.callTool({ name, arguments: args }));
   for (const [name, fn, iterations] of [
     ['run_code("1+1")', call("run_code", { code: "1+1" }), 500],
