@@ -5,7 +5,7 @@
  * deadline is held while the user decides.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { CancelledNotificationSchema, ElicitRequestSchema, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { baseWithExampleTools, callTool, cleanup, connectHttp, connectStdio, ensureBuilt, startHttpServer, structuredOf, tempDir, textOf } from "./harness.js";
 
@@ -89,6 +89,29 @@ describe("approval fallback and deadlines", () => {
     await connect["stdio"]!(client);
     const r = await callTool(client, "run_code", { code: 'await tools.echo.say({ text: ["x"] })' });
     expect(textOf(r)).toMatch(/echo\.say was not approved: the user declined/);
+  });
+
+  it("a cancelled run withdraws its open question (notifications/cancelled for it), and the session goes on", async () => {
+    const client = new Client({ name: "approver", version: "1" }, { capabilities: { elicitation: {} } });
+    let asked!: (id: string | number) => void;
+    const question = new Promise<string | number>((r) => (asked = r));
+    let withdrawn!: (id: string | number | undefined) => void;
+    const withdrawal = new Promise<string | number | undefined>((r) => (withdrawn = r));
+    // A user who never answers. (The SDK's own cancel handling ignores a request id of 0, so the
+    // test watches for the notification itself.)
+    client.setRequestHandler(ElicitRequestSchema, (_request, extra) => {
+      asked(extra.requestId);
+      return new Promise<ElicitResult>(() => undefined);
+    });
+    client.setNotificationHandler(CancelledNotificationSchema, (n) => withdrawn(n.params.requestId));
+    await connect["stdio"]!(client);
+    const controller = new AbortController();
+    const call = client.callTool({ name: "run_code", arguments: { code: 'await tools.echo.say({ text: ["x"] })' } }, undefined, { signal: controller.signal });
+    const questionId = await question;
+    controller.abort("the user pressed stop");
+    await expect(call).rejects.toThrow(/stop|abort|cancel/i);
+    expect(await withdrawal).toBe(questionId);
+    expect(structuredOf(await callTool(client, "run_code", { code: "6 * 7" }))).toMatchObject({ ok: true, value: 42 });
   });
 
   it("the run's deadline is held while the user decides: a slow approval does not time the run out", async () => {

@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InProcessExecutor } from "../../src/execution/in-process/executor.js";
+import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { createCodeModeServer, McpAuthConfigError, serveHttp, type HttpServing } from "../../src/mcp/index.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
@@ -58,6 +59,23 @@ describe("createCodeModeServer", () => {
 
   it("refuses a maxOutput too small for the labels and markers", () => {
     expect(() => createCodeModeServer(newSession(), { maxOutput: 10 })).toThrow(/maxOutput must be a whole number of characters, at least 500/);
+  });
+});
+
+describe("Session.run({ signal }) (what run_code's cancel uses)", () => {
+  it("with the subprocess executor: an abort stops a sync loop like a timeout, and the session goes on", async () => {
+    const session = new Session({ storage, executor: new SubprocessExecutor({ toolsPath: EXAMPLE_TOOLS }) });
+    toClose.push(session);
+    const controller = new AbortController();
+    const running = session.run("for (;;) {}", { timeoutMs: 600_000, signal: controller.signal });
+    // Aborted once the run is under way (a tool call from the loop's first line would be racy).
+    setTimeout(() => controller.abort(), 300);
+    const r = await running;
+    expect(r.ok).toBe(false);
+    expect(r.error).toMatchObject({ name: "CancelledError", message: expect.stringMatching(/cancelled.*variables from earlier runs were lost/) });
+    expect(await session.run("1 + 1")).toMatchObject({ ok: true, value: 2 });
+    const already = await session.run("2", { signal: AbortSignal.abort() });
+    expect(already.error?.name).toBe("CancelledError");
   });
 });
 
