@@ -90,7 +90,10 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
 
   const evictIfFull = async (): Promise<void> => {
     while (entries.size >= maxSessions) {
-      const [id, oldest] = [...entries].reduce((a, b) => (b[1].lastUsed < a[1].lastUsed ? b : a));
+      // Sessions answering a request right now go last: closing one would leave its client waiting.
+      const all = [...entries];
+      const idle = all.filter(([, e]) => e.open === 0);
+      const [id, oldest] = (idle.length ? idle : all).reduce((a, b) => (b[1].lastUsed < a[1].lastUsed ? b : a));
       log(`${entries.size} MCP sessions open (the limit is ${maxSessions}); closing the least recently used one`);
       await endEntry(id, oldest);
     }

@@ -99,6 +99,24 @@ describe("serveHttp", () => {
     await expect(callTool(first, "run_code", { code: "3" })).rejects.toThrow(/404|Session not found/);
   });
 
+  it("at maxSessions, evicts an idle session before one whose run_code is still running", async () => {
+    const serving: HttpServing = await serveHttp({ port: 0, createSession: newSession, maxSessions: 2, progressIntervalMs: 20 });
+    toClose.push(serving);
+    const busy = await connectHttp(serving.url);
+    const idle = await connectHttp(serving.url);
+    toClose.push(busy, idle);
+    let running!: () => void;
+    const started = new Promise<void>((r) => (running = r));
+    // `busy` is the least recently used (its request came first) but is still being answered.
+    const long = busy.callTool({ name: "run_code", arguments: { code: "await new Promise((r) => setTimeout(r, 1500)); 'done'" } }, undefined, { onprogress: () => running() });
+    await started;
+    expect(structuredOf(await callTool(idle, "run_code", { code: "1" }))).toMatchObject({ value: 1 });
+    const third = await connectHttp(serving.url);
+    toClose.push(third);
+    expect(structuredOf(await long)).toMatchObject({ ok: true, value: "done" });
+    await expect(callTool(idle, "run_code", { code: "3" })).rejects.toThrow(/404|Session not found/);
+  });
+
   it("closes every session and stops listening on close()", async () => {
     const serving = await serveHttp({ port: 0, createSession: newSession });
     const client = await connectHttp(serving.url);
