@@ -6,6 +6,10 @@
  * documented fallback: the call is refused and the reason tells the agent why. While the human
  * decides, the run's deadline is held (see the approval middleware), and the question is withdrawn
  * when the run stops (timeout, cancel).
+ *
+ * The same binding (the session's server plus the run_code request being served) is where a
+ * sampling passthrough (`sampling/createMessage` for a tool that asks the caller's model) would go
+ * once tools can ask for it; nothing does yet.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ApprovalDecision, Approver } from "../tools/middleware/builtins.js";
