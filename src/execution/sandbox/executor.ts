@@ -30,7 +30,7 @@ import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
-import { createGuestConsole, type RunOutput } from "../output.js";
+import type { RunOutput } from "../output.js";
 import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
@@ -42,7 +42,7 @@ import { DenoEngine } from "./deno/engine.js";
 import { CONSOLE_METHODS } from "./guest/runtime.js";
 import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
-import { DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
+import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput, type SandboxConsole } from "./output.js";
 import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
 
 export interface SandboxExecutorOptions {
@@ -129,7 +129,7 @@ export class SandboxExecutor implements Executor {
   /** Told to the agent with the next result: the sandbox was restarted between runs. */
   private notice: string | null = null;
   private readonly queue = new SerialQueue();
-  private readonly console: Record<string, (...args: unknown[]) => void>;
+  private readonly console: SandboxConsole;
   private closed = false;
   private readonly deno: DenoEngine | null = null;
 
@@ -145,7 +145,7 @@ export class SandboxExecutor implements Executor {
     this.registry = tools;
     this.limits = { memoryMb: this.options.memoryMb, maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS };
     this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
-    this.console = createGuestConsole(() => this.active?.output ?? null);
+    this.console = createSandboxConsole(() => this.active?.output ?? null);
     if (parsed.engine === "deno") {
       this.deno = new DenoEngine({
         defaultTimeoutMs: this.options.defaultTimeoutMs,
@@ -241,6 +241,7 @@ export class SandboxExecutor implements Executor {
     if (this.deno) return this.deno.reset();
     await this.queue.run(async () => {
       if (this.closed || !this.hostServices) return;
+      this.console.clear();
       this.replaceInstance();
       await this.ensureInstance().catch(() => undefined);
     });
@@ -254,6 +255,7 @@ export class SandboxExecutor implements Executor {
     this.active?.wake?.();
     await this.starting?.catch(() => undefined);
     this.router.drop(() => true);
+    this.console.clear();
     this.dropInstance();
     const host = this.hostServices;
     this.hostServices = null;
@@ -426,7 +428,7 @@ export class SandboxExecutor implements Executor {
     },
     console: (method, args) => {
       if (!(CONSOLE_METHODS as readonly string[]).includes(method)) throw new TypeError("sandbox: unknown console method");
-      this.console[method]?.(...args);
+      this.console.methods[method]?.(...args);
     },
     timer: (id, ms, repeat) => {
       const run = this.active;
