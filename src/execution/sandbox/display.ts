@@ -10,7 +10,7 @@
 import { Opaque } from "./instance.js";
 
 export interface PruneLimits {
-  /** Parts visited in all (each appearance of a shared part counts). */
+  /** Entries shown in all (each appearance of a shared part counts again). */
   maxParts: number;
   /** Entries kept per array, object, Map or Set. */
   maxEntries: number;
@@ -18,7 +18,7 @@ export interface PruneLimits {
   maxDepth: number;
 }
 
-export const DISPLAY_LIMITS: PruneLimits = { maxParts: 20_000, maxEntries: 1_000, maxDepth: 8 };
+export const DISPLAY_LIMITS: PruneLimits = { maxParts: 10_000, maxEntries: 1_000, maxDepth: 8 };
 
 export interface Pruned {
   value: unknown;
@@ -31,53 +31,54 @@ export function pruneForDisplay(value: unknown, limits: PruneLimits = DISPLAY_LI
   let cut = 0;
   const path = new Set<object>();
 
+  /** Whether the budget still has room; each entry shown is one part. */
+  const room = (): boolean => parts < limits.maxParts;
+
   const copy = (v: unknown, depth: number): unknown => {
+    parts++;
     if (v === null || typeof v !== "object") return v;
     if (isLeaf(v)) return v;
     if (path.has(v)) return new Opaque("[Circular]");
-    if (parts >= limits.maxParts) {
-      cut++;
-      return new Opaque("[… not shown: display limit]");
-    }
     if (depth >= limits.maxDepth) return new Opaque(Array.isArray(v) ? "[Array]" : "[Object]");
-    parts++;
     path.add(v);
     try {
       if (Array.isArray(v)) {
         const out: unknown[] = [];
-        const n = Math.min(v.length, limits.maxEntries);
-        for (let i = 0; i < n; i++) out.push(copy(v[i], depth + 1));
-        if (v.length > n) out.push(more(v.length - n, "items"));
+        let i = 0;
+        for (const n = Math.min(v.length, limits.maxEntries); i < n && room(); i++) out.push(copy(v[i], depth + 1));
+        if (v.length > i) out.push(more(v.length - i, "items"));
         return out;
       }
       if (v instanceof Map) {
         const out = new Map<unknown, unknown>();
         let i = 0;
         for (const [k, val] of v) {
-          if (i++ >= limits.maxEntries) break;
+          if (i >= limits.maxEntries || !room()) break;
           out.set(copy(k, depth + 1), copy(val, depth + 1));
+          i++;
         }
-        if (v.size > limits.maxEntries) out.set(more(v.size - limits.maxEntries, "entries"), "");
+        if (v.size > i) out.set(more(v.size - i, "entries"), "");
         return out;
       }
       if (v instanceof Set) {
         const out = new Set<unknown>();
         let i = 0;
         for (const item of v) {
-          if (i++ >= limits.maxEntries) break;
+          if (i >= limits.maxEntries || !room()) break;
           out.add(copy(item, depth + 1));
+          i++;
         }
-        if (v.size > limits.maxEntries) out.add(more(v.size - limits.maxEntries, "items"));
+        if (v.size > i) out.add(more(v.size - i, "items"));
         return out;
       }
       const out: Record<string, unknown> = {};
       const keys = Object.keys(v);
-      const n = Math.min(keys.length, limits.maxEntries);
-      for (let i = 0; i < n; i++) {
+      let i = 0;
+      for (const n = Math.min(keys.length, limits.maxEntries); i < n && room(); i++) {
         const key = keys[i] as string;
         Object.defineProperty(out, key, { value: copy((v as Record<string, unknown>)[key], depth + 1), enumerable: true, writable: true, configurable: true });
       }
-      if (keys.length > n) Object.defineProperty(out, "…", { value: more(keys.length - n, "keys"), enumerable: true });
+      if (keys.length > i) Object.defineProperty(out, "…", { value: more(keys.length - i, "keys"), enumerable: true });
       return out;
     } finally {
       path.delete(v);
@@ -94,7 +95,7 @@ export function pruneForDisplay(value: unknown, limits: PruneLimits = DISPLAY_LI
 
 /** The note appended to a display when parts of the value were left out. */
 export function cutNote(cut: number): string {
-  return `… [display limit: ${cut} part${cut === 1 ? "" : "s"} of the value not shown (at most ${DISPLAY_LIMITS.maxParts} parts, ${DISPLAY_LIMITS.maxEntries} entries per container; a shared part counts each time it appears)]`;
+  return `… [display limit: ${cut} entr${cut === 1 ? "y" : "ies"} of the value (with everything inside them) not shown; at most ${DISPLAY_LIMITS.maxParts} entries are shown, ${DISPLAY_LIMITS.maxEntries} per container, a shared part counting each time it appears]`;
 }
 
 /** Values the decoder makes that inspect shows in bounded size on their own. */
