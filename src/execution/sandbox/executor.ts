@@ -182,7 +182,7 @@ export class SandboxExecutor implements Executor {
         `memoryLimit: the sandbox's whole memory is capped at ${this.options.memoryMb} MB; running out is a MemoryLimitError and the next run gets a fresh sandbox.`,
         "processIsolation: no — the sandbox runs inside the host process (WebAssembly isolates its memory; a fault restarts only this sandbox). It runs on the host's thread: a CPU-bound run holds the host's event loop until it ends or times out.",
         "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
-        "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
+        "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped. Nothing of the guest executes between runs.",
         "CPU-bound code is much slower than in V8 (an interpreter in WebAssembly); use it for orchestration, not number crunching.",
       ],
     };
@@ -193,6 +193,8 @@ export class SandboxExecutor implements Executor {
       capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
         "No ambient authority: the code runs in V8 inside a separate deno process started without any --allow-* permission — every file, network, environment, subprocess and FFI access is denied. It has JavaScript's builtins, console, timers and the tools/workflows/artifacts/deps namespaces.",
+        "Remote, npm: and jsr: imports are refused by the runtime (--deny-import --no-remote --no-npm --cached-only), also from eval, new Function, data: modules and workers; the deno dir is unusable, so localStorage, the Cache API and caches write nothing.",
+        "Guest code never outlives its run: between runs the deno process is frozen (SIGSTOP); code kept busy after its result gets the process restarted; namespace calls outside a run are refused; frames from the guest carry a per-process key, so agent code writing to stdout cannot forge them.",
         "timeout: code waiting (on a tool call, a timer, a promise) is stopped at the deadline and variables are kept; code still running (a loop) is stopped by killing and restarting the deno process, which loses variables. Tool calls count toward the run's timeout and are aborted with it.",
         `memoryLimit: V8's heap is capped at ${this.options.memoryMb} MB (--max-old-space-size); running out ends the process, is reported as a MemoryLimitError, and the next run gets a fresh process.`,
         "processIsolation: yes — a crash of the deno process is an error result and the next run gets a fresh process.",
