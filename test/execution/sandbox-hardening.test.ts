@@ -92,6 +92,16 @@ for (const engine of ["quickjs", "deno"] as const) {
         expect((await s.run("await tools.probe.echo({ value: 5 })")).value).toBe(5);
       });
 
+      it("a reply arriving after the result runs no guest code (a getter on Object.prototype.then) and so calls nothing", async () => {
+        const s = await open();
+        const r = await s.run(`Object.defineProperty(Object.prototype, "then", { configurable: true, get() { tools.probe.echo({ value: "from a getter" }).catch(() => {}); return undefined } });
+          tools.probe.sleep({ ms: 50 }).then(() => {}); globalThis.late = tools.probe.echo({ value: { late: true } }); "started"`);
+        expect(r.value).toBe("started");
+        const atResult = probe.contexts.length;
+        await sleep(400);
+        expect(probe.contexts.length).toBe(atResult);
+      });
+
       it("a promise loop left running after the result never reaches the host, and the session recovers", async () => {
         const s = await open();
         await s.run("var keptBefore = 1");

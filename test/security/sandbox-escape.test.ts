@@ -450,6 +450,17 @@ const ATTEMPTS: Attempt[] = [
     },
   },
   {
+    name: "a reply delivered after the result runs a guest getter (Object.prototype.then) that calls the host",
+    code: `Object.defineProperty(Object.prototype, "then", { configurable: true, get() { tools.recorder.keep({ value: "from a getter" }).catch(() => {}); return undefined } });
+        (globalThis as any).late = tools.probe.echo({ value: { late: true } }); "started"`,
+    check: async (r, { recorder }) => {
+      expect(r.value).toBe("started");
+      // The reply arrives only after the result (the snippet ends synchronously), so any call from the getter came after it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(recorder.received).not.toContain("from a getter");
+    },
+  },
+  {
     name: "forged protocol frames written to stdout (a fake report) are not believed",
     code: `const g: any = globalThis; let wrote = "no stdout";
         if (typeof g.Deno === "object") {

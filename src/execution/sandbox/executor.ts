@@ -126,12 +126,12 @@ export class SandboxExecutor implements Executor {
   private budget = RunBudget.idle(this.kind);
   private active: ActiveRun | null = null;
   private runSeq = 0;
-  /** Told to the agent with the next result: the sandbox was restarted between runs. */
-  private notice: string | null = null;
   private readonly queue = new SerialQueue();
   private readonly console: SandboxConsole;
   private closed = false;
   private readonly deno: DenoEngine | null = null;
+  /** Replies of calls left running by an earlier run, for the next run (see park). */
+  private parked: { instance: SandboxInstance | null; replies: EncodedReply[] } = { instance: null, replies: [] };
 
   constructor(options: SandboxExecutorOptions = {}) {
     const { tools, ...rest } = options;
@@ -277,7 +277,6 @@ export class SandboxExecutor implements Executor {
     } catch (err) {
       return errorResult({ name: "ExecutorStartError", message: `The sandbox could not start: ${err instanceof Error ? err.message : String(err)}` }, startedAt);
     }
-    const notice = this.takeNotice();
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
     const run: ActiveRun = {
@@ -288,7 +287,8 @@ export class SandboxExecutor implements Executor {
       outcome: null,
       timers: new Map(),
       fired: new Set(),
-      replies: [],
+      // Replies that arrived between runs are delivered with this run's first step.
+      replies: this.parked.instance === instance ? this.parked.replies.splice(0) : [],
       wake: null,
     };
     this.active = run;
@@ -300,14 +300,13 @@ export class SandboxExecutor implements Executor {
       run.timers.clear();
       this.active = null;
       this.budget = RunBudget.idle(this.kind);
-      // Replies that arrived as the run ended belong to calls left running: deliver them now.
-      if (run.replies.length) this.deliverIdle(run.instance, run.replies.splice(0));
+      // Replies that arrived as the run ended belong to calls left running: kept for the next run.
+      if (run.replies.length) this.park(run.instance, run.replies.splice(0));
     }
-    const stderr = run.output.stderr.text();
     return {
       ...fields,
       stdout: run.output.stdout.text(),
-      stderr: notice ? `${notice}\n${stderr}` : stderr,
+      stderr: run.output.stderr.text(),
       durationMs: performance.now() - startedAt,
     };
   }
@@ -422,6 +421,11 @@ export class SandboxExecutor implements Executor {
   private readonly hooks: InstanceHooks = {
     call: (instance, guestId, ns, op, args, bytes) => {
       const origin: CallOrigin<SandboxInstance> = { target: instance, guestId, run: this.active?.instance === instance ? this.active.seq : 0 };
+      if (origin.run === 0) {
+        // Guest code outside a run (it should never execute then): it does not reach the host's services.
+        this.router.reject(origin, toWireError(new ValidationError(`${ns}.${op}: namespace calls are only possible while a run is in progress`), `${ns}.${op}`));
+        return;
+      }
       if (args instanceof Error) {
         this.router.reject(origin, toWireError(new ValidationError(args.message), `${ns}.${op}`));
         return;
@@ -471,15 +475,18 @@ export class SandboxExecutor implements Executor {
       run.wake?.();
       return;
     }
-    this.deliverIdle(instance, [reply]);
+    this.park(instance, [reply]);
   }
 
-  /** Deliver replies between runs (their continuations run with the next run's jobs). */
-  private deliverIdle(instance: SandboxInstance, replies: EncodedReply[]): void {
+  /**
+   * Keep replies that arrive between runs until the next run. Delivering one runs guest code (a
+   * promise's resolution reads `then`, which agent code can make a getter), and nothing of the
+   * guest executes between runs. Their number and size are bounded by the call router's limits.
+   */
+  private park(instance: SandboxInstance, replies: EncodedReply[]): void {
     if (instance !== this.instance || !instance.usable) return;
-    instance.setIdleDeadline();
-    instance.step(replies, undefined, 0);
-    if (!instance.usable) this.replaceInstance("while delivering a result between runs");
+    if (this.parked.instance !== instance) this.parked = { instance, replies: [] };
+    this.parked.replies.push(...replies);
   }
 
   // ---- the sandbox instance ---------------------------------------------------------------------
@@ -500,10 +507,7 @@ export class SandboxExecutor implements Executor {
   }
 
   /** Drop the current sandbox; the next run (or reset) makes a fresh one. */
-  private replaceInstance(why?: string): void {
-    if (why && this.instance && !this.active) {
-      this.notice = `[ts-code-mode] The sandbox was restarted ${why}; variables from earlier runs were lost.`;
-    }
+  private replaceInstance(): void {
     this.dropInstance();
     if (!this.closed && this.hostServices) void this.ensureInstance().catch(() => undefined);
   }
@@ -511,14 +515,9 @@ export class SandboxExecutor implements Executor {
   private dropInstance(): void {
     const old = this.instance;
     this.instance = null;
+    this.parked = { instance: null, replies: [] };
     if (!old) return;
     this.router.drop((origin) => origin.target === old);
     old.dispose();
-  }
-
-  private takeNotice(): string | null {
-    const notice = this.notice;
-    this.notice = null;
-    return notice;
   }
 }
