@@ -17,6 +17,9 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
+import { ensureBuilt, REPO } from "../cli/harness.js";
+import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -194,6 +197,45 @@ for (const engine of ["quickjs", "deno"] as const) {
     });
   });
 }
+
+describe.runIf(process.platform === "linux")("SandboxExecutor (deno): a frozen process dies with its host", () => {
+  it("the host is SIGKILLed while its deno process is frozen between runs: the deno process ends too", async () => {
+    await ensureBuilt();
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-sandbox-host-death-"));
+    try {
+      const script = path.join(dir, "host.mjs");
+      await writeFile(
+        script,
+        `const { SandboxExecutor, FileStorage } = await import(${JSON.stringify(path.join(REPO, "dist/index.js"))});
+         const ex = new SandboxExecutor({ engine: "deno" });
+         await ex.start(new FileStorage({ basePath: ${JSON.stringify(path.join(dir, "store"))} }));
+         // The guest ignores SIGHUP, so only a parent-death signal can end it.
+         const r = await ex.run('Deno.addSignalListener("SIGHUP", () => {}); "ran"');
+         process.stdout.write(JSON.stringify({ value: r.value, pid: ex.processId }) + "\\n");
+         setInterval(() => {}, 1000);`,
+      );
+      const host = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        host.stdout.on("data", (c: Buffer) => {
+          out += c.toString();
+          if (out.includes("\n")) resolve(out);
+        });
+        host.on("exit", () => reject(new Error(`host exited early: ${out}`)));
+      });
+      const { value, pid } = JSON.parse(line) as { value: string; pid: number };
+      expect(value).toBe("ran");
+      expect(procState(pid)).toBe("T");
+      host.kill("SIGKILL");
+      const until = Date.now() + 10_000;
+      // Gone, or a zombie (dead, waiting to be reaped by whoever adopted it).
+      while (isAlive(pid) && procState(pid) !== "Z" && Date.now() < until) await sleep(20);
+      expect(isAlive(pid) && procState(pid) !== "Z").toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
 
 describe("SandboxExecutor (deno): no ambient authority", () => {
   let dir: string;

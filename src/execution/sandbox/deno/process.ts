@@ -7,7 +7,7 @@
  *
  * This module owns the process and the framing; the engine (engine.ts) owns the policy.
  */
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -95,6 +95,8 @@ export class DenoProcess {
 
   private readonly key = randomBytes(KEY_BYTES);
   private frozen = false;
+  /** Only a process that dies with the host may be frozen (a frozen one cannot see stdin close). */
+  private readonly canFreeze: boolean;
 
   /**
    * `cwd`: a folder of the engine's (the guest cannot read it). `blocker`: a regular FILE; DENO_DIR
@@ -109,7 +111,10 @@ export class DenoProcess {
     memoryMb: number,
     private readonly onFrame: (frame: Frame) => void,
   ) {
-    this.child = spawn(binary, denoArgs(memoryMb, script), {
+    const launcher = deathSignalLauncher();
+    this.canFreeze = launcher !== null;
+    const [command, args] = launcher ? [launcher, ["--pdeathsig", "KILL", "--", binary, ...denoArgs(memoryMb, script)]] : [binary, denoArgs(memoryMb, script)];
+    this.child = spawn(command, args, {
       cwd,
       env: { DENO_DIR: path.join(blocker, "deno-dir"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },
       stdio: ["pipe", "pipe", "pipe"],
@@ -180,10 +185,12 @@ export class DenoProcess {
 
   /**
    * Stop the process between runs (SIGSTOP): nothing of the guest — a promise loop, a message
-   * loop, a Node-compat timer, a worker thread — executes until resume(). Not on Windows.
+   * loop, a Node-compat timer, a worker thread — executes until resume(). Only where the process
+   * was started with a parent-death signal (Linux, see deathSignalLauncher): a frozen process
+   * cannot notice its stdin closing, so without it a host that dies would leave it behind.
    */
   freeze(): boolean {
-    if (!this.alive || this.frozen || process.platform === "win32") return this.frozen;
+    if (!this.alive || this.frozen || !this.canFreeze) return this.frozen;
     this.frozen = this.child.kill("SIGSTOP");
     return this.frozen;
   }
@@ -243,6 +250,31 @@ export class DenoProcess {
     this.stderrTail += `\n[ts-code-mode] the sandbox wrote ${what} to its protocol channel (stdout)`;
     void this.kill();
   }
+}
+
+let launcher: string | null | undefined;
+
+/**
+ * util-linux's `setpriv`, which starts deno with PR_SET_PDEATHSIG = SIGKILL: the kernel kills the
+ * deno process when the host process dies, however it dies (even SIGKILL, even while frozen).
+ * Null where there is none (not Linux, or not installed); then processes are not frozen.
+ */
+export function deathSignalLauncher(): string | null {
+  if (launcher !== undefined) return launcher;
+  launcher = null;
+  if (process.platform !== "linux") return launcher;
+  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]) {
+    const candidate = path.join(dir, "setpriv");
+    if (!existsSync(candidate)) continue;
+    try {
+      // --pdeathsig came with util-linux 2.33; an older setpriv would fail every start.
+      if (execFileSync(candidate, ["--help"], { encoding: "utf8", timeout: 5_000 }).includes("--pdeathsig")) launcher = candidate;
+    } catch {
+      // Not usable: no launcher.
+    }
+    break;
+  }
+  return launcher;
 }
 
 /** A frame's body: u32 LE header length, the JSON header, the buffers its `b` array sizes. */
