@@ -53,7 +53,8 @@ for (const name of ["localStorage", "sessionStorage", "caches"]) delete globalTh
 // only in this Uint8Array, whose bytes are outside V8's heap: agent code shares this process's
 // stdout (Deno.stdout, node:process) and can take heap snapshots (node:v8), so a frame without
 // the key is refused by the host — agent code cannot forge a "stopped" or a report.
-const KEY = new U8(16);
+// (V8 keeps typed arrays of up to 64 bytes inside its heap: these views are over larger buffers.)
+const KEY = new U8(new ArrayBuffer(256), 0, 16);
 
 function send(header, buffers) {
   const sizes = [];
@@ -61,7 +62,8 @@ function send(header, buffers) {
   for (const b of buffers) { sizes.push(b.byteLength); total += b.byteLength; }
   header.b = sizes;
   const head = encodeText(jsonStringify(header));
-  const frame = new U8(28 + head.byteLength + total);
+  const size = 28 + head.byteLength + total;
+  const frame = new U8(new ArrayBuffer(size < 256 ? 256 : size), 0, size);
   const view = new DataView(frame.buffer);
   view.setUint32(0, MAGIC, true);
   view.setUint32(4, 20 + head.byteLength + total, true);
