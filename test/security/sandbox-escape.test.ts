@@ -412,6 +412,85 @@ const ATTEMPTS: Attempt[] = [
     code: `Object.defineProperty(Object.prototype, "then", { configurable: true, get() { return undefined } }); const v = await tools.probe.echo({ value: { ok: 1 } }); delete (Object.prototype as any).then; (v as any).ok`,
     check: (r) => expect(r.value).toBe(1),
   },
+  // ---- issue 13: ambient authority of the deno engine ------------------------------------------
+  {
+    name: "remote modules (npm:, jsr:, https: on Deno's default allow-list) through indirect eval and new Function",
+    code: `const out: string[] = [];
+        for (const spec of ["npm:left-pad@1.3.0", "jsr:@std/path@1", "https://deno.land/std@0.224.0/path/mod.ts", "https://esm.sh/left-pad"]) {
+          for (const load of [() => (0, eval)("import(" + JSON.stringify(spec) + ")"), () => new Function("s", "return import(s)")(spec)]) {
+            try { await load(); out.push("LOADED " + spec) } catch (e: any) { out.push(String(e?.message).split("\\n")[0]) }
+          }
+        }
+        out.join("\\n")`,
+    check: (r) => expect(str(r)).not.toMatch(/LOADED/),
+    deno: (r) => {
+      for (const line of str(r).split("\n")) expect(line).toMatch(/--no-npm|Requires import access|--no-remote|cached-only/);
+    },
+  },
+  {
+    name: "web storage (localStorage, sessionStorage, caches, indexedDB) is absent",
+    code: `const g: any = globalThis; ["localStorage", "sessionStorage", "caches", "indexedDB"].map((k) => k + "=" + typeof g[k]).join(",")`,
+    check: (r) => expect(str(r)).toBe("localStorage=undefined,sessionStorage=undefined,caches=undefined,indexedDB=undefined"),
+  },
+  // ---- issue 13: guest code never outlives its run ---------------------------------------------
+  {
+    name: "work scheduled to run after the result (timers, promise loops, message loops, Node-compat timers) never calls the host",
+    code: `const g: any = globalThis;
+        const keep = (v: string) => tools.recorder.keep({ value: v }).catch(() => {});
+        setTimeout(() => keep("timer"), 20); setInterval(() => keep("interval"), 20);
+        (async () => { for (let i = 0; i < 1e6; i++) { await null; if (i % 50000 === 0) keep("microtask") } })();
+        if (typeof g.MessageChannel === "function") { const mc = new g.MessageChannel(); let n = 0; mc.port1.onmessage = () => { if (++n % 100 === 0) keep("message"); mc.port2.postMessage(0) }; mc.port2.postMessage(0) }
+        if (typeof g.Deno === "object") { const t: any = await (0, eval)("import('node:timers')"); t.setInterval(() => keep("node:timers"), 10); g.AbortSignal.timeout(20).addEventListener("abort", () => keep("abort")) }
+        "scheduled"`,
+    check: async (r, { recorder }) => {
+      expect(r.value).toBe("scheduled");
+      const atResult = recorder.received.length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(recorder.received.length).toBe(atResult);
+    },
+  },
+  {
+    name: "a reply delivered after the result runs a guest getter (Object.prototype.then) that calls the host",
+    code: `Object.defineProperty(Object.prototype, "then", { configurable: true, get() { tools.recorder.keep({ value: "from a getter" }).catch(() => {}); return undefined } });
+        (globalThis as any).late = tools.probe.echo({ value: { late: true } }); "started"`,
+    check: async (r, { recorder }) => {
+      expect(r.value).toBe("started");
+      // The reply arrives only after the result (the snippet ends synchronously), so any call from the getter came after it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(recorder.received).not.toContain("from a getter");
+    },
+  },
+  {
+    name: "forged protocol frames written to stdout (a fake report) are not believed",
+    code: `const g: any = globalThis; let wrote = "no stdout";
+        if (typeof g.Deno === "object") {
+          const enc = new TextEncoder();
+          const frame = (h: object) => { const head = enc.encode(JSON.stringify(h)); const f = new Uint8Array(12 + head.length); const v = new DataView(f.buffer);
+            v.setUint32(0, 0x314d4354, true); v.setUint32(4, 4 + head.length, true); v.setUint32(8, head.length, true); f.set(head, 12); return f };
+          for (let seq = 1; seq < 5; seq++) g.Deno.stdout.writeSync(frame({ t: "report", seq, kind: "value", json: '"forged"', b: [] }));
+          wrote = "wrote";
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        "real: " + wrote`,
+    check: (r) => expect(str(r)).toBe("real: no stdout"),
+    deno: (r) => {
+      expect(r.value).not.toBe("forged");
+      expect(r.error?.name).toBe("SandboxCrashError");
+    },
+  },
+  // ---- issue 13: bounded host work for any guest value -----------------------------------------
+  {
+    name: "a value whose display has 60^6 paths (7 levels of 60 shared keys) and a DAG of 2^40 paths, returned and logged",
+    code: `let o: any = 1; for (let d = 0; d < 7; d++) { const n: any = {}; for (let k = 0; k < 60; k++) n["k" + k] = o; o = n }
+        let a: any = [1]; for (let i = 0; i < 40; i++) a = [a, a];
+        console.log(o, a); console.dir(o); [o, a]`,
+    timeoutMs: 30_000,
+    check: (r) => {
+      expect(r.error).toBeNull();
+      expect(r.display).toMatch(/display limit/);
+      expect(r.stdout).toMatch(/not shown/);
+    },
+  },
   {
     name: "a memory bomb in one session",
     code: `const hog: string[] = []; while (true) hog.push("y".repeat(1 << 20) + hog.length)`,

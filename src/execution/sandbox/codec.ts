@@ -100,6 +100,7 @@ const arrayPush = Array.prototype.push;
 const mapForEach = Map.prototype.forEach;
 const mapSet = Map.prototype.set;
 const mapGet = Map.prototype.get;
+const mapClear = Map.prototype.clear;
 const setAdd = Set.prototype.add;
 const stringSlice = String.prototype.slice;
 const setForEach = Set.prototype.forEach;
@@ -253,13 +254,23 @@ export function encode(value: unknown, options: EncodeOptions, root = "value"): 
     return out;
   };
 
-  const tree = walk(value, 0, root);
-  return { json: jsonStringify(tree) as string, buffers };
+  try {
+    const tree = walk(value, 0, root);
+    return { json: jsonStringify(tree) as string, buffers };
+  } finally {
+    // `walk` refers to itself, so its closure is a reference cycle that only QuickJS's cycle
+    // collector frees — which may not run for a long time. Emptied here, `seen` does not keep the
+    // encoded value (a 1 MiB console line, say) alive meanwhile: 200 such lines grew the sandbox
+    // to its memory limit.
+    reflectApply(mapClear, seen, []);
+  }
 }
 
-export function decode(json: string, buffers: readonly ArrayBuffer[], options: DecodeOptions): Decoded {
+export function decode(json: string, inputBuffers: readonly ArrayBuffer[], options: DecodeOptions): Decoded {
   let sawOpaque = false;
   const refs: unknown[] = [];
+  // Dropped when done (see encode: the closures below form a cycle that would keep them alive).
+  let buffers: readonly ArrayBuffer[] = inputBuffers;
   const bad = (why: string): never => {
     throw new BoundaryError(`malformed value from the other side of the sandbox boundary: ${why}`);
   };
@@ -387,8 +398,13 @@ export function decode(json: string, buffers: readonly ArrayBuffer[], options: D
   } catch {
     return bad("not JSON");
   }
-  const value = walk(tree, 0);
-  return { value, opaque: sawOpaque };
+  try {
+    const value = walk(tree, 0);
+    return { value, opaque: sawOpaque };
+  } finally {
+    refs.length = 0;
+    buffers = [];
+  }
 }
 
 /** A readable stand-in for a value that cannot be copied, in the style of Node's util.inspect. */

@@ -30,7 +30,7 @@ import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
-import { createGuestConsole, type RunOutput } from "../output.js";
+import type { RunOutput } from "../output.js";
 import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
@@ -42,7 +42,7 @@ import { DenoEngine } from "./deno/engine.js";
 import { CONSOLE_METHODS } from "./guest/runtime.js";
 import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
-import { DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
+import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput, type SandboxConsole } from "./output.js";
 import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
 
 export interface SandboxExecutorOptions {
@@ -126,12 +126,12 @@ export class SandboxExecutor implements Executor {
   private budget = RunBudget.idle(this.kind);
   private active: ActiveRun | null = null;
   private runSeq = 0;
-  /** Told to the agent with the next result: the sandbox was restarted between runs. */
-  private notice: string | null = null;
   private readonly queue = new SerialQueue();
-  private readonly console: Record<string, (...args: unknown[]) => void>;
+  private readonly console: SandboxConsole;
   private closed = false;
   private readonly deno: DenoEngine | null = null;
+  /** Replies of calls left running by an earlier run, for the next run (see park). */
+  private parked: { instance: SandboxInstance | null; replies: EncodedReply[] } = { instance: null, replies: [] };
 
   constructor(options: SandboxExecutorOptions = {}) {
     const { tools, ...rest } = options;
@@ -145,7 +145,7 @@ export class SandboxExecutor implements Executor {
     this.registry = tools;
     this.limits = { memoryMb: this.options.memoryMb, maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS };
     this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
-    this.console = createGuestConsole(() => this.active?.output ?? null);
+    this.console = createSandboxConsole(() => this.active?.output ?? null);
     if (parsed.engine === "deno") {
       this.deno = new DenoEngine({
         defaultTimeoutMs: this.options.defaultTimeoutMs,
@@ -182,7 +182,7 @@ export class SandboxExecutor implements Executor {
         `memoryLimit: the sandbox's whole memory is capped at ${this.options.memoryMb} MB; running out is a MemoryLimitError and the next run gets a fresh sandbox.`,
         "processIsolation: no — the sandbox runs inside the host process (WebAssembly isolates its memory; a fault restarts only this sandbox). It runs on the host's thread: a CPU-bound run holds the host's event loop until it ends or times out.",
         "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
-        "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
+        "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped. Nothing of the guest executes between runs.",
         "CPU-bound code is much slower than in V8 (an interpreter in WebAssembly); use it for orchestration, not number crunching.",
       ],
     };
@@ -193,6 +193,8 @@ export class SandboxExecutor implements Executor {
       capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
         "No ambient authority: the code runs in V8 inside a separate deno process started without any --allow-* permission — every file, network, environment, subprocess and FFI access is denied. It has JavaScript's builtins, console, timers and the tools/workflows/artifacts/deps namespaces.",
+        "Remote, npm: and jsr: imports are refused by the runtime (--deny-import --no-remote --no-npm --cached-only), also from eval, new Function, data: modules and workers; the deno dir is unusable, so localStorage, the Cache API and caches write nothing.",
+        "Guest code never outlives its run: between runs the deno process is frozen (SIGSTOP; on Linux with util-linux's setpriv, which gives it a parent-death signal); code kept busy after its result gets the process restarted; namespace calls outside a run are refused; frames from the guest carry a per-process key, so agent code writing to stdout cannot forge them.",
         "timeout: code waiting (on a tool call, a timer, a promise) is stopped at the deadline and variables are kept; code still running (a loop) is stopped by killing and restarting the deno process, which loses variables. Tool calls count toward the run's timeout and are aborted with it.",
         `memoryLimit: V8's heap is capped at ${this.options.memoryMb} MB (--max-old-space-size); running out ends the process, is reported as a MemoryLimitError, and the next run gets a fresh process.`,
         "processIsolation: yes — a crash of the deno process is an error result and the next run gets a fresh process.",
@@ -241,6 +243,7 @@ export class SandboxExecutor implements Executor {
     if (this.deno) return this.deno.reset();
     await this.queue.run(async () => {
       if (this.closed || !this.hostServices) return;
+      this.console.clear();
       this.replaceInstance();
       await this.ensureInstance().catch(() => undefined);
     });
@@ -254,6 +257,7 @@ export class SandboxExecutor implements Executor {
     this.active?.wake?.();
     await this.starting?.catch(() => undefined);
     this.router.drop(() => true);
+    this.console.clear();
     this.dropInstance();
     const host = this.hostServices;
     this.hostServices = null;
@@ -273,7 +277,6 @@ export class SandboxExecutor implements Executor {
     } catch (err) {
       return errorResult({ name: "ExecutorStartError", message: `The sandbox could not start: ${err instanceof Error ? err.message : String(err)}` }, startedAt);
     }
-    const notice = this.takeNotice();
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
     const run: ActiveRun = {
@@ -284,7 +287,8 @@ export class SandboxExecutor implements Executor {
       outcome: null,
       timers: new Map(),
       fired: new Set(),
-      replies: [],
+      // Replies that arrived between runs are delivered with this run's first step.
+      replies: this.parked.instance === instance ? this.parked.replies.splice(0) : [],
       wake: null,
     };
     this.active = run;
@@ -296,14 +300,13 @@ export class SandboxExecutor implements Executor {
       run.timers.clear();
       this.active = null;
       this.budget = RunBudget.idle(this.kind);
-      // Replies that arrived as the run ended belong to calls left running: deliver them now.
-      if (run.replies.length) this.deliverIdle(run.instance, run.replies.splice(0));
+      // Replies that arrived as the run ended belong to calls left running: kept for the next run.
+      if (run.replies.length) this.park(run.instance, run.replies.splice(0));
     }
-    const stderr = run.output.stderr.text();
     return {
       ...fields,
       stdout: run.output.stdout.text(),
-      stderr: notice ? `${notice}\n${stderr}` : stderr,
+      stderr: run.output.stderr.text(),
       durationMs: performance.now() - startedAt,
     };
   }
@@ -418,6 +421,11 @@ export class SandboxExecutor implements Executor {
   private readonly hooks: InstanceHooks = {
     call: (instance, guestId, ns, op, args, bytes) => {
       const origin: CallOrigin<SandboxInstance> = { target: instance, guestId, run: this.active?.instance === instance ? this.active.seq : 0 };
+      if (origin.run === 0) {
+        // Guest code outside a run (it should never execute then): it does not reach the host's services.
+        this.router.reject(origin, toWireError(new ValidationError(`${ns}.${op}: namespace calls are only possible while a run is in progress`), `${ns}.${op}`));
+        return;
+      }
       if (args instanceof Error) {
         this.router.reject(origin, toWireError(new ValidationError(args.message), `${ns}.${op}`));
         return;
@@ -426,7 +434,7 @@ export class SandboxExecutor implements Executor {
     },
     console: (method, args) => {
       if (!(CONSOLE_METHODS as readonly string[]).includes(method)) throw new TypeError("sandbox: unknown console method");
-      this.console[method]?.(...args);
+      this.console.methods[method]?.(...args);
     },
     timer: (id, ms, repeat) => {
       const run = this.active;
@@ -467,15 +475,18 @@ export class SandboxExecutor implements Executor {
       run.wake?.();
       return;
     }
-    this.deliverIdle(instance, [reply]);
+    this.park(instance, [reply]);
   }
 
-  /** Deliver replies between runs (their continuations run with the next run's jobs). */
-  private deliverIdle(instance: SandboxInstance, replies: EncodedReply[]): void {
+  /**
+   * Keep replies that arrive between runs until the next run. Delivering one runs guest code (a
+   * promise's resolution reads `then`, which agent code can make a getter), and nothing of the
+   * guest executes between runs. Their number and size are bounded by the call router's limits.
+   */
+  private park(instance: SandboxInstance, replies: EncodedReply[]): void {
     if (instance !== this.instance || !instance.usable) return;
-    instance.setIdleDeadline();
-    instance.step(replies, undefined, 0);
-    if (!instance.usable) this.replaceInstance("while delivering a result between runs");
+    if (this.parked.instance !== instance) this.parked = { instance, replies: [] };
+    this.parked.replies.push(...replies);
   }
 
   // ---- the sandbox instance ---------------------------------------------------------------------
@@ -496,10 +507,7 @@ export class SandboxExecutor implements Executor {
   }
 
   /** Drop the current sandbox; the next run (or reset) makes a fresh one. */
-  private replaceInstance(why?: string): void {
-    if (why && this.instance && !this.active) {
-      this.notice = `[ts-code-mode] The sandbox was restarted ${why}; variables from earlier runs were lost.`;
-    }
+  private replaceInstance(): void {
     this.dropInstance();
     if (!this.closed && this.hostServices) void this.ensureInstance().catch(() => undefined);
   }
@@ -507,14 +515,9 @@ export class SandboxExecutor implements Executor {
   private dropInstance(): void {
     const old = this.instance;
     this.instance = null;
+    this.parked = { instance: null, replies: [] };
     if (!old) return;
     this.router.drop((origin) => origin.target === old);
     old.dispose();
-  }
-
-  private takeNotice(): string | null {
-    const notice = this.notice;
-    this.notice = null;
-    return notice;
   }
 }

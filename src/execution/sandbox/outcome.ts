@@ -5,6 +5,7 @@
 import type { ExecutionError } from "../protocol.js";
 import { errorFromThrown, renderDisplay } from "../result.js";
 import type { Decoded } from "./codec.js";
+import { cutNote, pruneForDisplay } from "./display.js";
 import type { PoisonReason } from "./instance.js";
 
 const LOST = "The sandbox was restarted, so variables from earlier runs were lost.";
@@ -12,7 +13,14 @@ const LOST = "The sandbox was restarted, so variables from earlier runs were los
 export function valueFields(decoded: Decoded): { value: unknown; display: string } {
   // A value with a function (or another uncopyable part) inside is not a faithful copy: like
   // structuredClone in the other executors, the result has no value, only its display.
-  return { value: decoded.opaque ? undefined : decoded.value, display: renderDisplay(decoded.value) };
+  return { value: decoded.opaque ? undefined : decoded.value, display: boundedDisplay(decoded.value) };
+}
+
+/** renderDisplay of a decoded value, in bounded time and memory (see display.ts). */
+export function boundedDisplay(value: unknown): string {
+  const pruned = pruneForDisplay(value);
+  const text = renderDisplay(pruned.value);
+  return pruned.cut ? `${text}\n${cutNote(pruned.cut)}` : text;
 }
 
 export function unencodableFields(reason: string): { value: undefined; display: string } {
@@ -21,7 +29,8 @@ export function unencodableFields(reason: string): { value: undefined; display: 
 
 /** A value the agent's code threw (decoded), with QuickJS's internal errors given their usual names. */
 export function thrownError(thrown: unknown, memoryMb: number): ExecutionError {
-  const e = errorFromThrown(thrown);
+  // A thrown non-error is rendered: bounded like any value (an Error is read, not walked).
+  const e = errorFromThrown(thrown instanceof Error ? thrown : pruneForDisplay(thrown).value);
   if (e.name === "InternalError" && /stack overflow/i.test(e.message)) {
     return { ...e, name: "RangeError", message: "Maximum call stack size exceeded" };
   }

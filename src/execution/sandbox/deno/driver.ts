@@ -44,31 +44,46 @@ const MAGIC = 0x314d4354;
 addEventListener("unhandledrejection", (e) => e.preventDefault());
 addEventListener("error", (e) => e.preventDefault());
 
+// Web storage would write into the deno dir, which the host makes unusable (see process.ts); the
+// globals go too, so agent code gets "not defined" instead of an OS error. The flags and the dir
+// are the guarantee, not this.
+for (const name of ["localStorage", "sessionStorage", "caches"]) delete globalThis[name];
+
+// The key that tags every frame this driver writes (16 bytes, the first thing on stdin). It lives
+// only in this Uint8Array, whose bytes are outside V8's heap: agent code shares this process's
+// stdout (Deno.stdout, node:process) and can take heap snapshots (node:v8), so a frame without
+// the key is refused by the host — agent code cannot forge a "stopped" or a report.
+// (V8 keeps typed arrays of up to 64 bytes inside its heap: these views are over larger buffers.)
+const KEY = new U8(new ArrayBuffer(256), 0, 16);
+
 function send(header, buffers) {
   const sizes = [];
   let total = 0;
   for (const b of buffers) { sizes.push(b.byteLength); total += b.byteLength; }
   header.b = sizes;
   const head = encodeText(jsonStringify(header));
-  const frame = new U8(12 + head.byteLength + total);
+  const size = 28 + head.byteLength + total;
+  const frame = new U8(new ArrayBuffer(size < 256 ? 256 : size), 0, size);
   const view = new DataView(frame.buffer);
   view.setUint32(0, MAGIC, true);
-  view.setUint32(4, 4 + head.byteLength + total, true);
-  view.setUint32(8, head.byteLength, true);
-  frame.set(head, 12);
-  let at = 12 + head.byteLength;
+  view.setUint32(4, 20 + head.byteLength + total, true);
+  frame.set(KEY, 8);
+  view.setUint32(24, head.byteLength, true);
+  frame.set(head, 28);
+  let at = 28 + head.byteLength;
   for (const b of buffers) { frame.set(new U8(b), at); at += b.byteLength; }
   let off = 0;
   while (off < frame.byteLength) off += writeOut(frame.subarray(off));
 }
 
 let seq = 0;
+let ended = true;
 const realTimers = new MapCtor();
 let entry;
 const host = {
   call(id, ns, op, json, ...buffers) { send({ t: "call", id, ns, op, json }, buffers); },
   console(method, json, ...buffers) { send({ t: "console", method, json }, buffers); },
-  report(kind, json, ...buffers) { send({ t: "report", seq, kind, json }, buffers); },
+  report(kind, json, ...buffers) { ended = true; send({ t: "report", seq, kind, json }, buffers); },
   timer(id, ms, repeat) {
     const old = realTimers.get(id);
     if (old !== undefined) { realClearTimeout(old); realClearInterval(old); realTimers.delete(id); }
@@ -76,6 +91,8 @@ const host = {
     const fire = () => {
       if (!repeat) realTimers.delete(id);
       entry.fireTimer(id);
+      // A callback that threw ended the run (reported as "uncaught"): no other timer fires after it.
+      if (ended) endTimers();
     };
     realTimers.set(id, repeat ? realSetInterval(fire, ms) : realSetTimeout(fire, ms));
   },
@@ -89,19 +106,27 @@ function clearTimers() {
   for (const t of realTimers.values()) { realClearTimeout(t); realClearInterval(t); }
   realTimers.clear();
 }
+function endTimers() {
+  clearTimers();
+  entry.forget(false);
+}
 
 function run(runSeq, script) {
   seq = runSeq;
+  ended = false;
   let main;
   try {
     main = indirectEval(script + "\n//# sourceURL=snippet.ts");
   } catch (err) {
     entry.reportError(err);
+    endTimers();
     return;
   }
   const settle = (ok) => (v) => {
     seq = runSeq;
     if (ok) entry.exportValue(v); else entry.reportError(v);
+    // The run is over: its timers go now, before any of them can fire again.
+    endTimers();
   };
   reflectApply(promiseThen, PromiseCtor.resolve(main), [settle(true), settle(false)]);
 }
@@ -154,6 +179,13 @@ function drain() {
 }
 
 (async () => {
+  // The key first: exactly 16 bytes, before any frame and before any agent code runs.
+  let have = 0;
+  while (have < 16) {
+    const n = await readIn(KEY.subarray(have));
+    if (n === null) exit(0);
+    have += n;
+  }
   send({ t: "ready" }, []);
   for (;;) {
     const chunk = new U8(1 << 16);

@@ -23,7 +23,7 @@ import { ValidationError } from "../../../errors.js";
 import type { StorageBackend } from "../../../storage/protocol.js";
 import { SerialQueue } from "../../../serial-queue.js";
 import { HostServices, type HostServicesOptions } from "../../host.js";
-import { createGuestConsole, type RunOutput } from "../../output.js";
+import type { RunOutput } from "../../output.js";
 import type { ExecutionError, ExecutionResult, RunOptions } from "../../protocol.js";
 import { errorResult } from "../../result.js";
 import { RpcProvider } from "../../rpc/provider.js";
@@ -34,7 +34,7 @@ import { BoundaryError, decode, encode, type Decoded } from "../codec.js";
 import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
 import { Opaque } from "../instance.js";
 import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
-import { newRunOutput } from "../output.js";
+import { createSandboxConsole, newRunOutput, type SandboxConsole } from "../output.js";
 import { denoGuestProgram } from "./driver.js";
 import { DenoProcess, denoBinaryPath, describeExit, type DenoExit, type Frame } from "./process.js";
 
@@ -47,6 +47,8 @@ const STOP_GRACE_MS = 250;
  */
 const RSS_CHECK_MS = 20;
 const RSS_OVERHEAD_MB = 96;
+/** The regular file DENO_DIR is placed under (see DenoProcess). */
+const DENO_DIR_BLOCKER = "no-deno-dir";
 /** How long a fresh process may take to say it is ready. */
 const START_TIMEOUT_MS = 15_000;
 
@@ -60,7 +62,10 @@ export interface DenoEngineConfig {
   host: Omit<HostServicesOptions, "storage">;
 }
 
-type Fields = Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
+type Fields = Pick<ExecutionResult, "ok" | "value" | "display" | "error"> & { restartNote?: string };
+
+const LEFT_RUNNING =
+  "[ts-code-mode] The code kept running after its result (a loop of promise callbacks, say), so the sandbox process was restarted to stop it; variables from this and earlier runs were lost.";
 
 type RunEnd = { kind: "report"; report: string; decoded: Decoded } | { kind: "timeout" } | { kind: "exit"; exit: DenoExit } | { kind: "closed" };
 
@@ -84,7 +89,7 @@ export class DenoEngine {
   private runSeq = 0;
   private notice: string | null = null;
   private readonly queue = new SerialQueue();
-  private readonly console: Record<string, (...args: unknown[]) => void>;
+  private readonly console: SandboxConsole;
   private readonly stopWaiters = new Map<number, (confirmed: boolean) => void>();
   /** Processes the engine is ending on purpose (their exit is not a crash). */
   private readonly ending = new WeakSet<DenoProcess>();
@@ -94,7 +99,7 @@ export class DenoEngine {
 
   constructor(private readonly config: DenoEngineConfig) {
     this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value));
-    this.console = createGuestConsole(() => this.active?.output ?? null);
+    this.console = createSandboxConsole(() => this.active?.output ?? null);
   }
 
   get host(): HostServices | null {
@@ -117,6 +122,8 @@ export class DenoEngine {
       this.dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deno-"));
       this.scriptPath = path.join(this.dir, "guest.js");
       await writeFile(this.scriptPath, denoGuestProgram(this.config.limits));
+      // A regular file: the deno dir is set below it, so nothing can ever be created there.
+      await writeFile(path.join(this.dir, DENO_DIR_BLOCKER), "");
       await this.ensureProcess();
     } catch (err) {
       this.hostServices = null;
@@ -133,6 +140,7 @@ export class DenoEngine {
   async reset(): Promise<void> {
     await this.queue.run(async () => {
       if (this.closed || !this.hostServices) return;
+      this.console.clear();
       await this.dropProcess();
       await this.ensureProcess().catch(() => undefined);
     });
@@ -145,6 +153,7 @@ export class DenoEngine {
     this.active?.finish({ kind: "closed" });
     await this.starting?.catch(() => undefined);
     this.router.drop(() => true);
+    this.console.clear();
     await this.dropProcess();
     await this.removeDir();
     const host = this.hostServices;
@@ -191,7 +200,10 @@ export class DenoEngine {
         this.active = { seq, proc, output, finish };
         // The process's exit reaches the run through onExit (no handler piles up per run).
         if (!proc.running) finish({ kind: "exit", exit: { code: null, signal: null, stderrTail: "", killed: false } });
-        else proc.send({ t: "run", seq, script });
+        else {
+          proc.resume();
+          proc.send({ t: "run", seq, script });
+        }
       });
       // The output of the run stays writable until its end is handled (nothing arrives after it).
       fields = await this.conclude(end, seq, proc, timeoutMs);
@@ -199,11 +211,12 @@ export class DenoEngine {
       if (this.active?.seq === seq) this.active = null;
       this.budget = RunBudget.idle("sandbox");
     }
-    const stderr = output.stderr.text();
+    const { restartNote, ...result } = fields;
+    const stderr = [notice, output.stderr.text(), restartNote].filter((t) => t).join("\n");
     return {
-      ...fields,
+      ...result,
       stdout: output.stdout.text(),
-      stderr: notice ? `${notice}\n${stderr}` : stderr,
+      stderr,
       durationMs: performance.now() - startedAt,
     };
   }
@@ -223,11 +236,17 @@ export class DenoEngine {
           const error = uncaughtError(decoded.value, memoryMb);
           return fail(kept ? error : { ...error, message: `${error.message}. The sandbox was restarted, so variables from earlier runs were lost.` });
         }
-        // Timers do not outlive their run; calls left running may still settle later.
-        proc.send({ t: "end", seq, calls: false });
-        if (report === "value") return { ok: true, ...valueFields(decoded), error: null };
-        if (report === "unencodable") return { ok: true, ...unencodableFields(String(decoded.value)), error: null };
-        return fail(thrownError(decoded.value, memoryMb));
+        // Timers do not outlive their run (the driver dropped them with the report); calls left
+        // running may still settle later, and their continuations run with the next run.
+        const quiet = await this.askToStop(proc, seq, false);
+        const fields: Fields =
+          report === "value"
+            ? { ok: true, ...valueFields(decoded), error: null }
+            : report === "unencodable"
+              ? { ok: true, ...unencodableFields(String(decoded.value)), error: null }
+              : fail(thrownError(decoded.value, memoryMb));
+        if (!quiet) fields.restartNote = LEFT_RUNNING;
+        return fields;
       }
       case "timeout": {
         this.stopRun(seq, proc, `the run timed out after ${timeoutMs} ms`);
@@ -255,10 +274,12 @@ export class DenoEngine {
   }
 
   /**
-   * Ask the guest to drop its timers and pending calls. True when it confirmed in time (its state
-   * is consistent, variables are kept); otherwise it is busy (a runaway loop) and is killed.
+   * Ask the guest to drop its timers (and, with `calls`, its pending calls), then freeze the
+   * process until the next run, so nothing of the guest executes between runs (guest code never
+   * outlives its run). True when the guest confirmed in time (its state is consistent, variables
+   * are kept); otherwise it is busy (a runaway loop, even after its result) and is killed.
    */
-  private async askToStop(proc: DenoProcess, seq: number): Promise<boolean> {
+  private async askToStop(proc: DenoProcess, seq: number, calls = true): Promise<boolean> {
     const confirmed = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => done(false), STOP_GRACE_MS);
       const done = (ok: boolean) => {
@@ -268,9 +289,12 @@ export class DenoEngine {
       };
       // onExit answers false if the process ends meanwhile.
       this.stopWaiters.set(seq, done);
-      proc.send({ t: "end", seq, calls: true });
+      proc.send({ t: "end", seq, calls });
     });
-    if (confirmed && proc.running) return true;
+    if (confirmed && proc.running) {
+      proc.freeze();
+      return true;
+    }
     await this.dropProcess(proc);
     this.prewarm();
     return false;
@@ -296,7 +320,7 @@ export class DenoEngine {
           } catch (err) {
             args = [`[console.${method}: arguments could not be shown: ${(err as Error).message}]`];
           }
-          this.console[method]?.(...(Array.isArray(args) ? args : [args]));
+          this.console.methods[method]?.(...(Array.isArray(args) ? args : [args]));
           return;
         }
         case "report":
@@ -315,6 +339,12 @@ export class DenoEngine {
 
   private onCall(proc: DenoProcess, guestId: number, ns: string, op: string, json: string, buffers: ArrayBuffer[]): void {
     const origin: CallOrigin<DenoProcess> = { target: proc, guestId, run: this.active?.proc === proc ? this.active.seq : 0 };
+    if (origin.run === 0) {
+      // Guest code running after its run's result (in the moment before the process is frozen):
+      // it never reaches the host's services.
+      this.router.reject(origin, toWireError(new ValidationError(`${ns}.${op}: namespace calls are only possible while a run is in progress`), `${ns}.${op}`));
+      return;
+    }
     const bytes = buffers.reduce((n, b) => n + b.byteLength, json.length);
     let args: unknown;
     try {
@@ -383,7 +413,8 @@ export class DenoEngine {
   }
 
   private async spawn(): Promise<DenoProcess> {
-    const proc: DenoProcess = new DenoProcess(this.binary, this.scriptPath, this.dir ?? os.tmpdir(), this.config.memoryMb, (frame) => this.onFrame(proc, frame));
+    const dir = this.dir ?? os.tmpdir();
+    const proc: DenoProcess = new DenoProcess(this.binary, this.scriptPath, dir, path.join(dir, DENO_DIR_BLOCKER), this.config.memoryMb, (frame) => this.onFrame(proc, frame));
     this.proc = proc;
     void proc.exited.then((exit) => this.onExit(proc, exit));
     let timer: ReturnType<typeof setTimeout> | undefined;

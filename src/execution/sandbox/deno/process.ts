@@ -7,7 +7,8 @@
  *
  * This module owns the process and the framing; the engine (engine.ts) owns the policy.
  */
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -32,6 +33,40 @@ const MAX_FRAME_BYTES = 256 * 1_048_576;
 /** Every frame starts with these four bytes ("TCM1"), then the u32 LE length of its body. */
 export const FRAME_MAGIC = 0x314d4354;
 const HEADER_BYTES = 8;
+/** Frames from the guest carry the process's key right after the length (see driver.ts). */
+const KEY_BYTES = 16;
+
+/**
+ * How deno is run. No --allow-* flag and --no-prompt: every permission is denied. Imports: only
+ * the guest program itself and Deno's built-in modules (node:*, which act with the same denied
+ * permissions) — --deny-import refuses every remote host (Deno otherwise allows deno.land, jsr.io,
+ * esm.sh, ... by default, also from eval and new Function), --no-remote and --cached-only refuse
+ * remote modules before any request, --no-npm refuses npm: specifiers. No --location, no config,
+ * no lock file. The deno dir is unusable (see DenoProcess), so web storage (localStorage, the
+ * Cache API) and every cache fail instead of writing to disk.
+ */
+export function denoArgs(memoryMb: number, script: string): string[] {
+  return [
+    "run",
+    "--no-prompt",
+    "--no-config",
+    "--no-lock",
+    "--quiet",
+    "--no-remote",
+    "--no-npm",
+    "--cached-only",
+    "--deny-import",
+    "--deny-net",
+    "--deny-read",
+    "--deny-write",
+    "--deny-env",
+    "--deny-sys",
+    "--deny-run",
+    "--deny-ffi",
+    `--v8-flags=--max-old-space-size=${memoryMb}`,
+    script,
+  ];
+}
 
 /** The deno binary shipped by the `deno` npm package (installed next to ts-code-mode; see scripts/ensure-deno.mjs). */
 export function denoBinaryPath(): string {
@@ -58,19 +93,33 @@ export class DenoProcess {
   private killedByHost = false;
   private markReady!: () => void;
 
+  private readonly key = randomBytes(KEY_BYTES);
+  private frozen = false;
+  /** Only a process that dies with the host may be frozen (a frozen one cannot see stdin close). */
+  private readonly canFreeze: boolean;
+
+  /**
+   * `cwd`: a folder of the engine's (the guest cannot read it). `blocker`: a regular FILE; DENO_DIR
+   * points below it, so deno can create nothing there — not even as root (ENOTDIR) — and nothing a
+   * guest does (localStorage, caches, from any thread or Node-compat module) is written anywhere.
+   */
   constructor(
     binary: string,
     script: string,
-    denoDir: string,
+    cwd: string,
+    blocker: string,
     memoryMb: number,
     private readonly onFrame: (frame: Frame) => void,
   ) {
-    const args = ["run", "--no-prompt", "--no-config", "--no-lock", "--quiet", `--v8-flags=--max-old-space-size=${memoryMb}`, script];
-    this.child = spawn(binary, args, {
-      cwd: denoDir,
-      env: { DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },
+    const launcher = deathSignalLauncher();
+    this.canFreeze = launcher !== null;
+    const [command, args] = launcher ? [launcher, ["--pdeathsig", "KILL", "--", binary, ...denoArgs(memoryMb, script)]] : [binary, denoArgs(memoryMb, script)];
+    this.child = spawn(command, args, {
+      cwd,
+      env: { DENO_DIR: path.join(blocker, "deno-dir"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },
       stdio: ["pipe", "pipe", "pipe"],
     });
+    this.child.stdin.write(this.key);
     let failReady!: (err: Error) => void;
     this.ready = new Promise<void>((resolve, reject) => {
       this.markReady = resolve;
@@ -134,6 +183,28 @@ export class DenoProcess {
     this.child.stdin.write(Buffer.concat([prefix, head, ...buffers.map((b) => Buffer.from(b))]));
   }
 
+  /**
+   * Stop the process between runs (SIGSTOP): nothing of the guest — a promise loop, a message
+   * loop, a Node-compat timer, a worker thread — executes until resume(). Only where the process
+   * was started with a parent-death signal (Linux, see deathSignalLauncher): a frozen process
+   * cannot notice its stdin closing, so without it a host that dies would leave it behind.
+   */
+  freeze(): boolean {
+    if (!this.alive || this.frozen || !this.canFreeze) return this.frozen;
+    this.frozen = this.child.kill("SIGSTOP");
+    return this.frozen;
+  }
+
+  resume(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    if (this.alive) this.child.kill("SIGCONT");
+  }
+
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
+
   /** Kill the process (SIGKILL: a busy guest cannot be asked). Resolves when it is gone. */
   async kill(): Promise<DenoExit> {
     if (this.alive) {
@@ -153,10 +224,13 @@ export class DenoProcess {
       const first = this.chunks[0] as Buffer;
       const len = first.readUInt32LE(4);
       if (first.readUInt32LE(0) !== FRAME_MAGIC || len > MAX_FRAME_BYTES || len < 4) return this.malformed();
-      if (this.buffered < 4 + len + 4) return;
+      if (len < KEY_BYTES + 4) return this.malformed();
+      if (this.buffered < 8 + len) return;
       if (first.length < 8 + len) this.join();
       const data = this.chunks[0] as Buffer;
-      const frame = parseFrame(data.subarray(8, 8 + len));
+      // A frame without this process's key was written by agent code, not the driver.
+      if (!data.subarray(8, 8 + KEY_BYTES).equals(this.key)) return this.malformed("a frame without the driver's key (agent code writing to the protocol channel)");
+      const frame = parseFrame(data.subarray(8 + KEY_BYTES, 8 + len));
       if (!frame) return this.malformed();
       const rest = data.subarray(8 + len);
       this.chunks = rest.length ? [rest] : [];
@@ -170,12 +244,37 @@ export class DenoProcess {
     this.chunks = [Buffer.concat(this.chunks)];
   }
 
-  private malformed(): void {
+  private malformed(what = "something that is not a frame"): void {
     this.chunks = [];
     this.buffered = 0;
-    this.stderrTail += "\n[ts-code-mode] the sandbox wrote something that is not a frame to its protocol channel (stdout)";
+    this.stderrTail += `\n[ts-code-mode] the sandbox wrote ${what} to its protocol channel (stdout)`;
     void this.kill();
   }
+}
+
+let launcher: string | null | undefined;
+
+/**
+ * util-linux's `setpriv`, which starts deno with PR_SET_PDEATHSIG = SIGKILL: the kernel kills the
+ * deno process when the host process dies, however it dies (even SIGKILL, even while frozen).
+ * Null where there is none (not Linux, or not installed); then processes are not frozen.
+ */
+export function deathSignalLauncher(): string | null {
+  if (launcher !== undefined) return launcher;
+  launcher = null;
+  if (process.platform !== "linux") return launcher;
+  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]) {
+    const candidate = path.join(dir, "setpriv");
+    if (!existsSync(candidate)) continue;
+    try {
+      // --pdeathsig came with util-linux 2.33; an older setpriv would fail every start.
+      if (execFileSync(candidate, ["--help"], { encoding: "utf8", timeout: 5_000 }).includes("--pdeathsig")) launcher = candidate;
+    } catch {
+      // Not usable: no launcher.
+    }
+    break;
+  }
+  return launcher;
 }
 
 /** A frame's body: u32 LE header length, the JSON header, the buffers its `b` array sizes. */
