@@ -114,7 +114,7 @@ describe("buildArgv: no value becomes an option", () => {
 
   it("refuses a positional starting with '-' otherwise, with a hint for the agent and for the author", () => {
     expect(() => buildArgv(guarded, { files: ["a", "-r"] })).toThrow(ToolError);
-    expect(() => buildArgv(guarded, { files: ["--files0-from=x"] })).toThrow(/'files' of t cannot start with '-'.*'\.\/--files0-from=x'.*end_of_options: true.*allow_leading_dash: true/);
+    expect(() => buildArgv(guarded, { files: ["--files0-from=x"] })).toThrow(/tools\.t: 'files' cannot start with '-'.*'\.\/--files0-from=x'.*end_of_options: true.*allow_leading_dash: true/);
     expect(() => buildArgv(guarded, { files: ["-"] })).toThrow(/cannot start with '-'/);
     expect(buildArgv(guarded, { files: ["a-b", "./-r"] })).toEqual(["t", "a-b", "./-r"]);
   });

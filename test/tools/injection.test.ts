@@ -102,7 +102,7 @@ describe("positionals cannot become options", () => {
   it("echo (no end_of_options: echo prints `--`) refuses a word starting with '-' instead of running echo -n/-e", async () => {
     const e = await rejection(examples.call("echo", "say", { text: ["-e", "a\\tb"] }));
     expect(e.code).toBe("INVALID_INPUT");
-    expect(e.message).toContain("'text' of echo.say cannot start with '-'");
+    expect(e.message).toContain("tools.echo.say: 'text' cannot start with '-'");
     const direct = await rejection(examples.call("echo", null, { text: ["-n", "x"] }));
     expect(direct.code).toBe("INVALID_INPUT");
     // Words that merely contain a dash are fine.

@@ -17,7 +17,7 @@
  *     `allow_leading_dash: true` (the author vouches the command never reads it as an option).
  */
 import { ToolError } from "../../../errors.js";
-import { describeValue } from "../../validate.js";
+import { callLabel, describeValue } from "../../validate.js";
 import type { CliOption, CliPositional, CliRecipe, CliToolSpec } from "./schema.js";
 
 /**
@@ -50,7 +50,7 @@ function invalid(spec: CliToolSpec, callable: string | null, name: string, expec
     tool: spec.name,
     callable,
     code: "INVALID_INPUT",
-    message: `'${name}' of ${spec.name}${callable ? `.${callable}` : ""} must be ${expected}, got ${describeValue(value)}`,
+    message: `${callLabel(spec.name, callable)}: '${name}' must be ${expected}, got ${describeValue(value)}`,
   });
 }
 
@@ -79,7 +79,7 @@ function positionalText(spec: CliToolSpec, callable: string | null, pos: CliPosi
     callable,
     code: "INVALID_INPUT",
     message:
-      `'${pos.name}' of ${spec.name}${callable ? `.${callable}` : ""} cannot start with '-' (got ${JSON.stringify(shown)}): ` +
+      `${callLabel(spec.name, callable)}: '${pos.name}' cannot start with '-' (got ${JSON.stringify(shown)}): ` +
       `${spec.command[0] ?? spec.name} would read it as an option. For a file name, write './${shown}'. ` +
       `(The tool's YAML can allow it with end_of_options: true, if the command accepts '--', or allow_leading_dash: true on '${pos.name}'.)`,
   });
@@ -121,7 +121,7 @@ export function buildArgv(spec: CliToolSpec, values: Record<string, unknown>, ca
         tool: spec.name,
         callable,
         code: "INVALID_INPUT",
-        message: `'${pos.name}' of ${spec.name}${callable ? `.${callable}` : ""} cannot be given without '${missing.name}' (positionals are passed in order: ${spec.positional.map((p) => p.name).join(", ")})`,
+        message: `${callLabel(spec.name, callable)}: '${pos.name}' cannot be given without '${missing.name}' (positionals are passed in order: ${spec.positional.map((p) => p.name).join(", ")})`,
       });
     }
     const items: unknown[] = pos.type === "array" && Array.isArray(v) ? v : [v];
