@@ -22,6 +22,7 @@ const EXECUTORS: Array<[string, () => Executor]> = [
   ["in-process", () => new InProcessExecutor({ toolsPath: EXAMPLES })],
   ["subprocess", () => new SubprocessExecutor({ toolsPath: EXAMPLES })],
   ["sandbox (quickjs)", () => new SandboxExecutor({ toolsPath: EXAMPLES })],
+  ["sandbox (deno)", () => new SandboxExecutor({ toolsPath: EXAMPLES, engine: "deno" })],
 ];
 
 /** The message of what `code` throws inside the guest. */
@@ -61,13 +62,13 @@ describe.each(EXECUTORS)("tool call errors read as the agent wrote the call (%s)
   });
 });
 
-describe("values that cannot cross the sandbox boundary", () => {
+describe.each(["quickjs", "deno"] as const)("values that cannot cross the sandbox boundary (%s)", (engine) => {
   let dir: string;
   let session: Session;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "tcm-messages-"));
-    session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SandboxExecutor({ toolsPath: EXAMPLES }) });
+    session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SandboxExecutor({ toolsPath: EXAMPLES, engine }) });
     await session.start();
   });
 
