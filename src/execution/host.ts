@@ -6,7 +6,8 @@
  *
  * Arguments arrive from agent code, so each operation checks its arguments here, at the boundary,
  * and fails with a ValidationError naming what was wrong and what is accepted. A failure's message
- * starts with `<ns>.<op>:` (e.g. `tools.call: Unknown tool: nmapp. Did you mean: nmap?`).
+ * starts with `<ns>.<op>:` (e.g. `workflows.get: ...`), except a tool call's, which starts with the
+ * call as the agent wrote it (`tools.nmapp.scan: Unknown tool: nmapp. Did you mean: nmap?`).
  */
 import path from "node:path";
 import { z } from "zod";
@@ -15,6 +16,7 @@ import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { CallContext } from "../tools/protocol.js";
+import { callLabel } from "../tools/validate.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { WorkflowLibrary } from "../workflows/library.js";
@@ -156,7 +158,7 @@ export class HostServices {
    * the call when the run is stopped.
    */
   async dispatch(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<unknown> {
-    const prefix = `${ns}.${opName}`;
+    const prefix = messagePrefix(ns, opName, args);
     try {
       if (this.closed) throw new ValidationError("the session is closed");
       const table = (OPERATIONS as Record<string, Record<string, Operation>>)[ns];
@@ -190,8 +192,20 @@ export class HostServices {
   }
 }
 
+/**
+ * `tools.call(tool, callable, args)` is what the guest proxies send for `tools.wc.lines(args)`:
+ * its errors are labelled with what the agent wrote, not with the internal operation name.
+ */
+function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
+  const [tool, callable] = args;
+  if (ns === "tools" && opName === "call" && typeof tool === "string" && (typeof callable === "string" || callable === null)) return callLabel(tool, callable);
+  return `${ns}.${opName}`;
+}
+
 function withPrefix(err: unknown, prefix: string): Error {
   const e = err instanceof Error ? err : new Error(String(err));
-  if (!e.message.startsWith(`${prefix}:`)) e.message = `${prefix}: ${e.message}`;
+  // Tool errors often name the call already (`tools.wc.lines: exit 1 ...`, `tools.math.fail failed: ...`).
+  const named = e.message.startsWith(`${prefix}:`) || e.message.startsWith(`${prefix} `);
+  if (!named) e.message = `${prefix}: ${e.message}`;
   return e;
 }

@@ -42,6 +42,26 @@ export function recipeNameProblem(name: string): string | null {
   return null;
 }
 
+const PLAIN_KEY_RE = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Names in a label are cut here: a name comes from agent code and may be megabytes long. */
+const MAX_LABEL_NAME = 80;
+
+function labelPart(name: string): string {
+  return name.length > MAX_LABEL_NAME ? `${name.slice(0, MAX_LABEL_NAME)}…` : name;
+}
+
+/**
+ * A call as the agent wrote it, for messages: `tools.wc.lines`, `tools.date` (the direct call),
+ * `tools.math["get-weather"]`. Long names are cut.
+ */
+export function callLabel(tool: string, callable: string | null): string {
+  const t = labelPart(tool);
+  const head = PLAIN_KEY_RE.test(tool) ? `tools.${t}` : `tools[${JSON.stringify(t)}]`;
+  if (callable === null) return head;
+  const c = labelPart(callable);
+  return PLAIN_KEY_RE.test(callable) ? `${head}.${c}` : `${head}[${JSON.stringify(c)}]`;
+}
+
 /** Throws ValidationError when `name` cannot be a tool name. `where` names the source (a file). */
 export function assertToolName(name: string, where: string): void {
   const problem = toolNameProblem(name);
@@ -144,13 +164,14 @@ export function valueProblem(spec: ParamSpec, value: unknown, path: string = spe
  * default or a recipe preset reports that param as not required.
  */
 export function validateArgs(tool: string, callable: string | null, info: CallableInfo, args: unknown): Record<string, unknown> {
-  const label = callable === null ? tool : `${tool}.${callable}`;
+  // Messages start with the call as the agent wrote it; HostServices adds no second prefix to them.
+  const label = callLabel(tool, callable);
   const fail = (code: "INVALID_INPUT" | "MISSING_PARAM", message: string): never => {
     throw new ToolError({ tool, callable, code, message });
   };
   if (args === undefined || args === null) args = {};
   if (!isPlainObject(args)) {
-    return fail("INVALID_INPUT", `${label} takes one argument, an object of named parameters like { ${info.params[0]?.name ?? "name"}: ... }; got ${describeValue(args)}`);
+    return fail("INVALID_INPUT", `${label}: takes one argument, an object of named parameters like { ${info.params[0]?.name ?? "name"}: ... }; got ${describeValue(args)}`);
   }
   const accepted = new Map(info.params.map((p) => [p.name, p]));
   const names = [...accepted.keys()];
@@ -159,17 +180,17 @@ export function validateArgs(tool: string, callable: string | null, info: Callab
     const spec = accepted.get(key);
     if (!spec) {
       const listed = names.length ? ` Accepted: ${names.join(", ")}.` : ` ${label} takes no arguments.`;
-      return fail("INVALID_INPUT", `Unknown argument '${key}' for ${label}.${didYouMean(key, names)}${listed}`);
+      return fail("INVALID_INPUT", `${label}: Unknown argument '${key}'.${didYouMean(key, names)}${listed}`);
     }
     if (value === undefined || value === null) continue;
     const problem = valueProblem(spec, value);
-    if (problem) fail("INVALID_INPUT", `Invalid argument for ${label}: ${problem}`);
+    if (problem) fail("INVALID_INPUT", `${label}: Invalid argument ${problem}`);
     out[key] = value;
   }
   for (const spec of info.params) {
     if (spec.required && out[spec.name] === undefined) {
       const what = spec.description ? ` (${spec.description})` : "";
-      fail("MISSING_PARAM", `Missing required argument '${spec.name}'${what} for ${label}: expected ${expectedText(spec)}`);
+      fail("MISSING_PARAM", `${label}: Missing required argument '${spec.name}'${what}: expected ${expectedText(spec)}`);
     }
   }
   return out;

@@ -122,7 +122,7 @@ describe("tools", () => {
     expect(notObject.code).toBe(2);
     const wrongType = await onBase(["tools", "call", "echo.say", "--args", '{"text":5}']);
     expect(wrongType.code).toBe(1);
-    expect(wrongType.stderr).toMatch(/^error: Invalid argument for echo\.say: 'text'/);
+    expect(wrongType.stderr).toMatch(/^error: tools\.echo\.say: Invalid argument 'text' expected array of string, got number 5/);
     expect(wrongType.stderr).not.toMatch(STACK_LINE);
   });
 });

@@ -20,7 +20,7 @@ describe("run with tool middleware flags", () => {
   it("--deny stops a matching call before it runs; other tools still work", async () => {
     const denied = await cli(["run", "--base", "base", "--deny", "echo.*", "await tools.echo.say({ text: ['x'] })"], { cwd: dir });
     expect(denied.code).toBe(1);
-    expect(denied.stderr).toMatch(/ToolError: tools\.call: echo\.say is denied by policy \(deny: echo\.\*\)/);
+    expect(denied.stderr).toMatch(/ToolError: tools\.echo\.say: echo\.say is denied by policy \(deny: echo\.\*\)/);
     const other = await cli(["run", "--base", "base", "--deny", "echo.*", "(await tools.wc.lines({ files: ['/etc/hostname'] })).includes('/etc/hostname')"], { cwd: dir });
     expect(other.stdout).toBe("true\n");
   });

@@ -16,7 +16,7 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain("tool: hello from echo\n");
     expect(stdout).toContain("workflow: HELLO FROM ECHO AGAIN\n");
     expect(stdout).toContain('artifact: {"shouted":"OK"}\n');
-    expect(stdout).toMatch(/error: NotFoundError - tools\.call: Unknown tool: ech\. Did you mean: echo/);
+    expect(stdout).toMatch(/error: NotFoundError - tools\.ech\.say: Unknown tool: ech\. Did you mean: echo/);
   });
 
   it("workflow-across-sessions.mjs finds, describes and invokes a workflow from a second session", async () => {

@@ -353,7 +353,7 @@ describe("SandboxExecutor", () => {
       await open();
       const r = await session.run("await tools.probe.echo({ value: { callback: () => 1 } })");
       expect(r.error?.name).toBe("ValidationError");
-      expect(r.error?.message).toMatch(/^tools\.call: a function cannot be copied across the sandbox boundary \(at arguments\[2\]\.value\.callback\)/);
+      expect(r.error?.message).toMatch(/^tools\.probe\.echo: a function cannot be copied across the sandbox boundary \(at value\.callback\)/);
     });
   });
 

@@ -90,6 +90,46 @@ describe("buildArgv", () => {
   });
 });
 
+describe("buildArgv: no value becomes an option", () => {
+  const guarded = spec({
+    schema: {
+      options: { mode: { type: "string", short: "m" }, label: { type: "string" }, tag: { type: "array" } },
+      positional: [{ name: "files", type: "array" }],
+    },
+  });
+  const ended = spec({ end_of_options: true, schema: { options: { mode: { type: "string", short: "m" } }, positional: [{ name: "files", type: "array" }] } });
+  const optIn = spec({ schema: { positional: [{ name: "nums", type: "array", allow_leading_dash: true }] } });
+
+  it("writes an option value that starts with '-' inside the flag's word", () => {
+    expect(buildArgv(guarded, { mode: "-x", label: "--all", tag: ["a", "-b"] })).toEqual(["t", "-m-x", "--label=--all", "--tag", "a", "--tag=-b"]);
+    expect(buildArgv(guarded, { mode: "x", label: "a-b" })).toEqual(["t", "-m", "x", "--label", "a-b"]);
+  });
+
+  it("puts positionals after -- when the command reads it (end_of_options: true)", () => {
+    expect(buildArgv(ended, { mode: "x", files: ["-r", "--files0-from=/etc/passwd", "a"] })).toEqual(["t", "-m", "x", "--", "-r", "--files0-from=/etc/passwd", "a"]);
+    expect(buildArgv(ended, { files: ["a"] })).toEqual(["t", "--", "a"]);
+    // No positional, no --: it would otherwise be an operand of its own for some commands.
+    expect(buildArgv(ended, { mode: "x" })).toEqual(["t", "-m", "x"]);
+  });
+
+  it("refuses a positional starting with '-' otherwise, with a hint for the agent and for the author", () => {
+    expect(() => buildArgv(guarded, { files: ["a", "-r"] })).toThrow(ToolError);
+    expect(() => buildArgv(guarded, { files: ["--files0-from=x"] })).toThrow(/tools\.t: 'files' cannot start with '-'.*'\.\/--files0-from=x'.*end_of_options: true.*allow_leading_dash: true/);
+    expect(() => buildArgv(guarded, { files: ["-"] })).toThrow(/cannot start with '-'/);
+    expect(buildArgv(guarded, { files: ["a-b", "./-r"] })).toEqual(["t", "a-b", "./-r"]);
+  });
+
+  it("lets a positional with allow_leading_dash: true take such values as they are", () => {
+    expect(buildArgv(optIn, { nums: ["-5", "3"] })).toEqual(["t", "-5", "3"]);
+  });
+
+  it("refuses at load a default or preset the guard would refuse at every call", () => {
+    expect(() => spec({ schema: { positional: [{ name: "f", default: "-x" }] } })).toThrow(/'f' value "-x" starts with '-'/);
+    expect(() => spec({ schema: { positional: [{ name: "f" }] }, recipes: { r: { preset: { f: "--all" } } } })).toThrow(/recipes\.r\.preset: 'f' value "--all"/);
+    expect(() => spec({ end_of_options: true, schema: { positional: [{ name: "f", default: "-x" }] } })).not.toThrow();
+  });
+});
+
 describe("mergeArgs", () => {
   const get = curl.recipes.find((r) => r.name === "get")!;
   const post = curl.recipes.find((r) => r.name === "post")!;

@@ -156,7 +156,7 @@ for (const [kind, make] of [
 
     it("a deny rule stops the call before the tool runs; the agent sees a PERMISSION ToolError", async () => {
       const r = await session.run("let out; try { await tools.probe.sleep({ ms: 1 }) } catch (e) { out = [e.name, e.code, e.message] }; out");
-      expect(r.value).toEqual(["ToolError", "PERMISSION", expect.stringMatching(/^tools\.call: probe\.sleep is denied by policy/)]);
+      expect(r.value).toEqual(["ToolError", "PERMISSION", expect.stringMatching(/^tools\.probe\.sleep: probe\.sleep is denied by policy/)]);
       expect(probe.contexts).toHaveLength(0);
       expect(approvals).toHaveLength(0);
     });

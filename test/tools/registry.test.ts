@@ -234,7 +234,7 @@ describe("ToolRegistry.call errors", () => {
   it("recipes accept only their declared params; the escape hatch accepts the whole schema", async () => {
     const e = await caught<ToolError>(examples.call("echo", "say", { text: ["x"], no_newline: true }));
     expect(e.code).toBe("INVALID_INPUT");
-    expect(e.message).toContain("Unknown argument 'no_newline' for echo.say. Accepted: text.");
+    expect(e.message).toContain("tools.echo.say: Unknown argument 'no_newline'. Accepted: text.");
     expect(await examples.call("echo", null, { text: ["x"], no_newline: true })).toBe("x");
   });
 

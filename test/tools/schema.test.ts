@@ -117,4 +117,38 @@ describe("parseCliTool", () => {
     expect(msg).toContain("timeout");
     expect(msg).toContain("tags");
   });
+
+  it("lists every problem of a file, whether shape or cross-field ones (one bad field hides nothing)", () => {
+    const msg = problem({
+      name: "bad name",
+      timeout: -1,
+      schema: {
+        options: { verbose: { type: "bool" }, level: { type: "integer", short: "aa" }, ok: { type: "string" } },
+        positional: [{ name: "f", type: "boolean" }, { name: "g", required: true, default: 5 }],
+      },
+      recipes: { r: { preset: { nope: 1, verbose: true } }, s: { params: { missing: {} }, extra: 1 } },
+    });
+    const lines = msg.split("\n").slice(1).map((l) => l.trim());
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^timeout: /),
+        expect.stringMatching(/^schema\.options\.verbose\.type: /),
+        expect.stringMatching(/^schema\.options\.level\.short: expected one flag character/),
+        expect.stringMatching(/^schema\.positional\[0\]\.type: /),
+        expect.stringMatching(/^schema\.positional\[1\]: 'default' expected string/),
+        expect.stringMatching(/^name: tool name "bad name"/),
+        expect.stringMatching(/^recipes\.r\.preset\.nope: not an option or positional/),
+        expect.stringMatching(/^recipes\.s: unknown key 'extra'/),
+      ]),
+    );
+    // 'verbose' is declared (with a bad type, reported above): a preset naming it is not "unknown".
+    expect(msg).not.toMatch(/preset\.verbose: not an option/);
+    expect(lines.length).toBe(8);
+  });
+
+  it("requires short to be one character: 'aa' would reach the command as -a -a", () => {
+    expect(problem({ name: "x", schema: { options: { all: { type: "boolean", short: "aa" } } } })).toMatch(/schema\.options\.all\.short: expected one flag character/);
+    expect(problem({ name: "x", schema: { options: { all: { type: "boolean", short: "" } } } })).toMatch(/short: expected one flag character/);
+    expect(parseCliTool({ name: "x", schema: { options: { one: { type: "boolean", short: 1 } } } }, "x.yaml").options[0]!.short).toBe("1");
+  });
 });

@@ -43,13 +43,13 @@ describe("validateArgs", () => {
     const e = error({ urll: "u" });
     expect(e.code).toBe("INVALID_INPUT");
     expect(e.recoverable).toBe(true);
-    expect(e.message).toContain("Unknown argument 'urll' for curl.get. Did you mean: url?");
+    expect(e.message).toContain("tools.curl.get: Unknown argument 'urll'. Did you mean: url?");
     expect(e.message).toContain("Accepted: url, silent, retries");
   });
 
   it("says when a callable takes no arguments", () => {
     const none: CallableInfo = { name: "all", description: "", params: [], returns: "string" };
-    expect(() => validateArgs("uname", "all", none, { x: 1 })).toThrow(/uname\.all takes no arguments/);
+    expect(() => validateArgs("uname", "all", none, { x: 1 })).toThrow(/tools\.uname\.all takes no arguments/);
   });
 
   it("names param, expected and got for a wrong type", () => {
@@ -76,7 +76,7 @@ describe("validateArgs", () => {
   it("reports a missing required param with MISSING_PARAM", () => {
     const e = error({ silent: true });
     expect(e.code).toBe("MISSING_PARAM");
-    expect(e.message).toContain("Missing required argument 'url' (URL to request) for curl.get");
+    expect(e.message).toContain("tools.curl.get: Missing required argument 'url' (URL to request)");
     expect(error(undefined).code).toBe("MISSING_PARAM");
   });
 
@@ -89,7 +89,7 @@ describe("validateArgs", () => {
   });
 
   it("labels the escape hatch with the tool name alone", () => {
-    expect(() => validateArgs("curl", null, get, { nope: 1 })).toThrow(/Unknown argument 'nope' for curl\./);
+    expect(() => validateArgs("curl", null, get, { nope: 1 })).toThrow(/^tools\.curl: Unknown argument 'nope'\./);
   });
 });
 

@@ -17,6 +17,7 @@ import { RedisStorage } from "../../storage/redis/storage.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { createExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
+import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
@@ -48,7 +49,7 @@ export function registerMcpCommand(program: Command): void {
     .description("Serve ts-code-mode as an MCP tool server (run_code plus tools, workflows, artifacts) over stdio or HTTP");
   addStorageOptions(cmd);
   cmd
-    .option("--redis <url>", "keep workflows and artifacts in Redis (redis://[user:password@]host[:port][/db]) instead of a folder")
+    .option("--redis <url>", "keep workflows and artifacts in Redis (redis://[user:password@]host[:port][/db]) instead of a folder; tool YAML too (<prefix>:tools) unless --tools is given")
     .option("--prefix <prefix>", "key prefix in Redis, e.g. myapp (required with --redis)")
     .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>)");
   addExecutorOptions(cmd);
@@ -119,6 +120,17 @@ async function serve(flags: McpFlags): Promise<void> {
   const log = stderrLog;
   const paths = resolvePaths(flags);
   const { storage, where: storedIn } = await openStorage(flags, paths.storagePath);
+  // With Redis storage and no --tools, the tool YAML comes from Redis too (`store bootstrap --type tools`).
+  let redisTools: ToolsFolder | null = null;
+  if (storage instanceof RedisStorage && flags.tools === undefined) {
+    try {
+      redisTools = await redisToolsFolder(storage);
+    } catch (err) {
+      await storage.close();
+      throw err;
+    }
+  }
+  const toolsPath = redisTools?.dir ?? paths.toolsPath;
   // One chain for every MCP session: the audit log and per-run limits see all of them.
   const toolMiddleware = middlewareFromFlags(flags);
   // Approval is per MCP session: the question goes to the client whose code made the call.
@@ -127,7 +139,7 @@ async function serve(flags: McpFlags): Promise<void> {
     new Session({
       storage,
       executor: createExecutor(flags.executor, {
-        toolsPath: paths.toolsPath,
+        toolsPath,
         defaultTimeoutMs: flags.timeout,
         middleware: approvalGlobs?.length ? [...toolMiddleware, approval(approvals.approver, { only: approvalGlobs })] : toolMiddleware,
         ...(flags.search !== undefined ? { search: flags.search } : {}),
@@ -147,7 +159,8 @@ async function serve(flags: McpFlags): Promise<void> {
     log("warning: with --executor in-process the agent's code runs inside this server: process.exit() ends it and a runaway async loop blocks it");
   }
   keepServing(log, flags.executor === "in-process");
-  const where = `tools from ${paths.toolsPath}, storage in ${storedIn}`;
+  const toolsFrom = redisTools && storage instanceof RedisStorage ? `${redisTools.count} tool files from Redis (${storage.prefix}:tools)` : `tools from ${paths.toolsPath}`;
+  const where = `${toolsFrom}, storage in ${storedIn}`;
   try {
     if (flags.http === undefined) {
       const { ClientApprovals } = await import("../../mcp/approvals.js");
@@ -168,7 +181,7 @@ async function serve(flags: McpFlags): Promise<void> {
       return;
     }
     // Each HTTP client gets its own session, started on first use: check the tool files now.
-    await (await ToolRegistry.load(paths.toolsPath)).close();
+    await (await ToolRegistry.load(toolsPath)).close();
     const { serveHttp } = await import("../../mcp/http.js");
     const serving = await serveHttp({
       ...serverOptions,
@@ -190,6 +203,7 @@ async function serve(flags: McpFlags): Promise<void> {
     log("shutting down");
     await serving.close();
   } finally {
+    await redisTools?.remove();
     await storage.close();
   }
 }

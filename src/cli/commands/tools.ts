@@ -1,5 +1,6 @@
 /** `ts-code-mode tools list|search|describe|call`: the host facade over the tool registry. */
 import type { Command } from "commander";
+import { toWireError } from "../../execution/wire-error.js";
 import type { ToolListing } from "../../tools/registry.js";
 import { formatScore, oneLine, table } from "../format.js";
 import {
@@ -7,6 +8,8 @@ import {
   addStorageOptions,
   CliUsageError,
   DEFAULT_BASE,
+  EXIT_FAILURE,
+  EXIT_USAGE,
   examples,
   parseLimit,
   printJson,
@@ -59,9 +62,14 @@ export function registerToolsCommands(program: Command): void {
 
   const describe = tools.command("describe").description("Print a tool's TypeScript declaration (what the agent's code can call)").argument("<name>", "tool name");
   addStorageOptions(describe);
-  describe.addHelpText("after", examples("tools describe echo", "tools describe grep --base ./demo"));
-  describe.action(async (name: string, flags: StorageFlags) => {
-    writeLine(process.stdout, await withSession(flags, (s) => s.describeTool(name)));
+  addJsonOption(describe, 'print { "name", "declaration" } as JSON (failures as { "error": ... })');
+  describe.addHelpText("after", examples("tools describe echo", "tools describe grep --base ./demo", "tools describe wc --json"));
+  describe.action(async (name: string, flags: JsonFlags) => {
+    await reportingJson(flags, async () => {
+      const declaration = await withSession(flags, (s) => s.describeTool(name));
+      if (flags.json) return printJson({ name, declaration });
+      writeLine(process.stdout, declaration);
+    });
   });
 
   const call = tools
@@ -70,33 +78,83 @@ export function registerToolsCommands(program: Command): void {
     .argument("<target>", "TOOL.CALLABLE (a recipe, MCP tool or endpoint), or TOOL alone for the tool's direct call");
   addStorageOptions(call);
   call.option("--args <json>", "arguments as a JSON object", "{}");
-  addJsonOption(call, "print the result as JSON (a CLI tool's output becomes a JSON string)");
+  addJsonOption(call, 'print the result as JSON (a CLI tool\'s output becomes a JSON string); a failure prints { "error": { name, message, code, ... } }');
   call.addHelpText(
     "after",
     examples("tools call echo.say --args '{\"text\":[\"hi\"]}'", "tools call wc.lines --args '{\"files\":[\"README.md\"]}' --json", "tools call date --args '{\"utc\":true}'"),
   );
   call.action(async (target: string, flags: CallFlags) => {
-    const { tool, callable } = parseTarget(target);
-    const args = parseArgsJson(flags.args);
-    const result = await withSession(flags, (s) => s.callTool(tool, callable, args));
-    if (flags.json) return printJson(result);
-    writeLine(process.stdout, typeof result === "string" ? result : JSON.stringify(result, null, 2) ?? String(result));
+    await reportingJson(flags, async () => {
+      const { tool, callable } = parseTarget(target);
+      const args = parseArgsJson(flags.args);
+      const result = await withSession(flags, (s) => s.callTool(tool, callable, args));
+      if (flags.json) return printJson(result);
+      writeLine(process.stdout, typeof result === "string" ? result : JSON.stringify(result, null, 2) ?? String(result));
+    });
   });
+}
+
+/**
+ * With --json, a script reads stdout only: a failure is printed there as
+ * `{ "error": { name, message, code?, tool?, callable?, exitCode?, status?, stderr?, suggestions? } }`
+ * (exit 2 for a usage error, else 1). Without --json, errors go to stderr as for every command.
+ */
+async function reportingJson(flags: JsonFlags, action: () => Promise<void>): Promise<void> {
+  if (!flags.json) return action();
+  try {
+    await action();
+  } catch (err) {
+    const wire = toWireError(err);
+    const error: Record<string, unknown> = { name: wire.name, message: wire.message, ...wire.details };
+    process.stdout.write(`${JSON.stringify({ error }, null, 2)}\n`);
+    process.exitCode = err instanceof CliUsageError ? EXIT_USAGE : EXIT_FAILURE;
+  }
 }
 
 function limitOption(flags: SearchFlags): { limit?: number } {
   return flags.limit !== undefined ? { limit: flags.limit } : {};
 }
 
+/** Width of a table when stdout is not a terminal (a pipe, a file, a test). */
+const DEFAULT_COLUMNS = 100;
+/** Narrowest a truncated column gets, however small the terminal. */
+const MIN_CELL = 12;
+const GAP = 2;
+
+/**
+ * The listing table, fitted to the terminal: a tool's callables (an MCP server may have dozens) and
+ * its description are cut to the width left, with a count of what was left out. `--json` and
+ * `tools describe` give everything.
+ */
 function toolTable<T extends ToolListing>(listings: T[], score?: (t: T) => string): string {
+  const width = process.stdout.columns || DEFAULT_COLUMNS;
   const headers = [...(score ? ["SCORE"] : []), "TOOL", "CALLABLES", "DESCRIPTION"];
-  const rows = listings.map((t) => [
-    ...(score ? [score(t)] : []),
-    t.name,
-    t.callables.map((c) => c.name).join(", ") || "-",
-    oneLine(t.description),
-  ]);
+  const fixed = listings.map((t) => [...(score ? [score(t)] : []), t.name]);
+  const fixedWidth = headers.slice(0, -2).reduce((sum, h, col) => sum + Math.max(h.length, ...fixed.map((r) => r[col]?.length ?? 0)) + GAP, 0);
+  const room = Math.max(2 * MIN_CELL, width - fixedWidth - GAP);
+  const callablesText = listings.map((t) => t.callables.map((c) => c.name));
+  const widest = Math.max("CALLABLES".length, ...callablesText.map((names) => names.join(", ").length || 1));
+  // Callables get what they need up to a bit less than half the room; the description the rest.
+  const callablesWidth = Math.max(Math.min(widest, MIN_CELL), Math.min(widest, Math.floor(room * 0.45)));
+  const descriptionWidth = Math.max(MIN_CELL, room - callablesWidth);
+  const rows = listings.map((t, i) => [...(fixed[i] ?? []), fitNames(callablesText[i] ?? [], callablesWidth), oneLine(t.description, descriptionWidth)]);
   return table(headers, rows);
+}
+
+/** `a, b, c` cut to `max` characters as `a, b, … +5`; `-` for none. */
+function fitNames(names: string[], max: number): string {
+  const all = names.join(", ");
+  if (all.length <= max) return all || "-";
+  let shown = "";
+  for (let n = names.length - 1; n >= 0; n--) {
+    const head = names.slice(0, n).join(", ");
+    const tail = `${n ? ", " : ""}… +${names.length - n}`;
+    if (head.length + tail.length <= max) {
+      shown = head + tail;
+      break;
+    }
+  }
+  return shown || `… ${names.length}`;
 }
 
 function noTools(flags: StorageFlags): string {

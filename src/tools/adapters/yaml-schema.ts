@@ -66,3 +66,64 @@ export function issueText(issue: z.core.$ZodIssue, raw: unknown, isSecret: (path
 export function fail(source: string, problems: string[]): never {
   throw new ValidationError(`Invalid tool definition in ${source}:\n  ${problems.join("\n  ")}`);
 }
+
+/** Most problems reported for one file; past this a file is more broken than a list helps with. */
+export const MAX_PROBLEMS = 50;
+
+/**
+ * Problems of one file, collected across separate checks so that one bad field never hides the
+ * others' problems (a tool author fixes the file in one pass).
+ */
+export class Problems {
+  readonly list: string[] = [];
+
+  constructor(
+    readonly root: unknown,
+    private readonly isSecret: (path: readonly PathPart[]) => boolean = () => false,
+  ) {}
+
+  add(problem: string): void {
+    if (this.list.length < MAX_PROBLEMS) this.list.push(problem);
+  }
+
+  /** `value` (found at `at` in the file) parsed by `schema`, or undefined after recording its problems. */
+  parse<T extends z.ZodType>(schema: T, value: unknown, at: readonly PathPart[]): z.output<T> | undefined {
+    const r = schema.safeParse(value);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) this.add(issueText({ ...issue, path: [...at, ...issue.path] }, this.root, this.isSecret));
+    return undefined;
+  }
+
+  /**
+   * A mapping parsed field by field against `shape` (unknown keys reported as `strict` does).
+   * Each field's value is undefined when it did not parse; `ok` says whether all did.
+   */
+  fields<T extends z.ZodRawShape>(shape: T, value: Record<string, unknown>, at: readonly PathPart[]): { data: { [K in keyof T]: z.output<T[K]> | undefined }; ok: boolean } {
+    const accepted = Object.keys(shape);
+    const unknown = Object.keys(value).filter((k) => !Object.hasOwn(shape, k));
+    if (unknown.length) {
+      this.add(`${pathText(at)}: unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `'${k}'`).join(", ")}; accepted: ${accepted.join(", ")}`);
+    }
+    let ok = unknown.length === 0;
+    const data: Record<string, unknown> = {};
+    for (const key of accepted) {
+      const schema = shape[key] as z.ZodType;
+      const r = schema.safeParse(value[key]);
+      if (r.success) data[key] = r.data;
+      else {
+        ok = false;
+        for (const issue of r.error.issues) this.add(issueText({ ...issue, path: [...at, key, ...issue.path] }, this.root, this.isSecret));
+      }
+    }
+    return { data: data as { [K in keyof T]: z.output<T[K]> | undefined }, ok };
+  }
+
+  /** Throws ValidationError listing every problem, if there is any. */
+  throwIfAny(source: string): void {
+    if (this.list.length) fail(source, this.list);
+  }
+}
+
+export function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

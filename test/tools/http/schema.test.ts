@@ -122,7 +122,10 @@ describe("parseHttpTool", () => {
     expect(msg).toMatch(/base_url: expected an http:\/\/ or https:\/\/ URL/);
     expect(msg).toMatch(/endpoints\.a\.path: expected a path starting with \//);
     expect(msg).toMatch(/endpoints\.b\.params\.bad\.type: expected one of string, integer, number, boolean, array, object/);
-    // Cross-field checks run once the shape is right.
+    // A broken field or endpoint hides nothing: the endpoints that parsed get their cross-field checks.
+    expect(msg).toMatch(/endpoints\.c\.params\.p\.in: a GET request has no body/);
+    expect(msg).toMatch(/endpoints\.not-ok: endpoint names must be identifiers/);
+    // Cross-field checks of an endpoint run once its shape is right.
     const second = problems({
       ...base,
       endpoints: {

@@ -57,14 +57,16 @@ describe("parseMcpTool", () => {
     expect(http.secrets).toEqual(["s3cr3t-token", "k-123"]);
   });
 
-  it("names an unset variable and never prints any value", () => {
-    const msg = problem(
+  it("an unset variable leaves the tool loadable but unavailable, naming the variable and never printing any value", () => {
+    const spec = parse(
       { name: "m", type: "mcp", transport: "http", url: "http://h/mcp", headers: { Authorization: "Bearer ${MISSING_TOKEN}", "X-Other": "${PRESENT}" } },
       { PRESENT: "do-not-print-me" },
     );
-    expect(msg).toContain("math.yaml");
-    expect(msg).toContain("headers.Authorization: environment variable MISSING_TOKEN is not set");
-    expect(msg).not.toContain("do-not-print-me");
+    expect(spec.unavailable).toContain("math.yaml");
+    expect(spec.unavailable).toContain("headers.Authorization: environment variable MISSING_TOKEN is not set");
+    expect(spec.unavailable).not.toContain("do-not-print-me");
+    expect(parse({ name: "m", type: "mcp", command: "node", env: { A: "${SET}" } }, { SET: "x" }).unavailable).toBeUndefined();
+    // A malformed reference is a broken file, not the host's state.
     expect(problem({ name: "m", type: "mcp", command: "node", env: { A: "${not valid}" } })).toMatch(/env\.A: \$\{not valid\} is not a valid variable reference/);
   });
 
@@ -121,6 +123,23 @@ describe("loading through the registry", () => {
     expect(msg).toContain(path.join(dir, "broken.yaml"));
     expect(msg).toContain("command: expected the server's executable");
     expect(msg).not.toContain("lazy.yaml");
+  });
+
+  it("a server whose ${VAR} is unset does not stop the other tools: it is listed as unavailable and fails on use", async () => {
+    dir = await toolsDir({
+      needs_key: { name: "needs_key", type: "mcp", command: "/definitely/not/here", env: { K: "${TCM_TEST_UNSET_VARIABLE_X}" } },
+      echo: { name: "echo", command: "echo", schema: { positional: [{ name: "text", type: "array" }] } },
+    });
+    const registry = await ToolRegistry.load(dir);
+    try {
+      expect(registry.names()).toEqual(["echo", "needs_key"]);
+      expect(await registry.call("echo", null, { text: ["still", "works"] })).toBe("still works\n");
+      const listed = (await registry.list()).find((t) => t.name === "needs_key");
+      expect(listed?.description).toMatch(/^\(unavailable: MCP server 'needs_key' cannot start: env\.K: environment variable TCM_TEST_UNSET_VARIABLE_X is not set/);
+      await expect(registry.info("needs_key")).rejects.toMatchObject({ name: "ToolError", code: "DEPENDENCY" });
+    } finally {
+      await registry.close();
+    }
   });
 
   it("loads a server that does not exist without touching it (it fails on first use)", async () => {

@@ -75,6 +75,8 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
   const MapCtor = Map;
   const jsonParse = JSON.parse;
   const jsonStringify = JSON.stringify;
+  const stringReplace = String.prototype.replace;
+  const stringSlice = String.prototype.slice;
   const hostCall = host.call;
   const hostConsole = host.console;
   const hostTimer = host.timer;
@@ -95,12 +97,29 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
   // ---- namespace calls ----------------------------------------------------------------------
   const pending = new MapCtor<number, Pending>();
   let nextCall = 1;
+  /**
+   * `tools.echo.say({ text: [fn] })` reaches here as tools.call(["echo", "say", { text: [fn] }]): say
+   * what cannot cross as the agent wrote it, `tools.echo.say: ... (at text[0])`, not
+   * `tools.call: ... (at arguments[2].text[0])`.
+   */
+  const toolCallProblem = (args: unknown[], message: string): string | null => {
+    const tool = args[0];
+    const callable = args[1];
+    if (typeof tool !== "string" || (typeof callable !== "string" && callable !== null)) return null;
+    const cut = (name: string) => (name.length > 80 ? `${reflectApply(stringSlice, name, [0, 80]) as string}…` : name);
+    const label = `tools.${cut(tool)}${callable === null ? "" : `.${cut(callable)}`}`;
+    let at = reflectApply(stringReplace, message, ["(at arguments[2].", "(at "]) as string;
+    at = reflectApply(stringReplace, at, ["(at arguments[2])", "(at the arguments object)"]) as string;
+    return `${label}: ${at}`;
+  };
+
   const call = (ns: string, op: string, args: unknown[]): Promise<unknown> => {
     let encoded;
     try {
       encoded = encode(args, dataMode, "arguments");
     } catch (err) {
-      return PromiseCtor.reject(namedError("ValidationError", `${ns}.${op}: ${(err as Error).message}`));
+      const message = (err as Error).message;
+      return PromiseCtor.reject(namedError("ValidationError", (ns === "tools" && op === "call" ? toolCallProblem(args, message) : null) ?? `${ns}.${op}: ${message}`));
     }
     const id = nextCall++;
     return new PromiseCtor((resolve, reject) => {

@@ -6,9 +6,18 @@
  *   booleans emit the bare flag only when true; arrays repeat the flag once per element;
  *   numbers are written with String(); absent (undefined/null) values emit nothing.
  * Values are never interpreted by a shell: each value is exactly one argv element.
+ *
+ * No value is ever read as an option by the command (option injection: `--file=/etc/shadow`
+ * given as date's format, `--files0-from=...` as a file of wc):
+ *   - an option value that starts with '-' is always written in the flag's own word
+ *     (`--name=-x`, `-s-x`), so it cannot become an option of its own;
+ *   - positionals follow `--` when the YAML says `end_of_options: true` (the command reads `--`
+ *     as "no options after this", as getopt does);
+ *   - otherwise a positional value that starts with '-' is refused, unless the positional says
+ *     `allow_leading_dash: true` (the author vouches the command never reads it as an option).
  */
 import { ToolError } from "../../../errors.js";
-import { describeValue } from "../../validate.js";
+import { callLabel, describeValue } from "../../validate.js";
 import type { CliOption, CliPositional, CliRecipe, CliToolSpec } from "./schema.js";
 
 /**
@@ -41,7 +50,7 @@ function invalid(spec: CliToolSpec, callable: string | null, name: string, expec
     tool: spec.name,
     callable,
     code: "INVALID_INPUT",
-    message: `'${name}' of ${spec.name}${callable ? `.${callable}` : ""} must be ${expected}, got ${describeValue(value)}`,
+    message: `${callLabel(spec.name, callable)}: '${name}' must be ${expected}, got ${describeValue(value)}`,
   });
 }
 
@@ -52,9 +61,28 @@ function scalarText(spec: CliToolSpec, callable: string | null, name: string, va
 }
 
 function optionWords(opt: CliOption, text: string): string[] {
-  if (opt.short !== undefined) return opt.joined ? [`-${opt.short}${text}`] : [`-${opt.short}`, text];
+  // A separate word starting with '-' could be parsed as an option (by a command whose option
+  // takes an optional value, or that does not use getopt); inside the flag's word it cannot.
+  const joined = opt.joined || text.startsWith("-");
+  if (opt.short !== undefined) return joined ? [`-${opt.short}${text}`] : [`-${opt.short}`, text];
   const long = `--${opt.name.replace(/_/g, "-")}`;
-  return opt.joined ? [`${long}=${text}`] : [long, text];
+  return joined ? [`${long}=${text}`] : [long, text];
+}
+
+/** The text of a positional value, refused when the command would read it as an option. */
+function positionalText(spec: CliToolSpec, callable: string | null, pos: CliPositional, value: unknown): string {
+  const text = scalarText(spec, callable, pos.name, value);
+  if (!text.startsWith("-") || spec.endOfOptions || pos.allowLeadingDash) return text;
+  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  throw new ToolError({
+    tool: spec.name,
+    callable,
+    code: "INVALID_INPUT",
+    message:
+      `${callLabel(spec.name, callable)}: '${pos.name}' cannot start with '-' (got ${JSON.stringify(shown)}): ` +
+      `${spec.command[0] ?? spec.name} would read it as an option. For a file name, write './${shown}'. ` +
+      `(The tool's YAML can allow it with end_of_options: true, if the command accepts '--', or allow_leading_dash: true on '${pos.name}'.)`,
+  });
 }
 
 function flagOnly(opt: CliOption): string {
@@ -80,6 +108,7 @@ export function buildArgv(spec: CliToolSpec, values: Record<string, unknown>, ca
     argv.push(...optionWords(opt, scalarText(spec, callable, opt.name, v)));
   }
   let missing: CliPositional | null = null;
+  const positionals: string[] = [];
   for (const pos of spec.positional) {
     const v = values[pos.name];
     if (v === undefined || v === null) {
@@ -92,15 +121,13 @@ export function buildArgv(spec: CliToolSpec, values: Record<string, unknown>, ca
         tool: spec.name,
         callable,
         code: "INVALID_INPUT",
-        message: `'${pos.name}' of ${spec.name}${callable ? `.${callable}` : ""} cannot be given without '${missing.name}' (positionals are passed in order: ${spec.positional.map((p) => p.name).join(", ")})`,
+        message: `${callLabel(spec.name, callable)}: '${pos.name}' cannot be given without '${missing.name}' (positionals are passed in order: ${spec.positional.map((p) => p.name).join(", ")})`,
       });
     }
-    if (pos.type === "array") {
-      const items: unknown[] = Array.isArray(v) ? v : [v];
-      for (const item of items) argv.push(scalarText(spec, callable, pos.name, item));
-    } else {
-      argv.push(scalarText(spec, callable, pos.name, v));
-    }
+    const items: unknown[] = pos.type === "array" && Array.isArray(v) ? v : [v];
+    for (const item of items) positionals.push(positionalText(spec, callable, pos, item));
   }
+  if (positionals.length && spec.endOfOptions) argv.push("--");
+  argv.push(...positionals);
   return argv;
 }

@@ -6,7 +6,7 @@
  * the file, the field path and what is accepted, all at once, so a tool author fixes a file in one pass.
  */
 import { z } from "zod";
-import { fail, issueText, orEmpty, strict } from "../yaml-schema.js";
+import { fail, isMapping, orEmpty, Problems, strict } from "../yaml-schema.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec } from "../../protocol.js";
 import { IDENTIFIER_RE, recipeNameProblem, toolNameProblem, valueProblem } from "../../validate.js";
@@ -32,6 +32,11 @@ export interface CliPositional {
   type: CliPositionalType;
   description: string;
   required: boolean;
+  /**
+   * `allow_leading_dash: true`: a value may start with '-' even though the command does not take
+   * `--` (the author vouches that the command never reads this value as an option).
+   */
+  allowLeadingDash: boolean;
   default?: JsonValue;
   enum?: JsonValue[];
 }
@@ -59,6 +64,11 @@ export interface CliToolSpec {
   timeoutMs: number;
   /** Exit codes that mean success (`ok_exit_codes`, default [0]); e.g. grep exits 1 for "no match". */
   okExitCodes: number[];
+  /**
+   * `end_of_options: true`: the command reads `--` as "no options after this" (getopt does), so
+   * argv.ts writes `--` before the positionals and they may start with '-'.
+   */
+  endOfOptions: boolean;
   tags: string[];
   options: CliOption[];
   positional: CliPositional[];
@@ -69,8 +79,6 @@ export interface CliToolSpec {
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
 
-
-
 const VALUE_TYPES = ["boolean", "string", "integer", "number", "array"] as const;
 const POSITIONAL_TYPES = ["string", "integer", "number", "array"] as const;
 const enumValues = z.array(z.union([z.string(), z.number()])).min(1, "enum needs at least one value");
@@ -78,10 +86,11 @@ const enumValues = z.array(z.union([z.string(), z.number()])).min(1, "enum needs
 const OptionSchema = orEmpty(
   strict({
     type: z.enum(VALUE_TYPES, { error: `expected one of ${VALUE_TYPES.join(", ")}` }).default("string"),
+    // One character: `short: aa` would be emitted as `-aa`, which getopt reads as `-a -a`.
     short: z
       .union([z.string(), z.number()])
       .transform(String)
-      .pipe(z.string().regex(/^[A-Za-z0-9?@#][A-Za-z0-9_-]*$/, "expected the flag letter(s) without a dash, e.g. 's' for -s"))
+      .pipe(z.string().regex(/^[A-Za-z0-9?@#]$/, "expected one flag character without a dash, e.g. 's' for -s (a multi-letter flag is a long option: use the option's name)"))
       .optional(),
     joined: z.boolean().default(false),
     description: z.string().default(""),
@@ -93,12 +102,13 @@ const OptionSchema = orEmpty(
 );
 
 const PositionalSchema = strict({
-  name: z.string().min(1),
+  name: z.string({ error: "expected the positional's name (a string)" }).min(1),
   type: z
     .enum(POSITIONAL_TYPES, { error: `expected one of ${POSITIONAL_TYPES.join(", ")} (a boolean belongs in options)` })
     .default("string"),
   description: z.string().default(""),
   required: z.boolean().default(false),
+  allow_leading_dash: z.boolean().default(false),
   default: z.json().optional(),
   enum: enumValues.optional(),
 });
@@ -117,7 +127,11 @@ const RecipeSchema = orEmpty(
   () => ({}),
 );
 
-const ToolSchema = strict({
+/** A mapping whose entries are checked one by one (so one bad entry does not hide the rest). */
+const mappingOf = (what: string) => orEmpty(z.record(z.string(), z.unknown(), { error: `expected a mapping of ${what}` }), () => ({}));
+
+/** Top-level fields; `schema` and `recipes` are checked entry by entry below. */
+const TOP_FIELDS = {
   name: z.string({ error: "expected the tool name (a string)" }),
   type: z.literal("cli").optional(),
   description: z.string().default(""),
@@ -126,20 +140,16 @@ const ToolSchema = strict({
   }).optional(),
   timeout: z.number().positive("expected a positive number of seconds").default(DEFAULT_TIMEOUT_SECONDS),
   ok_exit_codes: z.array(z.number().int().min(0).max(255), { error: "expected a list of exit codes (0-255)" }).min(1).optional(),
+  end_of_options: z.boolean({ error: "expected true when the command reads `--` as the end of its options, else false" }).default(false),
   tags: orEmpty(z.array(z.string()), () => []),
-  schema: orEmpty(
-    strict({
-      options: orEmpty(z.record(z.string(), OptionSchema), () => ({})),
-      positional: orEmpty(z.array(PositionalSchema), () => []),
-    }),
-    () => ({}),
-  ),
-  recipes: orEmpty(z.record(z.string(), RecipeSchema), () => ({})),
-});
+  schema: orEmpty(z.record(z.string(), z.unknown(), { error: "expected a mapping with options and positional" }), () => ({})),
+  recipes: mappingOf("recipe names to recipes"),
+};
 
-
-
-
+const SCHEMA_FIELDS = {
+  options: mappingOf("option names to options"),
+  positional: orEmpty(z.array(z.unknown(), { error: "expected a list of positionals" }), () => []),
+};
 
 /** The parameter spec an option/positional has for argument checks and discovery. */
 export function paramSpecOf(p: CliOption | CliPositional): ParamSpec {
@@ -151,28 +161,53 @@ export function paramSpecOf(p: CliOption | CliPositional): ParamSpec {
   return spec;
 }
 
-/** Parse and check one CLI tool document. Throws ValidationError naming `source` and each bad field. */
-export function parseCliTool(doc: unknown, source: string): CliToolSpec {
-  const parsed = ToolSchema.safeParse(doc);
-  if (!parsed.success) fail(source, parsed.error.issues.slice(0, 20).map((i) => issueText(i, doc)));
-  const d = parsed.data;
-  const problems: string[] = [];
+/**
+ * Why a value the YAML itself gives a positional (default, preset) would be refused at every call
+ * (argv.ts refuses a leading '-' unless `--` or allow_leading_dash makes it safe), or null.
+ */
+function dashProblem(p: CliPositional, endOfOptions: boolean, value: unknown): string | null {
+  if (endOfOptions || p.allowLeadingDash) return null;
+  const items: unknown[] = Array.isArray(value) ? value : [value];
+  const bad = items.find((v) => (typeof v === "string" || typeof v === "number") && String(v).startsWith("-"));
+  if (bad === undefined) return null;
+  return `'${p.name}' value ${JSON.stringify(bad)} starts with '-', which the command would read as an option; set end_of_options: true (if the command accepts --) or allow_leading_dash: true on the positional`;
+}
 
-  const nameProblem = toolNameProblem(d.name);
-  if (nameProblem) problems.push(`name: ${nameProblem}`);
+/** Parse and check one CLI tool document. Throws ValidationError naming `source` and every bad field. */
+export function parseCliTool(doc: unknown, source: string): CliToolSpec {
+  const problems = new Problems(doc);
+  if (!isMapping(doc)) fail(source, ["(top level): expected a mapping with name, description, command, schema, recipes"]);
+  const { data: d } = problems.fields(TOP_FIELDS, doc, []);
+
+  if (d.name !== undefined) {
+    const nameProblem = toolNameProblem(d.name);
+    if (nameProblem) problems.add(`name: ${nameProblem}`);
+  }
+  const endOfOptions = d.end_of_options ?? false;
+
+  const schemaParts = d.schema ? problems.fields(SCHEMA_FIELDS, d.schema, ["schema"]).data : { options: undefined, positional: undefined };
+  /** False when a whole block failed: then names that are "missing" may just be unreadable. */
+  let namesComplete = schemaParts.options !== undefined && schemaParts.positional !== undefined;
+  /** Declared, but with problems of their own (reported already); references to them are not unknown. */
+  const brokenNames = new Set<string>();
 
   const options: CliOption[] = [];
   const byName = new Map<string, CliOption | CliPositional>();
   const fieldPath = new Map<string, string>();
   const shorts = new Map<string, string>();
-  for (const [name, o] of Object.entries(d.schema.options)) {
+  for (const [name, raw] of Object.entries(schemaParts.options ?? {})) {
     const at = `schema.options.${name}`;
-    if (!IDENTIFIER_RE.test(name)) problems.push(`${at}: option names must be identifiers like max_time (emitted as --max-time)`);
+    if (!IDENTIFIER_RE.test(name)) problems.add(`${at}: option names must be identifiers like max_time (emitted as --max-time)`);
+    const o = problems.parse(OptionSchema, raw, ["schema", "options", name]);
+    if (!o) {
+      brokenNames.add(name);
+      continue;
+    }
     const opt: CliOption = { name, type: o.type, joined: o.joined, description: o.description, required: o.required };
     if (o.short !== undefined) {
       opt.short = o.short;
       const other = shorts.get(o.short);
-      if (other) problems.push(`${at}.short: '-${o.short}' is also the short flag of '${other}'`);
+      if (other) problems.add(`${at}.short: '-${o.short}' is also the short flag of '${other}'`);
       shorts.set(o.short, name);
     }
     if (o.default !== undefined) opt.default = o.default;
@@ -184,16 +219,23 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
 
   const positional: CliPositional[] = [];
   let optionalSeen: string | null = null;
-  d.schema.positional.forEach((p, i) => {
+  (schemaParts.positional ?? []).forEach((raw, i) => {
     const at = `schema.positional[${i}]`;
-    if (!IDENTIFIER_RE.test(p.name)) problems.push(`${at}.name: positional names must be identifiers; got ${JSON.stringify(p.name)}`);
-    if (byName.has(p.name)) problems.push(`${at}.name: '${p.name}' is already the name of an option or positional`);
-    const pos: CliPositional = { name: p.name, type: p.type, description: p.description, required: p.required };
+    const p = problems.parse(PositionalSchema, raw, ["schema", "positional", i]);
+    if (!p) {
+      const name = isMapping(raw) && typeof raw["name"] === "string" ? raw["name"] : null;
+      if (name) brokenNames.add(name);
+      else namesComplete = false;
+      return;
+    }
+    if (!IDENTIFIER_RE.test(p.name)) problems.add(`${at}.name: positional names must be identifiers; got ${JSON.stringify(p.name)}`);
+    if (byName.has(p.name) || brokenNames.has(p.name)) problems.add(`${at}.name: '${p.name}' is already the name of an option or positional`);
+    const pos: CliPositional = { name: p.name, type: p.type, description: p.description, required: p.required, allowLeadingDash: p.allow_leading_dash };
     if (p.default !== undefined) pos.default = p.default;
     if (p.enum) pos.enum = p.enum;
     const effectivelyRequired = p.required && p.default === undefined;
     if (effectivelyRequired && optionalSeen) {
-      problems.push(`${at}: required positional '${p.name}' comes after optional '${optionalSeen}'; put required positionals first`);
+      problems.add(`${at}: required positional '${p.name}' comes after optional '${optionalSeen}'; put required positionals first`);
     }
     if (!effectivelyRequired && p.default === undefined) optionalSeen ??= p.name;
     positional.push(pos);
@@ -206,33 +248,40 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
   // Defaults and enums are checked with the same rules as call arguments.
   for (const p of byName.values()) {
     const at = fieldPath.get(p.name) ?? p.name;
-    if (p.enum && (p.type === "boolean" || p.type === "array")) problems.push(`${at}.enum: enum is only for string, integer and number parameters`);
+    if (p.enum && (p.type === "boolean" || p.type === "array")) problems.add(`${at}.enum: enum is only for string, integer and number parameters`);
     if (p.default !== undefined) {
-      const problem = valueProblem(paramSpecOf(p), p.default, "default");
-      if (problem) problems.push(`${at}: ${problem}`);
+      const problem = valueProblem(paramSpecOf(p), p.default, "default") ?? ("allowLeadingDash" in p ? dashProblem(p, endOfOptions, p.default) : null);
+      if (problem) problems.add(`${at}: ${problem}`);
     }
   }
 
   const recipes: CliRecipe[] = [];
   const accepted = [...byName.keys()].join(", ") || "(the schema declares no options or positionals)";
-  for (const [rname, r] of Object.entries(d.recipes)) {
+  /** A reference to a name the schema lacks; silent when that name may be among the unreadable ones. */
+  const unknownName = (at: string, key: string) => {
+    if (brokenNames.has(key) || !namesComplete) return;
+    problems.add(`${at}: not an option or positional of the schema; accepted: ${accepted}`);
+  };
+  for (const [rname, raw] of Object.entries(d.recipes ?? {})) {
     const at = `recipes.${rname}`;
     const rProblem = recipeNameProblem(rname);
-    if (rProblem) problems.push(`${at}: ${rProblem}`);
+    if (rProblem) problems.add(`${at}: ${rProblem}`);
+    const r = problems.parse(RecipeSchema, raw, ["recipes", rname]);
+    if (!r) continue;
     for (const [key, value] of Object.entries(r.preset)) {
       const target = byName.get(key);
       if (!target) {
-        problems.push(`${at}.preset.${key}: not an option or positional of the schema; accepted: ${accepted}`);
+        unknownName(`${at}.preset.${key}`, key);
         continue;
       }
-      const problem = valueProblem(paramSpecOf(target), value, key);
-      if (problem) problems.push(`${at}.preset: ${problem}`);
+      const problem = valueProblem(paramSpecOf(target), value, key) ?? ("allowLeadingDash" in target ? dashProblem(target, endOfOptions, value) : null);
+      if (problem) problems.add(`${at}.preset: ${problem}`);
     }
     const params: CliRecipeParam[] = [];
     for (const [pname, p] of Object.entries(r.params)) {
       const target = byName.get(pname);
       if (!target) {
-        problems.push(`${at}.params.${pname}: not an option or positional of the schema; accepted: ${accepted}`);
+        unknownName(`${at}.params.${pname}`, pname);
         continue;
       }
       const param: CliRecipeParam = { name: pname };
@@ -240,8 +289,8 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
       if (p.required !== undefined) param.required = p.required;
       if (p.default !== undefined) {
         param.default = p.default;
-        const problem = valueProblem(paramSpecOf(target), p.default, "default");
-        if (problem) problems.push(`${at}.params.${pname}: ${problem}`);
+        const problem = valueProblem(paramSpecOf(target), p.default, "default") ?? ("allowLeadingDash" in target ? dashProblem(target, endOfOptions, p.default) : null);
+        if (problem) problems.add(`${at}.params.${pname}: ${problem}`);
       }
       params.push(param);
     }
@@ -249,22 +298,24 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
     for (const p of byName.values()) {
       if (!p.required || p.default !== undefined || p.name in r.preset) continue;
       if (!params.some((q) => q.name === p.name)) {
-        problems.push(`${at}: required '${p.name}' is neither in params nor in preset, so the recipe could never run`);
+        problems.add(`${at}: required '${p.name}' is neither in params nor in preset, so the recipe could never run`);
       }
     }
     recipes.push({ name: rname, description: r.description, preset: r.preset, params });
   }
 
-  if (problems.length) fail(source, problems);
-
-  const command = d.command === undefined ? [d.name] : typeof d.command === "string" ? [d.command] : d.command;
+  problems.throwIfAny(source);
+  // Every field parsed (else throwIfAny threw), so the required ones are present.
+  const name = d.name!;
+  const command = d.command === undefined ? [name] : typeof d.command === "string" ? [d.command] : d.command;
   return {
-    name: d.name,
-    description: d.description,
+    name,
+    description: d.description ?? "",
     command,
-    timeoutMs: Math.round(d.timeout * 1000),
+    timeoutMs: Math.round((d.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000),
     okExitCodes: d.ok_exit_codes ?? [0],
-    tags: d.tags,
+    endOfOptions,
+    tags: d.tags ?? [],
     options,
     positional,
     recipes,

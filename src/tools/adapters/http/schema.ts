@@ -10,7 +10,7 @@
  * tool can still be listed and described.
  */
 import { z } from "zod";
-import { fail, issueText, orEmpty, strict } from "../yaml-schema.js";
+import { fail, isMapping, orEmpty, Problems, strict } from "../yaml-schema.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec, ParamType } from "../../protocol.js";
 import { IDENTIFIER_RE, describeValue, toolNameProblem, valueProblem } from "../../validate.js";
@@ -118,7 +118,8 @@ const EndpointSchema = strict({
   params: orEmpty(z.record(z.string(), ParamSchema), () => ({})),
 });
 
-const ToolSchema = strict({
+/** Top-level fields, checked one by one; each endpoint is checked on its own below. */
+const TOP_FIELDS = {
   name: z.string({ error: "expected the tool name (a string)" }),
   type: z.literal("http", { error: "expected http" }),
   description: z.string().default(""),
@@ -132,8 +133,8 @@ const ToolSchema = strict({
   }),
   headers: orEmpty(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "expected a header value (a string)" }).transform(String)), () => ({})),
   timeout: z.number().positive("expected a positive number of seconds").default(DEFAULT_HTTP_TIMEOUT_SECONDS),
-  endpoints: z.record(z.string(), EndpointSchema, { error: "expected a mapping of endpoint names to { method, path, description, params }" }),
-});
+  endpoints: z.record(z.string(), z.unknown(), { error: "expected a mapping of endpoint names to { method, path, description, params }" }),
+};
 
 
 
@@ -210,17 +211,20 @@ function checkParam(at: string, name: string, raw: RawParam, location: ParamLoca
 
 /** Parse and check one HTTP tool document. Throws ValidationError naming `source` and each bad field. */
 export function parseHttpTool(doc: unknown, source: string): HttpToolSpec {
-  const parsed = ToolSchema.safeParse(doc);
-  if (!parsed.success) fail(source, parsed.error.issues.slice(0, 20).map((i) => issueText(i, doc)));
-  const d = parsed.data;
-  const problems: string[] = [];
+  if (!isMapping(doc)) fail(source, ["(top level): expected a mapping with name, type: http, base_url, endpoints"]);
+  // Every problem at once: each field and each endpoint is checked even when another one is broken.
+  const collected = new Problems(doc);
+  const { data: d } = collected.fields(TOP_FIELDS, doc, []);
+  const problems = collected.list;
 
-  const nameProblem = toolNameProblem(d.name);
-  if (nameProblem) problems.push(`name: ${nameProblem}`);
+  if (d.name !== undefined) {
+    const nameProblem = toolNameProblem(d.name);
+    if (nameProblem) problems.push(`name: ${nameProblem}`);
+  }
 
   const headers: HeaderTemplate[] = [];
   const seenHeaders = new Set<string>();
-  for (const [name, template] of Object.entries(d.headers)) {
+  for (const [name, template] of Object.entries(d.headers ?? {})) {
     const at = `headers.${name}`;
     const lower = name.toLowerCase();
     if (!HEADER_NAME_RE.test(name)) problems.push(`${at}: not a valid header name (letters, digits and !#$%&'*+-.^_\`|~)`);
@@ -233,12 +237,14 @@ export function parseHttpTool(doc: unknown, source: string): HttpToolSpec {
   }
 
   const endpoints: HttpEndpoint[] = [];
-  if (Object.keys(d.endpoints).length === 0) problems.push("endpoints: expected at least one endpoint, like get_user: { method: GET, path: /users/{id} }");
-  for (const [ename, e] of Object.entries(d.endpoints)) {
+  if (d.endpoints && Object.keys(d.endpoints).length === 0) problems.push("endpoints: expected at least one endpoint, like get_user: { method: GET, path: /users/{id} }");
+  for (const [ename, raw] of Object.entries(d.endpoints ?? {})) {
     const at = `endpoints.${ename}`;
     if (!IDENTIFIER_RE.test(ename) || UNSAFE_PARAM_NAMES.has(ename) || ename === "then") {
       problems.push(`${at}: endpoint names must be identifiers like get_user (letters, digits, _), and not then/constructor/prototype`);
     }
+    const e = collected.parse(EndpointSchema, raw, ["endpoints", ename]);
+    if (!e) continue;
     const placeholders = pathPlaceholders(e.path);
     for (const p of placeholders.problems) problems.push(`${at}.path: ${p}`);
     for (const name of placeholders.names) {
@@ -262,15 +268,15 @@ export function parseHttpTool(doc: unknown, source: string): HttpToolSpec {
     endpoints.push({ name: ename, method: e.method, path: e.path, description: e.description, params });
   }
 
-  if (problems.length) fail(source, problems);
-
+  collected.throwIfAny(source);
+  // Every field parsed (else throwIfAny threw): the required ones are present.
   return {
-    name: d.name,
-    description: d.description,
-    tags: d.tags,
-    baseUrl: d.base_url,
+    name: d.name!,
+    description: d.description ?? "",
+    tags: d.tags ?? [],
+    baseUrl: d.base_url!,
     headers,
-    timeoutMs: Math.round(d.timeout * 1000),
+    timeoutMs: Math.round((d.timeout ?? DEFAULT_HTTP_TIMEOUT_SECONDS) * 1000),
     endpoints,
     source,
   };

@@ -170,6 +170,8 @@ export class McpToolAdapter implements ToolAdapter {
   /** The live connection, opening one when there is none (single flight: concurrent callers share it). */
   private connection(): Promise<McpConnection> {
     if (this.closed) return Promise.reject(this.closedError());
+    // Unset ${VAR}s: never start the server with an empty secret; say what to set instead.
+    if (this.spec.unavailable) return Promise.reject(new ToolError({ tool: this.name, callable: null, code: "DEPENDENCY", message: this.spec.unavailable }));
     if (this.conn && !this.conn.closed) return Promise.resolve(this.conn);
     if (this.conn) this.discard(this.conn);
     if (!this.opening) {

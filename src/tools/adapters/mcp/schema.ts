@@ -28,7 +28,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { fail, issueText, orEmpty, strict, type PathPart } from "../yaml-schema.js";
+import { fail, orEmpty, Problems, strict, type PathPart } from "../yaml-schema.js";
 import { describeValue, toolNameProblem } from "../../validate.js";
 
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 60;
@@ -71,6 +71,11 @@ export interface McpToolSpec {
   server: McpStdioServer | McpHttpServer;
   /** Values that came from `${VAR}`: redacted from every message and stderr excerpt. */
   secrets: string[];
+  /**
+   * Set when `${VAR}`s of env/headers are not set: the server cannot be started, and this says
+   * why. The tool still loads (listed as unavailable) so that it does not stop the others.
+   */
+  unavailable?: string;
   /** Where the definition came from (a file path), for messages. */
   source: string;
 }
@@ -125,16 +130,16 @@ const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * Replace `${NAME}` in `value` from `env`. Problems (unset variable, bad syntax) go to `problems`
  * naming `where` and the variable; the value itself is never quoted.
  */
-function interpolate(value: string, where: string, env: NodeJS.ProcessEnv, problems: string[], secrets: Set<string>): string {
+function interpolate(value: string, where: string, env: NodeJS.ProcessEnv, problems: Interpolation, secrets: Set<string>): string {
   return value.replace(VAR_RE, (match, name: string | undefined) => {
     if (match === "$${") return "${";
     if (name === undefined || !VAR_NAME_RE.test(name)) {
-      problems.push(`${where}: \${${name ?? ""}} is not a valid variable reference; write \${NAME} with NAME made of letters, digits and _ (or $\${ for a literal \${)`);
+      problems.invalid.push(`${where}: \${${name ?? ""}} is not a valid variable reference; write \${NAME} with NAME made of letters, digits and _ (or $\${ for a literal \${)`);
       return "";
     }
     const v = env[name];
     if (v === undefined) {
-      problems.push(`${where}: environment variable ${name} is not set (referenced as \${${name}}); set it before starting, or remove the reference`);
+      problems.unset.push(`${where}: environment variable ${name} is not set (referenced as \${${name}}); set it before starting, or remove the reference`);
       return "";
     }
     if (v.length > 0) secrets.add(v);
@@ -142,7 +147,13 @@ function interpolate(value: string, where: string, env: NodeJS.ProcessEnv, probl
   });
 }
 
-function interpolateAll(values: Record<string, string>, field: string, env: NodeJS.ProcessEnv, problems: string[], secrets: Set<string>): Record<string, string> {
+/** Problems of `${VAR}` references: a bad reference is a broken file; an unset variable is the host's state. */
+interface Interpolation {
+  invalid: string[];
+  unset: string[];
+}
+
+function interpolateAll(values: Record<string, string>, field: string, env: NodeJS.ProcessEnv, problems: Interpolation, secrets: Set<string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values)) out[key] = interpolate(value, `${field}.${key}`, env, problems, secrets);
   return out;
@@ -178,47 +189,54 @@ export function parseMcpTool(doc: unknown, source: string, options: ParseMcpOpti
     fail(source, [`transport: expected one of ${TRANSPORTS.join(", ")} (http means Streamable HTTP); got ${describeValue(transport)}`]);
   }
   const input = { ...raw, transport };
-  const parsed = transport === "stdio" ? StdioSchema.safeParse(input) : HttpSchema.safeParse(input);
-  if (!parsed.success) fail(source, parsed.error.issues.slice(0, 20).map((i) => issueText(i, input, isSecretPath)));
-  const d = parsed.data;
-
-  const problems: string[] = [];
-  const nameProblem = toolNameProblem(d.name);
-  if (nameProblem) problems.push(`name: ${nameProblem}`);
-
+  const collected = new Problems(input, isSecretPath);
+  const problems = collected.list;
+  const vars: Interpolation = { invalid: [], unset: [] };
   const secrets = new Set<string>();
-  let server: McpStdioServer | McpHttpServer;
-  if (d.transport === "stdio") {
-    server = {
-      transport: "stdio",
-      command: d.command,
-      args: d.args,
-      env: interpolateAll(d.env, "env", env, problems, secrets),
-      cwd: path.resolve(options.dir, d.cwd ?? "."),
-    };
+  let server: McpStdioServer | McpHttpServer | null = null;
+  let d: { name?: string | undefined; description?: string | undefined; tags?: string[] | undefined; timeout?: number | undefined; connect_timeout?: number | undefined };
+  // Field by field, so that every problem of the file is listed at once.
+  if (transport === "stdio") {
+    const s = collected.fields(StdioSchema.shape, input, []).data;
+    d = s;
+    if (s.command !== undefined && s.args !== undefined && s.env !== undefined) {
+      server = { transport: "stdio", command: s.command, args: s.args, env: interpolateAll(s.env, "env", env, vars, secrets), cwd: path.resolve(options.dir, s.cwd ?? ".") };
+    }
   } else {
-    let url: URL | null = null;
-    try {
-      url = new URL(d.url);
-    } catch {
-      problems.push(`url: expected an absolute http:// or https:// URL, e.g. https://example.com/mcp; got ${describeValue(d.url)}`);
+    const h = collected.fields(HttpSchema.shape, input, []).data;
+    d = h;
+    if (h.url !== undefined) {
+      let url: URL | null = null;
+      try {
+        url = new URL(h.url);
+      } catch {
+        problems.push(`url: expected an absolute http:// or https:// URL, e.g. https://example.com/mcp; got ${describeValue(h.url)}`);
+      }
+      if (url && url.protocol !== "http:" && url.protocol !== "https:") {
+        problems.push(`url: expected an http:// or https:// URL; got the scheme ${JSON.stringify(url.protocol)}`);
+      }
+      if (h.headers !== undefined) server = { transport: "http", url: h.url, headers: interpolateAll(h.headers, "headers", env, vars, secrets) };
     }
-    if (url && url.protocol !== "http:" && url.protocol !== "https:") {
-      problems.push(`url: expected an http:// or https:// URL; got the scheme ${JSON.stringify(url.protocol)}`);
-    }
-    server = { transport: "http", url: d.url, headers: interpolateAll(d.headers, "headers", env, problems, secrets) };
   }
+  if (d.name !== undefined) {
+    const nameProblem = toolNameProblem(d.name);
+    if (nameProblem) problems.push(`name: ${nameProblem}`);
+  }
+  problems.push(...vars.invalid);
+  collected.throwIfAny(source);
 
-  if (problems.length) fail(source, problems);
-  return {
-    name: d.name,
-    description: d.description,
-    tags: d.tags,
-    timeoutMs: Math.round(d.timeout * 1000),
-    connectTimeoutMs: Math.round(d.connect_timeout * 1000),
-    server,
+  const spec: McpToolSpec = {
+    name: d.name!,
+    description: d.description ?? "",
+    tags: d.tags ?? [],
+    timeoutMs: Math.round((d.timeout ?? DEFAULT_MCP_TIMEOUT_SECONDS) * 1000),
+    connectTimeoutMs: Math.round((d.connect_timeout ?? DEFAULT_MCP_CONNECT_TIMEOUT_SECONDS) * 1000),
+    server: server!,
     // Longest first, so that redacting a secret that contains another one hides all of it.
     secrets: [...secrets].sort((a, b) => b.length - a.length),
     source,
   };
+  // An unset variable is the host's state, not a broken file: the other tools still load.
+  if (vars.unset.length) spec.unavailable = `MCP server '${spec.name}' cannot start: ${vars.unset.join("; ")} (in ${source})`;
+  return spec;
 }
