@@ -21,6 +21,7 @@ import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "..
 import { ReplEngine } from "../repl/engine.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
+import { acquireFailureListeners, describe, runInGuestScope, runInHostScope } from "./guest-failures.js";
 
 export interface InProcessExecutorOptions extends ExecutorOptions, DepsConfig {
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
@@ -38,6 +39,9 @@ export class InProcessExecutor implements Executor {
   private budget = RunBudget.idle(this.kind);
   private readonly queue = new SerialQueue();
   private closed = false;
+  private callsInFlight = 0;
+  /** Removes the process-wide failure listeners (see guest-failures.ts) when this executor closes. */
+  private releaseListeners: (() => void) | null = null;
 
   constructor(options: InProcessExecutorOptions = {}) {
     const { tools, ...rest } = options;
@@ -76,13 +80,27 @@ export class InProcessExecutor implements Executor {
       ...(this.options.search ? { search: this.options.search } : {}),
     });
     this.hostServices = host;
+    const report = (text: string) => this.engine?.report(text);
+    this.releaseListeners = acquireFailureListeners();
     this.engine = new ReplEngine({
       importBases: [deps.dir, process.cwd()],
       onAsyncTimeout: "abandon",
       // Arguments are copied into the host realm, as they would be across a process boundary:
       // the host's plain-object and JSON checks then see host objects, and the guest cannot
-      // mutate what the host is working on.
-      call: async (ns, op, args) => host.dispatch(ns, op, copyArgs(args), this.budget.callContext()),
+      // mutate what the host is working on. The host's work runs outside the guest's failure
+      // scope: a failure there is the host's, not the agent's.
+      call: async (ns, op, args) => {
+        const copied = copyArgs(args);
+        this.callsInFlight++;
+        try {
+          return await runInHostScope(() => host.dispatch(ns, op, copied, this.budget.callContext()));
+        } finally {
+          this.callsInFlight--;
+        }
+      },
+      // The agent's floating failures are reported on the run's stderr instead of ending the host.
+      onCallbackError: (err) => report(`Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${describe(err)}\n`),
+      runScope: (fn) => runInGuestScope(report, fn),
     });
   }
 
@@ -100,7 +118,8 @@ export class InProcessExecutor implements Executor {
     this.budget = new RunBudget(timeoutMs, this.kind);
     try {
       const result = await engine!.run(script, timeoutMs); // admitted: started, so the engine exists
-      if (result.error?.name === "TimeoutError") this.budget.abort("the run timed out");
+      // Tool calls still in flight (from code the run did not await, or a timed-out run) end with the run.
+      if (this.callsInFlight > 0 || result.error?.name === "TimeoutError") this.budget.abort(result.error?.name === "TimeoutError" ? "the run timed out" : "the run ended");
       return { ...result, durationMs: performance.now() - startedAt };
     } finally {
       this.budget = RunBudget.idle(this.kind);
@@ -119,6 +138,8 @@ export class InProcessExecutor implements Executor {
     this.budget.abort("the executor was closed");
     this.engine?.dispose();
     this.engine = null;
+    this.releaseListeners?.();
+    this.releaseListeners = null;
     const host = this.hostServices;
     this.hostServices = null;
     await host?.close();

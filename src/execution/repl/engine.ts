@@ -8,6 +8,9 @@
  * A vm `timeout` interrupts synchronous code up to the snippet's first `await`. What happens after
  * that depends on `onAsyncTimeout`: the in-process executor abandons the run (its timers are
  * cleared); the subprocess child leaves it to the host, which kills the process.
+ *
+ * Guest code never outlives its run: when a run ends, the timers, intervals and immediates the
+ * guest left are cleared, and a namespace call made while no run is in progress is refused.
  */
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -30,9 +33,20 @@ export interface ReplEngineOptions {
   importBases?: string[];
   /** Whether the guest sees `process` and `require`. Default true. */
   nodeGlobals?: boolean;
+  /**
+   * Where an exception thrown by a guest timer, immediate or microtask goes. Default: it is
+   * rethrown (an uncaught exception of the process, which the subprocess child reports and dies
+   * of). The in-process executor reports it on the run's stderr instead.
+   */
+  onCallbackError?: (error: unknown) => void;
+  /** Runs the script (and so every callback it schedules) inside a scope, e.g. an AsyncLocalStorage. */
+  runScope?: <T>(fn: () => T) => T;
 }
 
 type Timer = ReturnType<typeof setTimeout>;
+
+/** Failures reported between runs are kept for the next run up to this many characters. */
+const LATE_NOTICE_CHARS = 8_192;
 
 /** Marks a compiled workflow module body: `workflows.load` returns it ready to evaluate. */
 export interface CompiledWorkflow {
@@ -45,6 +59,11 @@ export class ReplEngine {
   private context: vm.Context;
   private output: RunOutput | null = null;
   private readonly timers = new Set<Timer>();
+  private readonly immediates = new Set<ReturnType<typeof setImmediate>>();
+  /** A run is in progress: the guest may call the host. */
+  private active = false;
+  /** Failures noticed between runs (a promise rejected after its run ended), for the next run's stderr. */
+  private late = "";
   private readonly scripts = new Map<string, vm.Script>();
   private readonly requireFromBase: NodeRequire;
 
@@ -59,6 +78,10 @@ export class ReplEngine {
   async run(script: string, timeoutMs: number): Promise<ExecutionResult> {
     const startedAt = performance.now();
     const output: RunOutput = { stdout: new OutputBuffer(), stderr: new OutputBuffer() };
+    if (this.late) {
+      output.stderr.write(this.late);
+      this.late = "";
+    }
     this.output = output;
     const finish = (fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">): ExecutionResult => ({
       ...fields,
@@ -67,8 +90,11 @@ export class ReplEngine {
       durationMs: performance.now() - startedAt,
     });
     let timer: Timer | undefined;
+    this.active = true;
     try {
-      const pending = this.compile(script).runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
+      const compiled = this.compile(script);
+      const start = () => compiled.runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
+      const pending = this.options.runScope ? this.options.runScope(start) : start();
       let value: unknown;
       if (this.options.onAsyncTimeout === "abandon") {
         const timedOut = new Promise<never>((_, reject) => {
@@ -80,21 +106,30 @@ export class ReplEngine {
       }
       return finish({ ok: true, value: cloneValue(value), display: renderDisplay(value), error: null });
     } catch (thrown) {
-      if (thrown instanceof AbandonedRun) this.clearTimers();
       return finish({ ok: false, value: undefined, display: "", error: engineError(thrown, timeoutMs) });
     } finally {
       if (timer) clearTimeout(timer);
+      this.active = false;
+      this.output = null;
+      this.clearTimers();
     }
   }
 
-  /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write). */
+  /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write); dropped between runs. */
   write(stream: "stdout" | "stderr", text: string): void {
     this.output?.[stream].write(text);
+  }
+
+  /** A failure of the guest's (unhandled rejection, throwing callback): on this run's stderr, or the next run's when none is in progress. */
+  report(text: string): void {
+    if (this.output) this.output.stderr.write(text);
+    else if (this.late.length < LATE_NOTICE_CHARS) this.late += text.slice(0, LATE_NOTICE_CHARS - this.late.length);
   }
 
   /** Forget the agent's variables: a fresh context with fresh namespaces; timers are cleared. */
   reset(): void {
     this.clearTimers();
+    this.late = "";
     this.context = this.createContext();
   }
 
@@ -114,8 +149,28 @@ export class ReplEngine {
   }
 
   private clearTimers(): void {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    if (this.timers.size) {
+      for (const t of this.timers) clearTimeout(t);
+      this.timers.clear();
+    }
+    if (this.immediates.size) {
+      for (const i of this.immediates) clearImmediate(i);
+      this.immediates.clear();
+    }
+  }
+
+  /** A guest callback, with its exception sent to onCallbackError when one is set. */
+  private guard(fn: (...a: unknown[]) => unknown, args: unknown[]): void {
+    const report = this.options.onCallbackError;
+    if (!report) {
+      fn(...args);
+      return;
+    }
+    try {
+      fn(...args);
+    } catch (err) {
+      report(err);
+    }
   }
 
   private createContext(): vm.Context {
@@ -128,10 +183,16 @@ export class ReplEngine {
       ErrorCtor,
       // Results are copied into this context's realm (so `instanceof Uint8Array` holds), and
       // whatever the transport rejects with becomes an Error of this realm.
-      call: (ns, op, args) =>
-        hostCall(ns, op, args).then(adopt, (err: unknown) => {
+      call: (ns, op, args) => {
+        if (!this.active) {
+          return Promise.reject(
+            fromWireError({ name: "RunEndedError", message: `${ns}.${op}: the run that made this call has ended; code left running after a run cannot call the host.` }, ErrorCtor),
+          );
+        }
+        return hostCall(ns, op, args).then(adopt, (err: unknown) => {
           throw fromWireError(isWireError(err) && !(err instanceof Error) ? err : toWireError(err), ErrorCtor);
-        }),
+        });
+      },
       compileWorkflow: (name, source) => {
         const factory = vm.runInContext(`(function (exports, require, module, tools, workflows, artifacts, deps) {${source}\n})`, context, {
           filename: `workflows/${name}.ts`,
@@ -149,7 +210,7 @@ export class ReplEngine {
         const handle: Timer = schedule(
           (...a: unknown[]) => {
             if (once) timers.delete(handle);
-            fn(...a);
+            this.guard(fn, a);
           },
           ms,
           ...rest,
@@ -161,15 +222,33 @@ export class ReplEngine {
       clearTimeout(t);
       timers.delete(t);
     };
+    const immediates = this.immediates;
+    const trackedImmediate = (fn: (...a: unknown[]) => void, ...rest: unknown[]): ReturnType<typeof setImmediate> => {
+      if (typeof fn !== "function") throw new TypeError("The callback must be a function");
+      const handle = setImmediate(() => {
+        immediates.delete(handle);
+        this.guard(fn, rest);
+      });
+      immediates.add(handle);
+      return handle;
+    };
+    const untrackImmediate = (i: ReturnType<typeof setImmediate>) => {
+      clearImmediate(i);
+      immediates.delete(i);
+    };
+    const guardedMicrotask = (fn: () => void): void => {
+      if (typeof fn !== "function") throw new TypeError("The callback must be a function");
+      queueMicrotask(() => this.guard(fn, []));
+    };
     const globals: Record<string, unknown> = {
       console: createGuestConsole(() => this.output),
       setTimeout: tracked(setTimeout, true),
       setInterval: tracked(setInterval, false),
       clearTimeout: untrack,
       clearInterval: untrack,
-      setImmediate,
-      clearImmediate,
-      queueMicrotask,
+      setImmediate: trackedImmediate,
+      clearImmediate: untrackImmediate,
+      queueMicrotask: guardedMicrotask,
       structuredClone,
       URL,
       URLSearchParams,

@@ -1,15 +1,19 @@
 /**
- * One child `node` process running child.js: spawning it, waiting until it is ready, and noticing
- * how it ended. The executor owns the policy (when to restart, what to tell the agent); this
- * module only owns the process.
+ * One child `node` process running child.js: spawning it, waiting until it is ready, noticing how
+ * it ended, holding it to its memory cap, and ending it together with every process it started.
+ * The executor owns the policy (when to restart, what to tell the agent); this module only owns
+ * the process.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { GuestToHost, HostToGuest } from "../rpc/protocol.js";
-import { isGuestMessage } from "../rpc/protocol.js";
 import type { WireError } from "../wire-error.js";
+import { canWatchMemory, MemoryWatch } from "./memory-watch.js";
+import { checkGuestMessage } from "./messages.js";
+import { GUEST_MARKER_ENV, killGuestProcesses } from "./process-tree.js";
 
 export interface ChildPermissions {
   /** Folders (or files) the child may read. Its own code is always readable. */
@@ -36,6 +40,10 @@ export interface ChildExit {
   stderrTail: string;
   /** An uncaught exception the child reported before exiting. */
   fatal: WireError | null;
+  /** Set when the host killed the child for going over maxMemoryMb: its own resident memory then. */
+  memoryExceededMb: number | null;
+  /** Set when the host killed the child for sending a message outside the protocol: what was wrong. */
+  protocolViolation: string | null;
 }
 
 const STDERR_TAIL_CHARS = 8_192;
@@ -57,7 +65,14 @@ export class ChildHandle {
   readonly exited: Promise<ChildExit>;
   private stderrTail = "";
   private fatal: WireError | null = null;
+  private memoryExceededMb: number | null = null;
+  private protocolViolation: string | null = null;
   private alive = true;
+  private isReadyFlag = false;
+  /** Inherited by every process the child starts, so they can be found when it is killed. */
+  private readonly marker = randomUUID();
+  private readonly memoryWatch: MemoryWatch | null = null;
+  private killing: Promise<void> | null = null;
 
   constructor(options: SpawnOptions) {
     const script = childScriptPath();
@@ -66,9 +81,18 @@ export class ChildHandle {
       execArgv: execArgv(script, options),
       serialization: "advanced",
       stdio: ["ignore", "pipe", "pipe", "ipc"],
-      env: options.env,
+      env: { ...options.env, [GUEST_MARKER_ENV]: this.marker },
       cwd: options.cwd,
+      // Its own session and process group: killing the group ends what the agent's code started.
+      detached: true,
     });
+    const pid = this.process.pid;
+    if (options.maxMemoryMb !== undefined && canWatchMemory && pid !== undefined) {
+      this.memoryWatch = new MemoryWatch(pid, options.maxMemoryMb, (mb) => {
+        this.memoryExceededMb = mb;
+        void this.kill();
+      });
+    }
     this.process.stdout?.resume();
     this.process.stderr?.setEncoding("utf8");
     this.process.stderr?.on("data", (chunk: string) => {
@@ -77,17 +101,36 @@ export class ChildHandle {
     this.exited = new Promise((resolve) => {
       this.process.once("exit", (code, signal) => {
         this.alive = false;
+        this.memoryWatch?.stop();
         // Let the last stderr bytes (an OOM report) arrive before describing the exit.
-        setImmediate(() => resolve({ code, signal, stderrTail: this.stderrTail, fatal: this.fatal }));
+        setImmediate(() =>
+          resolve({
+            code,
+            signal,
+            stderrTail: this.stderrTail,
+            fatal: this.fatal,
+            memoryExceededMb: this.memoryExceededMb,
+            protocolViolation: this.protocolViolation,
+          }),
+        );
       });
     });
     this.ready = new Promise((resolve, reject) => {
       this.process.once("error", reject);
       void this.exited.then((exit) => reject(new ChildStartError(exit)));
-      this.process.on("message", (message: unknown) => {
-        if (!isGuestMessage(message)) return;
-        if (message.type === "ready") resolve();
-        else if (message.type === "fatal") this.fatal = message.error;
+      this.process.on("message", (raw: unknown) => {
+        const checked = checkGuestMessage(raw);
+        if (!checked.ok) {
+          // Only the agent's code (through process.send) can produce this: the child is not to be trusted any more.
+          this.protocolViolation ??= checked.problem;
+          void this.kill();
+          return;
+        }
+        const message = checked.message;
+        if (message.type === "ready") {
+          this.isReadyFlag = true;
+          resolve();
+        } else if (message.type === "fatal") this.fatal = message.error;
         else options.onMessage(message);
       });
     });
@@ -103,15 +146,27 @@ export class ChildHandle {
     return this.alive;
   }
 
+  /** The child said it is ready (so `ready` has resolved). */
+  get isReady(): boolean {
+    return this.isReadyFlag;
+  }
+
   /** Throws when the channel is closed (the child died). */
   send(message: HostToGuest): void {
     if (!this.alive || !this.process.connected) throw new Error("the executor process is not running");
     this.process.send(message);
   }
 
-  /** SIGKILL and wait for the exit. Safe to call more than once. */
+  /**
+   * SIGKILL the child, its process group and every process it started (see process-tree.ts), and
+   * wait for the child's exit. Safe to call more than once, and after the child died by itself
+   * (what it started may still be running).
+   */
   async kill(): Promise<ChildExit> {
-    if (this.alive) this.process.kill("SIGKILL");
+    const pid = this.process.pid;
+    if (pid !== undefined) this.killing ??= killGuestProcesses(pid, this.marker, this.alive);
+    else if (this.alive) this.process.kill("SIGKILL");
+    await this.killing;
     return this.exited;
   }
 }
@@ -128,6 +183,7 @@ export function describeExit(exit: ChildExit): string {
 }
 
 export function isOutOfMemory(exit: ChildExit): boolean {
+  if (exit.memoryExceededMb !== null) return true;
   return /heap out of memory|Reached heap limit|Allocation failed/i.test(exit.stderrTail);
 }
 

@@ -9,6 +9,7 @@ import { RpcClient } from "../rpc/client.js";
 import { isHostMessage, type GuestToHost } from "../rpc/protocol.js";
 import { renderDisplay } from "../result.js";
 import { toWireError } from "../wire-error.js";
+import { fitError, fitResult } from "./message-limits.js";
 
 const send = (message: GuestToHost): void => {
   if (!process.send) throw new Error("ts-code-mode child started without an IPC channel");
@@ -49,21 +50,22 @@ process.on("message", (message: unknown) => {
     client.settle(message);
     return;
   }
-  void engine.run(message.script, message.timeoutMs).then((result) => send({ type: "result", runId: message.runId, result }));
+  // Cut to the host's limits (an error's message may be any length): the host refuses larger messages.
+  void engine.run(message.script, message.timeoutMs).then((result) => send({ type: "result", runId: message.runId, result: fitResult(result) }));
 });
 
-// A floating rejected promise is reported in the run's stderr instead of ending the process.
+// A floating rejected promise is reported in the run's stderr (or the next run's) instead of ending the process.
 process.on("unhandledRejection", (reason) => {
   // Guest errors come from the vm context's realm, so `instanceof Error` would be false here.
   const e = reason as { name?: unknown; message?: unknown } | null;
   const text = typeof e === "object" && e !== null && typeof e.message === "string" ? `${String(e.name)}: ${e.message}` : renderDisplay(reason, 2_000);
-  engine.write("stderr", `Unhandled promise rejection: ${text}\n`);
+  engine.report(`Unhandled promise rejection: ${text}\n`);
 });
 
 // An exception thrown from a timer or callback ends the process, after telling the host why.
 process.on("uncaughtException", (err) => {
   try {
-    process.send?.({ type: "fatal", error: toWireError(err) } satisfies GuestToHost, undefined, undefined, () => process.exit(70));
+    process.send?.({ type: "fatal", error: fitError(toWireError(err)) } satisfies GuestToHost, undefined, undefined, () => process.exit(70));
   } catch {
     process.exit(70);
   }

@@ -5,7 +5,11 @@
  *   - timeout: synchronous code before the first await is interrupted inside the child (variables
  *     kept); anything else still running at the deadline is stopped by killing the child, and the
  *     error says the variables were lost. A fresh child is started at once for the next run.
- *   - maxMemoryMb caps the child's V8 heap; exceeding it is reported as MemoryLimitError.
+ *   - maxMemoryMb caps the child's V8 heap and (on Linux) its whole resident memory, polled from
+ *     /proc (see memory-watch.ts); exceeding it is reported as MemoryLimitError.
+ *   - the child has its own process group; killing it kills what it started (process-tree.ts).
+ *   - every message from the child is validated and size-checked (messages.ts); a call that
+ *     arrives when no run is in progress is refused.
  *   - a crash (process.exit, an exception thrown from a timer, a signal) becomes an error result.
  *   - reset() replaces the child; close() kills it and waits for it to exit.
  *
@@ -26,16 +30,20 @@ import type { SearchOptions } from "../../search/config.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
-import type { GuestToHost } from "../rpc/protocol.js";
+import type { CallMessage, GuestToHost } from "../rpc/protocol.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
+import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
 import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions } from "./child-process.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
   /** Timeout of a run that gives none; default 30 s. */
   defaultTimeoutMs?: number;
-  /** Cap on the child's V8 heap in MB (--max-old-space-size). Default: Node's own limit. */
+  /**
+   * Cap on the child's memory in MB: its V8 heap (--max-old-space-size) and, on Linux, its whole
+   * resident memory (Buffers included), polled by the host. Default: Node's own heap limit only.
+   */
   maxMemoryMb?: number;
   /** How long a child may take to start before start() fails; default 10 s. */
   startupTimeoutMs?: number;
@@ -81,6 +89,8 @@ const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
 interface PendingRun {
   runId: number;
   resolve(result: ExecutionResult): void;
+  /** The child died during the run. */
+  crashed(exit: ChildExit): void;
 }
 
 export class SubprocessExecutor implements Executor {
@@ -95,6 +105,8 @@ export class SubprocessExecutor implements Executor {
   private budget = RunBudget.idle(this.kind);
   private pending: PendingRun | null = null;
   private nextRunId = 1;
+  /** Namespace calls being answered; when a run ends with some still going, they are aborted. */
+  private callsInFlight = 0;
   /** What happened to a child that died between runs; told to the agent with the next result. */
   private unreportedExit: string | null = null;
   private readonly queue = new SerialQueue();
@@ -125,8 +137,15 @@ export class SubprocessExecutor implements Executor {
       "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
       "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
       "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor or ContainerExecutor for that.",
+      "Child processes: the child runs in its own session and process group; reset(), close() and every restart kill that group and, on Linux, every process it started that /proc shows as its descendant or carrying its marker environment variable (detached, nohup and setsid ones included). A process that clears its environment and double-forks away escapes; use a container for that.",
+      "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host; code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close().",
     ];
     if (this.options.maxMemoryMb === undefined) notes.push("memoryLimit: no maxMemoryMb set, so only Node's default heap limit applies.");
+    else if (canWatchMemory)
+      notes.push(
+        `memoryLimit: maxMemoryMb caps V8's heap (--max-old-space-size) and the whole process: the host reads the child's own resident memory (RssAnon + RssShmem in /proc, so Buffers and native allocations count) every ${MEMORY_POLL_MS} ms and kills it past the cap; between two reads it may briefly go over. Address-space rlimits are not used: V8 reserves gigabytes of address space and does not start under them.`,
+      );
+    else notes.push("memoryLimit: on this platform maxMemoryMb caps only V8's heap (--max-old-space-size); Buffers and native allocations are not counted (the whole-process cap needs Linux's /proc).");
     if (this.options.permissions) notes.push("filesystem: restricted by Node's permission model to the folders given in permissions.");
     const caps: Capability[] = ["timeout", "processIsolation", "memoryLimit", "reset"];
     if (this.options.allowRuntimeDeps !== false) caps.push("depsInstall");
@@ -203,11 +222,10 @@ export class SubprocessExecutor implements Executor {
     let onAbort: (() => void) | undefined;
     try {
       const result = await new Promise<ExecutionResult>((resolve) => {
-        this.pending = { runId, resolve };
-        // The child may die during the run (crash, OOM, process.exit).
-        void child.exited.then((exit) => {
-          if (this.pending?.runId === runId) resolve(errorResult(this.crashError(exit), startedAt));
-        });
+        // The child may die during the run (crash, OOM, process.exit): the one exit handler
+        // installed at spawn calls `crashed`. (A handler per run on `child.exited` would pile up
+        // for the child's whole life, one closure per run.)
+        this.pending = { runId, resolve, crashed: (exit) => resolve(errorResult(this.crashError(exit), startedAt)) };
         // The deadline may have been held (a human deciding on an approval): wait for what is left.
         const arm = (ms: number) => {
           killTimer = setTimeout(() => {
@@ -237,9 +255,8 @@ export class SubprocessExecutor implements Executor {
           resolve(errorResult({ name: "ExecutorCrashError", message: `Could not send the code to the executor process: ${err instanceof Error ? err.message : String(err)}` }, startedAt));
         }
       });
-      if (!result.ok && (result.error?.name === "TimeoutError" || !child.isAlive || this.pending?.runId === runId)) {
-        this.budget.abort(result.error?.message ?? "the run ended");
-      }
+      // Tool calls still in flight (from code the run did not await, or a stopped run) end with the run.
+      if (this.callsInFlight > 0 || !result.ok) this.budget.abort(result.error?.message ?? "the run ended");
       if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) await this.replaceChild();
       const final = notice ? { ...result, stderr: `${notice}\n${result.stderr}` } : result;
       return { ...final, durationMs: performance.now() - startedAt };
@@ -253,8 +270,26 @@ export class SubprocessExecutor implements Executor {
 
   private onMessage(child: ChildHandle, message: GuestToHost): void {
     if (child !== this.child) return;
-    if (message.type === "call") void this.provider?.handle(message);
+    if (message.type === "call") this.onCall(child, message);
     else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.resolve(message.result);
+  }
+
+  /**
+   * Guest code never outlives its run: a call that arrives when no run is in progress (code left
+   * running in the child through Node's own timers, sockets, ...) is refused without touching
+   * tools or storage.
+   */
+  private onCall(child: ChildHandle, message: CallMessage): void {
+    if (!this.pending || !this.provider) {
+      try {
+        child.send({ type: "reply", callId: message.callId, ok: false, error: { name: "RunEndedError", message: `${message.ns}.${message.op}: the run that made this call has ended; code left running after a run cannot call the host.` } });
+      } catch {
+        // the child is gone
+      }
+      return;
+    }
+    this.callsInFlight++;
+    void this.provider.handle(message).finally(() => this.callsInFlight--);
   }
 
   /** The running child, or a new one once it is ready. */
@@ -280,13 +315,16 @@ export class SubprocessExecutor implements Executor {
     });
     this.child = child;
     void child.exited.then((exit) => {
-      // A child that dies while idle (an exception thrown from a timer) is reported with the next result.
-      if (this.child === child && !this.pending && !this.closed) this.unreportedExit = describeIdleExit(exit);
+      if (this.child !== child || this.closed) return;
+      if (this.pending) this.pending.crashed(exit);
+      // A child that dies while idle (killed from outside, over its memory cap) is reported with the next result.
+      else this.unreportedExit = describeIdleExit(exit);
     });
     return this.withStartupTimeout(child).then(() => child);
   }
 
   private async withStartupTimeout(child: ChildHandle): Promise<void> {
+    if (child.isReady) return;
     const limit = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -322,9 +360,13 @@ export class SubprocessExecutor implements Executor {
 
   private crashError(exit: ChildExit): ExecutionError {
     const lost = "The executor process was restarted; variables from earlier runs were lost.";
+    if (exit.protocolViolation !== null) {
+      return { name: "ExecutorCrashError", message: `The executor process sent a message outside the protocol (${exit.protocolViolation}; e.g. a forged process.send()), so it was stopped. ${lost}` };
+    }
     if (isOutOfMemory(exit)) {
       const limit = this.options.maxMemoryMb !== undefined ? `the memory limit of ${this.options.maxMemoryMb} MB (maxMemoryMb)` : "Node's default heap limit";
-      return { name: "MemoryLimitError", message: `The code ran out of memory: it exceeded ${limit}. ${lost}` };
+      const reached = exit.memoryExceededMb !== null ? ` (the process's own resident memory reached ${Math.round(exit.memoryExceededMb)} MB)` : "";
+      return { name: "MemoryLimitError", message: `The code ran out of memory: it exceeded ${limit}${reached}. ${lost}` };
     }
     if (exit.fatal) {
       return { name: exit.fatal.name, message: `Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${exit.fatal.message}. ${lost}` };
@@ -343,7 +385,14 @@ function cancelledError(): ExecutionError {
 }
 
 function describeIdleExit(exit: ChildExit): string {
-  const why = exit.fatal ? `uncaught ${exit.fatal.name}: ${exit.fatal.message}` : describeExit(exit);
+  const why =
+    exit.memoryExceededMb !== null
+      ? `over its memory limit: ${Math.round(exit.memoryExceededMb)} MB resident`
+      : exit.protocolViolation !== null
+        ? `it sent a message outside the protocol: ${exit.protocolViolation}`
+        : exit.fatal
+          ? `uncaught ${exit.fatal.name}: ${exit.fatal.message}`
+          : describeExit(exit);
   return `[ts-code-mode] The executor process ended between runs (${why}); a fresh one ran this code, and variables from earlier runs were lost.`;
 }
 

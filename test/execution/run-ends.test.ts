@@ -1,0 +1,121 @@
+/**
+ * Guest code never outlives its run (issue 13, principle 3), in the in-process and subprocess
+ * executors: after a run ends nothing the guest left behind — a timer, an interval, an immediate,
+ * a promise chain still going — executes its effects on the host until the next run, and no
+ * namespace call reaches the host once the run's result is out. Real executors, a real probe tool
+ * counting the calls it gets.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InProcessExecutor } from "../../src/execution/in-process/executor.js";
+import type { Executor } from "../../src/execution/protocol.js";
+import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
+import { Session } from "../../src/session.js";
+import { FileStorage } from "../../src/storage/file/storage.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
+import { ProbeAdapter } from "../helpers/adapters.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const executors: [string, (tools: ToolRegistry) => Executor][] = [
+  ["InProcessExecutor", (tools) => new InProcessExecutor({ tools, defaultTimeoutMs: 5_000 })],
+  ["SubprocessExecutor", (tools) => new SubprocessExecutor({ tools, defaultTimeoutMs: 5_000 })],
+];
+
+for (const [name, create] of executors) {
+  describe(`${name}: guest code never outlives its run`, () => {
+    let dir: string;
+    let session: Session;
+    let probe: ProbeAdapter;
+
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(os.tmpdir(), "tcm-run-ends-"));
+      probe = new ProbeAdapter();
+      const tools = new ToolRegistry();
+      tools.register(probe);
+      session = new Session({ storage: new FileStorage({ basePath: dir }), executor: create(tools) });
+      await session.start();
+    });
+
+    afterAll(async () => {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    async function value(code: string): Promise<unknown> {
+      const r = await session.run(code);
+      expect(r.error).toBeNull();
+      return r.value;
+    }
+
+    it("a timer left pending when the run returns never fires, and calls no tool", async () => {
+      const before = probe.contexts.length;
+      expect(await value("var timerFired = 0; setTimeout(() => { timerFired++; void tools.probe.echo({ value: 'late' }) }, 10); 'returned'")).toBe("returned");
+      await sleep(150);
+      expect(probe.contexts.length).toBe(before);
+      expect(await value("timerFired")).toBe(0);
+    });
+
+    it("an interval stops when its run ends and stays stopped", async () => {
+      expect(await value("var ticks = 0; setInterval(() => ticks++, 2); await new Promise((r) => setTimeout(r, 40)); ticks > 0")).toBe(true);
+      const first = await value("ticks");
+      await sleep(100);
+      expect(await value("ticks")).toBe(first);
+    });
+
+    it("an immediate left by the run does not run", async () => {
+      expect(await value("var immediateRan = false; setImmediate(() => { immediateRan = true }); 'returned'")).toBe("returned");
+      await sleep(50);
+      expect(await value("immediateRan")).toBe(false);
+    });
+
+    it("a promise chain still running after the result makes no host call; the refusal is reported", async () => {
+      const before = probe.contexts.length;
+      const r = await session.run(
+        "(async () => { for (let i = 0; i < 2000; i++) await null; await tools.probe.echo({ value: 'after the result' }) })(); 'returned'",
+      );
+      expect(r.value).toBe("returned");
+      await sleep(150);
+      expect(probe.contexts.length).toBe(before);
+      // The refused call rejected the floating promise: the agent hears of it with the next run.
+      const next = await session.run("1");
+      expect(`${r.stderr}${next.stderr}`).toMatch(/Unhandled promise rejection: RunEndedError: tools\.call: the run that made this call has ended/);
+    });
+
+    it("a tool call still in flight when the run returns is aborted", async () => {
+      const aborted = probe.aborted;
+      expect(await value("void tools.probe.sleep({ ms: 5000 }).catch(() => {}); await new Promise((r) => setTimeout(r, 50)); 'returned'")).toBe("returned");
+      await sleep(100);
+      expect(probe.aborted).toBe(aborted + 1);
+    });
+
+    it("timers inside a run still work, and top-level state they change is kept", async () => {
+      expect(await value("var laterValue = 0; setTimeout(() => { laterValue = 7 }, 5); await new Promise((r) => setTimeout(r, 40)); laterValue")).toBe(7);
+      expect(await value("laterValue")).toBe(7);
+    });
+  });
+}
+
+describe("SubprocessExecutor: the host refuses calls the child sends outside a run", () => {
+  it("a call forged with process.send from Node's own timers after the run never reaches a tool", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-run-ends-"));
+    const probe = new ProbeAdapter();
+    const tools = new ToolRegistry();
+    tools.register(probe);
+    const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SubprocessExecutor({ tools }) });
+    try {
+      const r = await session.run(
+        "require('node:timers').setTimeout(() => process.send({ type: 'call', callId: 1e9, ns: 'tools', op: 'call', args: ['probe', 'echo', { value: 'forged' }] }), 20); 'returned'",
+      );
+      expect(r.value).toBe("returned");
+      await sleep(200);
+      expect(probe.contexts.length).toBe(0);
+      expect((await session.run("1 + 1")).value).toBe(2);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
