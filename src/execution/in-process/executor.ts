@@ -21,7 +21,7 @@ import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "..
 import { ReplEngine } from "../repl/engine.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
-import { acquireFailureListeners, describe, runInGuestScope, runInHostScope } from "./guest-failures.js";
+import { installFailureListeners, describe, runInGuestScope, runInHostScope } from "./guest-failures.js";
 
 export interface InProcessExecutorOptions extends ExecutorOptions, DepsConfig {
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
@@ -40,8 +40,6 @@ export class InProcessExecutor implements Executor {
   private readonly queue = new SerialQueue();
   private closed = false;
   private callsInFlight = 0;
-  /** Removes the process-wide failure listeners (see guest-failures.ts) when this executor closes. */
-  private releaseListeners: (() => void) | null = null;
 
   constructor(options: InProcessExecutorOptions = {}) {
     const { tools, ...rest } = options;
@@ -81,7 +79,7 @@ export class InProcessExecutor implements Executor {
     });
     this.hostServices = host;
     const report = (text: string) => this.engine?.report(text);
-    this.releaseListeners = acquireFailureListeners();
+    installFailureListeners();
     this.engine = new ReplEngine({
       importBases: [deps.dir, process.cwd()],
       onAsyncTimeout: "abandon",
@@ -138,8 +136,6 @@ export class InProcessExecutor implements Executor {
     this.budget.abort("the executor was closed");
     this.engine?.dispose();
     this.engine = null;
-    this.releaseListeners?.();
-    this.releaseListeners = null;
     const host = this.hostServices;
     this.hostServices = null;
     await host?.close();

@@ -6,9 +6,13 @@
  * AsyncLocalStorage scope whose store is the executor's report function; everything the run
  * schedules (promises, timers, immediates, process.nextTick, I/O callbacks, host-realm promises
  * such as an un-awaited `fetch`) carries that scope, and Node restores it when it emits
- * `unhandledRejection` or `uncaughtException`. So the process-wide listeners installed here
- * (while at least one in-process executor is open) can tell the guest's failures, which go to
- * the run's stderr, from the host's own, which keep Node's default: the process ends.
+ * `unhandledRejection` or `uncaughtException`. So the process-wide listeners installed here can
+ * tell the guest's failures, which go to the run's stderr (dropped once the executor is closed),
+ * from the host's own, which keep Node's default when no one else listens: the process ends.
+ *
+ * The listeners are installed by the first in-process executor and stay for the life of the
+ * process (one pair, however many executors): a guest's I/O callback may fail after its executor
+ * closed, and removing them then would let it end the host.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { renderDisplay } from "../result.js";
@@ -16,7 +20,7 @@ import { renderDisplay } from "../result.js";
 export type FailureSink = (text: string) => void;
 
 const scope = new AsyncLocalStorage<FailureSink>();
-let users = 0;
+let installed = false;
 
 /** Run `fn` (a guest script) so that failures of whatever it schedules reach `sink`. */
 export function runInGuestScope<T>(sink: FailureSink, fn: () => T): T {
@@ -28,21 +32,12 @@ export function runInHostScope<T>(fn: () => T): T {
   return scope.exit(fn);
 }
 
-/** Install the process listeners while an executor is open; the returned function removes them with the last one. */
-export function acquireFailureListeners(): () => void {
-  if (users++ === 0) {
-    process.on("unhandledRejection", onRejection);
-    process.on("uncaughtException", onException);
-  }
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--users === 0) {
-      process.off("unhandledRejection", onRejection);
-      process.off("uncaughtException", onException);
-    }
-  };
+/** Install the process listeners (once per process). */
+export function installFailureListeners(): void {
+  if (installed) return;
+  installed = true;
+  process.on("unhandledRejection", onRejection);
+  process.on("uncaughtException", onException);
 }
 
 function onRejection(reason: unknown): void {

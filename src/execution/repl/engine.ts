@@ -91,6 +91,7 @@ export class ReplEngine {
     });
     let timer: Timer | undefined;
     this.active = true;
+    let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
       const compiled = this.compile(script);
       const start = () => compiled.runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
@@ -104,11 +105,20 @@ export class ReplEngine {
       } else {
         value = await pending;
       }
-      return finish({ ok: true, value: cloneValue(value), display: renderDisplay(value), error: null });
+      fields = { ok: true, value: cloneValue(value), display: renderDisplay(value), error: null };
     } catch (thrown) {
-      return finish({ ok: false, value: undefined, display: "", error: engineError(thrown, timeoutMs) });
+      fields = { ok: false, value: undefined, display: "", error: engineError(thrown, timeoutMs) };
     } finally {
       if (timer) clearTimeout(timer);
+      this.clearTimers();
+    }
+    try {
+      // One turn of the event loop, with the guest's timers already cleared: Node reports the
+      // run's unhandled rejections once the microtask queue drains, and this puts them on the
+      // run's own stderr instead of the next run's.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return finish(fields);
+    } finally {
       this.active = false;
       this.output = null;
       this.clearTimers();
