@@ -3,7 +3,8 @@
  * leave the host's heap (after a full GC) and RSS on a plateau. The host is a real child `node`
  * process started with --expose-gc running the built package, so the measure covers only the
  * executor, not the test runner. Bounds are generous; the leak this guards against (a handler
- * attached to the child's exit promise on every run) added ~0.8 KB per run, ~7 MB here.
+ * attached to the child's exit promise on every run) added ~0.8 KB per run, ~6 MB here. Search is
+ * lexical so that no embedding model loads in the middle of the measure.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,7 +20,7 @@ const dist = pathToFileURL(path.resolve("dist/index.js")).href;
 const HOST = `
 import { FileStorage, Session, SubprocessExecutor } from ${JSON.stringify(dist)};
 const [base] = process.argv.slice(2);
-const session = new Session({ storage: new FileStorage({ basePath: base }), executor: new SubprocessExecutor() });
+const session = new Session({ storage: new FileStorage({ basePath: base }), executor: new SubprocessExecutor({ search: { embedder: "lexical" } }) });
 await session.start();
 const snippets = ["1 + 1", "await null; 'x'", "console.log('out'); [1, 2, 3]"];
 const points = [];

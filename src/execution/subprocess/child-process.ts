@@ -72,7 +72,7 @@ export class ChildHandle {
   /** Inherited by every process the child starts, so they can be found when it is killed. */
   private readonly marker = randomUUID();
   private readonly memoryWatch: MemoryWatch | null = null;
-  private killing: Promise<void> | null = null;
+  private killed = false;
 
   constructor(options: SpawnOptions) {
     const script = childScriptPath();
@@ -164,9 +164,11 @@ export class ChildHandle {
    */
   async kill(): Promise<ChildExit> {
     const pid = this.process.pid;
-    if (pid !== undefined) this.killing ??= killGuestProcesses(pid, this.marker, this.alive);
-    else if (this.alive) this.process.kill("SIGKILL");
-    await this.killing;
+    if (!this.killed) {
+      this.killed = true;
+      if (pid !== undefined) killGuestProcesses(pid, this.marker, this.alive);
+      else if (this.alive) this.process.kill("SIGKILL");
+    }
     return this.exited;
   }
 }

@@ -8,8 +8,13 @@
  * and any process whose environment carries the child's marker variable (inherited by everything
  * it starts, so a daemon that double-forked away from the tree is still found). A process that
  * both clears its environment and leaves the tree escapes; a container is the answer to that.
+ *
+ * Only processes created after the child can be related to it, so only pids allocated since —
+ * from the child's pid up to /proc/sys/kernel/ns_last_pid, across a wrap-around — are read. /proc
+ * is read synchronously: small reads, and only when a child is killed (reset, close, a restart);
+ * through the libuv thread pool the same took several times longer on a busy machine.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Name of the environment variable that marks the child and everything it starts. */
 export const GUEST_MARKER_ENV = "TS_CODE_MODE_GUEST";
@@ -30,12 +35,12 @@ const HAS_PROC = process.platform === "linux";
  * child has exited and its pid may belong to someone else now, so only the group (whose id the
  * kernel does not reuse while it has members) and the marker are trusted.
  */
-export async function killGuestProcesses(root: number, marker: string, rootAlive: boolean): Promise<void> {
+export function killGuestProcesses(root: number, marker: string, rootAlive: boolean): void {
   if (rootAlive) signal(-root, "SIGSTOP");
   if (!HAS_PROC) return killRoot(root, rootAlive);
   const needle = Buffer.from(`\0${GUEST_MARKER_ENV}=${marker}\0`);
   for (let round = 0; round < 4; round++) {
-    const found = await findGuestProcesses(round === 0 && rootAlive ? root : null, root, needle);
+    const found = findGuestProcesses(round === 0 && rootAlive ? root : null, root, needle);
     if (round === 0) killRoot(root, rootAlive);
     if (found.length === 0) return;
     for (const pid of found) signal(pid, "SIGKILL");
@@ -48,8 +53,8 @@ function killRoot(root: number, rootAlive: boolean): void {
 }
 
 /** Pids (never the host's own) related to the child by tree (when `treeRoot` is given), group, session or marker. */
-async function findGuestProcesses(treeRoot: number | null, group: number, needle: Buffer): Promise<number[]> {
-  const table = await readProcTable();
+function findGuestProcesses(treeRoot: number | null, group: number, needle: Buffer): number[] {
+  const table = readProcTable(group);
   const found = new Set<number>();
   if (treeRoot !== null) {
     const children = new Map<number, number[]>();
@@ -65,35 +70,44 @@ async function findGuestProcesses(treeRoot: number | null, group: number, needle
     }
   }
   for (const p of table) if (p.pgrp === group || p.sid === group) found.add(p.pid);
-  await Promise.all(
-    table
-      .filter((p) => !found.has(p.pid) && p.pid !== process.pid)
-      .map(async (p) => {
-        if (await environHas(p.pid, needle)) found.add(p.pid);
-      }),
-  );
+  for (const p of table) if (!found.has(p.pid) && p.pid !== process.pid && environHas(p.pid, needle)) found.add(p.pid);
   found.delete(process.pid);
   found.delete(group); // the child itself is killed by killRoot, only while its pid is surely its own
   return [...found];
 }
 
-async function readProcTable(): Promise<ProcInfo[]> {
+/** Processes whose pid was allocated after `since` (itself included). */
+function readProcTable(since: number): ProcInfo[] {
   let names: string[];
   try {
-    names = await readdir("/proc");
+    names = readdirSync("/proc");
   } catch {
     return [];
   }
-  const infos = await Promise.all(
-    names.filter((n) => /^\d+$/.test(n)).map(async (n) => {
-      try {
-        return parseStat(await readFile(`/proc/${n}/stat`, "latin1"));
-      } catch {
-        return null; // the process ended meanwhile
-      }
-    }),
-  );
-  return infos.filter((i): i is ProcInfo => i !== null);
+  const newer = allocatedSince(since);
+  const infos: ProcInfo[] = [];
+  for (const n of names) {
+    if (!/^\d+$/.test(n) || !newer(Number(n))) continue;
+    try {
+      const info = parseStat(readFileSync(`/proc/${n}/stat`, "latin1"));
+      if (info) infos.push(info);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return infos;
+}
+
+/** Whether a pid was allocated after `since` (pids are handed out in increasing order and wrap around). */
+function allocatedSince(since: number): (pid: number) => boolean {
+  let last: number;
+  try {
+    last = Number.parseInt(readFileSync("/proc/sys/kernel/ns_last_pid", "latin1"), 10);
+  } catch {
+    return () => true; // unknown: consider every process
+  }
+  if (!Number.isInteger(last)) return () => true;
+  return last >= since ? (pid) => pid >= since && pid <= last : (pid) => pid >= since || pid <= last;
 }
 
 /** /proc/<pid>/stat: "pid (comm) state ppid pgrp session ..."; comm may contain spaces and parentheses. Null for a dead process. */
@@ -108,10 +122,10 @@ function parseStat(text: string): ProcInfo | null {
   return { pid, ppid: ppid!, pgrp: pgrp!, sid: sid! };
 }
 
-async function environHas(pid: number, needle: Buffer): Promise<boolean> {
+function environHas(pid: number, needle: Buffer): boolean {
   try {
     // A leading NUL so that the marker matches only as a whole variable; the first one has none.
-    const env = Buffer.concat([Buffer.from([0]), await readFile(`/proc/${pid}/environ`)]);
+    const env = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]);
     return env.includes(needle);
   } catch {
     return false; // another user's process, or gone
