@@ -59,6 +59,8 @@ export class InProcessExecutor implements Executor {
         "timeout: stops synchronous code that runs before the snippet's first await; after that, a timed-out run returns TimeoutError, its timers are cleared and its tool calls aborted, but code still running (an async loop, a sync loop after an await) cannot be interrupted and blocks the host process.",
         "No isolation: the code runs inside the host process with Node's full authority (files, network, environment). Use it for trusted code only.",
         "No memory limit: an allocation loop can exhaust the host process.",
+        "Failures: a rejected promise nobody awaited or an exception thrown from a timer, immediate, microtask or process.nextTick in the agent's code is reported on the run's stderr (or the next run's) and does not end the host process; process.exit() does.",
+        "Runs end: timers, intervals and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused.",
         "deps: packages installed with deps.add() (into the deps folder) or already in the project can be imported.",
       ],
     };
