@@ -210,6 +210,12 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "acc")).toBe(4999950000);
       });
 
+      it("code never outlives its run: a timer still pending when the run ends never fires", async () => {
+        expect(await value(s, "var leftTimerFired = false; setTimeout(() => { leftTimerFired = true }, 5); 'returned'")).toBe("returned");
+        await new Promise((r) => setTimeout(r, 60));
+        expect(await value(s, "leftTimerFired")).toBe(false);
+      });
+
       it("a declaration made in a function body stays local", async () => {
         await value(s, "function localScope() { const notGlobal = 1; return notGlobal; } localScope()");
         expect(await value(s, "typeof notGlobal")).toBe("undefined");

@@ -96,10 +96,13 @@ describe("InProcessExecutor contains the agent's failures; the host process surv
     });
   }
 
-  it("a host API's promise the agent did not await (fs.promises) is the agent's failure too", () => {
-    const r = host(['require("node:fs").promises.readFile("/no/such/file/here"); await new Promise((r) => setTimeout(r, 50)); "after"']);
+  it("fetch and import() promises the agent did not await are its failures too", () => {
+    const r = host(['fetch("http://127.0.0.1:1/"); import("no-such-package-anywhere"); await new Promise((r) => setTimeout(r, 300)); "after"']);
     expect(r.status).toBe(0);
-    expect(r.lines[0]!.stderr).toMatch(/Unhandled promise rejection: Error: ENOENT/);
+    expect(r.stdout).toContain("host alive");
+    const stderr = r.lines[0]!.stderr!;
+    expect(stderr).toMatch(/Unhandled promise rejection: TypeError: fetch failed/);
+    expect(stderr).toMatch(/Unhandled promise rejection: Error: Cannot find package 'no-such-package-anywhere'/);
   });
 
   it("one pair of process listeners however many executors; the host's own unhandled rejection still ends it as Node would", () => {

@@ -21,7 +21,7 @@ import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "..
 import { ReplEngine } from "../repl/engine.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
-import { installFailureListeners, describe, runInGuestScope, runInHostScope } from "./guest-failures.js";
+import { describe, registerGuestRealm } from "./guest-failures.js";
 
 export interface InProcessExecutorOptions extends ExecutorOptions, DepsConfig {
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
@@ -81,26 +81,24 @@ export class InProcessExecutor implements Executor {
     });
     this.hostServices = host;
     const report = (text: string) => this.engine?.report(text);
-    installFailureListeners();
     this.engine = new ReplEngine({
       importBases: [deps.dir, process.cwd()],
       onAsyncTimeout: "abandon",
       // Arguments are copied into the host realm, as they would be across a process boundary:
       // the host's plain-object and JSON checks then see host objects, and the guest cannot
-      // mutate what the host is working on. The host's work runs outside the guest's failure
-      // scope: a failure there is the host's, not the agent's.
+      // mutate what the host is working on.
       call: async (ns, op, args) => {
         const copied = copyArgs(args);
         this.callsInFlight++;
         try {
-          return await runInHostScope(() => host.dispatch(ns, op, copied, this.budget.callContext()));
+          return await host.dispatch(ns, op, copied, this.budget.callContext());
         } finally {
           this.callsInFlight--;
         }
       },
       // The agent's floating failures are reported on the run's stderr instead of ending the host.
       onCallbackError: (err) => report(`Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${describe(err)}\n`),
-      runScope: (fn) => runInGuestScope(report, fn),
+      onContext: (realmRoot) => registerGuestRealm(realmRoot, report),
     });
   }
 

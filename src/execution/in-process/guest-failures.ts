@@ -1,49 +1,44 @@
 /**
  * Containing the agent's failures inside the host process (InProcessExecutor).
  *
- * A rejected promise nobody awaits, or an exception thrown from a timer or callback, ends a Node
- * process by default — here that would be the host. Each in-process run executes inside an
- * AsyncLocalStorage scope whose store is the executor's report function; everything the run
- * schedules (promises, timers, immediates, process.nextTick, I/O callbacks, host-realm promises
- * such as an un-awaited `fetch`) carries that scope, and Node restores it when it emits
- * `unhandledRejection` or `uncaughtException`. So the process-wide listeners installed here can
- * tell the guest's failures, which go to the run's stderr (dropped once the executor is closed),
- * from the host's own, which keep Node's default when no one else listens: the process ends.
+ * A rejected promise nobody awaits, or an exception thrown from a callback, ends a Node process by
+ * default — here that would be the host. The agent's timers, immediates and microtasks are guarded
+ * by the ReplEngine itself. What remains reaches the process-wide `unhandledRejection` and
+ * `uncaughtException` events, and is told apart by realm: each vm context the executor creates is
+ * registered here by its own `Object.prototype`, the root of every object made in it (its
+ * promises, its errors). A rejected promise or a thrown value whose prototype chain ends in a
+ * registered realm is the agent's and goes to that executor's run stderr; anything else is the
+ * host's and keeps Node's default when no one else listens: the process ends.
  *
- * The listeners are installed by the first in-process executor and stay for the life of the
- * process (one pair, however many executors): a guest's I/O callback may fail after its executor
- * closed, and removing them then would let it end the host.
+ * Not covered: a promise made by a host API the agent called without awaiting it and rejected with
+ * a host error (`require("fs").promises.readFile(...)`): nothing in it belongs to the agent's realm.
+ * (`fetch`, `import()` and the namespaces hand the agent promises of its own realm, so they are.)
+ *
+ * Realm tracking costs nothing per promise, unlike an AsyncLocalStorage scope, which would enable
+ * V8's promise hooks for the whole host process. The listeners are installed once per process
+ * (a guest's late failure may arrive after its executor closed) and realms are held weakly.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { types } from "node:util";
 import { renderDisplay } from "../result.js";
 
 export type FailureSink = (text: string) => void;
 
-const scope = new AsyncLocalStorage<FailureSink>();
+const realms = new WeakMap<object, FailureSink>();
 let installed = false;
 
-/** Run `fn` (a guest script) so that failures of whatever it schedules reach `sink`. */
-export function runInGuestScope<T>(sink: FailureSink, fn: () => T): T {
-  return scope.run(sink, fn);
-}
-
-/** Run `fn` (host work done for the guest, e.g. a tool call) outside any guest scope: its failures are the host's. */
-export function runInHostScope<T>(fn: () => T): T {
-  return scope.exit(fn);
-}
-
-/** Install the process listeners (once per process). */
-export function installFailureListeners(): void {
+/** Route failures of objects made in the realm whose `Object.prototype` is `root` to `sink`. */
+export function registerGuestRealm(root: object, sink: FailureSink): void {
+  realms.set(root, sink);
   if (installed) return;
   installed = true;
   process.on("unhandledRejection", onRejection);
   process.on("uncaughtException", onException);
 }
 
-function onRejection(reason: unknown): void {
-  const sink = scope.getStore();
+function onRejection(reason: unknown, promise: Promise<unknown>): void {
+  const sink = sinkOf(promise) ?? sinkOf(reason);
   if (sink) return sink(`Unhandled promise rejection: ${describe(reason)}\n`);
-  // Not the guest's. With no other listener Node would have ended the process: do the same.
+  // Not the agent's. With no other listener Node would have ended the process: do the same.
   if (process.listenerCount("unhandledRejection") === 1) {
     process.nextTick(() => {
       throw reason;
@@ -52,13 +47,25 @@ function onRejection(reason: unknown): void {
 }
 
 function onException(error: unknown): void {
-  const sink = scope.getStore();
+  const sink = sinkOf(error);
   if (sink) return sink(`Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${describe(error)}\n`);
   if (process.listenerCount("uncaughtException") === 1) {
     // Node's default for an uncaught exception: print it and exit with code 1.
     process.stderr.write(`${(error as { stack?: unknown } | null)?.stack ?? String(error)}\n`);
     process.exit(1);
   }
+}
+
+/** The sink of the realm `value` was made in, found at the end of its prototype chain. */
+function sinkOf(value: unknown): FailureSink | undefined {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null || types.isProxy(value)) return undefined;
+  let proto: object | null = Object.getPrototypeOf(value) as object | null;
+  for (let depth = 0; proto !== null && depth < 32; depth++) {
+    const sink = realms.get(proto);
+    if (sink) return sink;
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  return undefined;
 }
 
 /** Guest errors come from the vm context's realm, so `instanceof Error` would be false: read the fields. */

@@ -39,8 +39,8 @@ export interface ReplEngineOptions {
    * of). The in-process executor reports it on the run's stderr instead.
    */
   onCallbackError?: (error: unknown) => void;
-  /** Runs the script (and so every callback it schedules) inside a scope, e.g. an AsyncLocalStorage. */
-  runScope?: <T>(fn: () => T) => T;
+  /** Told each new vm context's own `Object.prototype`, the root of every object made in it (see in-process/guest-failures.ts). */
+  onContext?: (realmRoot: object) => void;
 }
 
 type Timer = ReturnType<typeof setTimeout>;
@@ -93,9 +93,7 @@ export class ReplEngine {
     this.active = true;
     let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
-      const compiled = this.compile(script);
-      const start = () => compiled.runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
-      const pending = this.options.runScope ? this.options.runScope(start) : start();
+      const pending = this.compile(script).runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
       let value: unknown;
       if (this.options.onAsyncTimeout === "abandon") {
         const timedOut = new Promise<never>((_, reject) => {
@@ -186,6 +184,10 @@ export class ReplEngine {
   private createContext(): vm.Context {
     const context = vm.createContext({});
     const ErrorCtor = vm.runInContext("Error", context) as ErrorConstructor;
+    const GuestPromise = vm.runInContext("Promise", context) as PromiseConstructor;
+    this.options.onContext?.(vm.runInContext("Object.prototype", context) as object);
+    /** A host promise as one of the guest's realm, so that a rejection nobody awaits is known as the guest's. */
+    const own = <T>(p: Promise<T>): Promise<T> => GuestPromise.resolve(p);
     const requireFromBase = this.requireFromBase;
     const hostCall = this.options.call;
     const adopt = vm.runInContext(ADOPT_SOURCE, context) as (value: unknown) => unknown;
@@ -265,7 +267,7 @@ export class ReplEngine {
       TextEncoder,
       TextDecoder,
       Buffer,
-      fetch,
+      fetch: (...a: Parameters<typeof fetch>) => own(fetch(...a)),
       Headers,
       Request,
       Response,
@@ -276,7 +278,7 @@ export class ReplEngine {
       performance,
       crypto: globalThis.crypto,
       ...namespaces,
-      [IMPORT_FN]: (spec: string) => importFrom(requireFromBase, spec),
+      [IMPORT_FN]: (spec: string) => own(importFrom(requireFromBase, spec)),
     };
     if (this.options.nodeGlobals !== false) Object.assign(globals, { process, require: requireFromBase });
     for (const [k, v] of Object.entries(globals)) {

@@ -84,7 +84,8 @@ export class ChildHandle {
       env: { ...options.env, [GUEST_MARKER_ENV]: this.marker },
       cwd: options.cwd,
       // Its own session and process group: killing the group ends what the agent's code started.
-      detached: true,
+      // (On Windows `detached` would open a console window instead; there only the child is killed.)
+      detached: process.platform !== "win32",
     });
     const pid = this.process.pid;
     if (options.maxMemoryMb !== undefined && canWatchMemory && pid !== undefined) {

@@ -36,6 +36,10 @@ const HAS_PROC = process.platform === "linux";
  * kernel does not reuse while it has members) and the marker are trusted.
  */
 export function killGuestProcesses(root: number, marker: string, rootAlive: boolean): void {
+  if (process.platform === "win32") {
+    if (rootAlive) signal(root, "SIGKILL");
+    return;
+  }
   if (rootAlive) signal(-root, "SIGSTOP");
   if (!HAS_PROC) return killRoot(root, rootAlive);
   const needle = Buffer.from(`\0${GUEST_MARKER_ENV}=${marker}\0`);
