@@ -99,6 +99,7 @@ export class InProcessExecutor implements Executor {
       // The agent's floating failures are reported on the run's stderr instead of ending the host.
       onCallbackError: (err) => report(`Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${describe(err)}\n`),
       onContext: (realmRoot) => registerGuestRealm(realmRoot, report),
+      settleBeforeResult: true,
     });
   }
 

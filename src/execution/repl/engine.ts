@@ -39,6 +39,12 @@ export interface ReplEngineOptions {
    * of). The in-process executor reports it on the run's stderr instead.
    */
   onCallbackError?: (error: unknown) => void;
+  /**
+   * Wait one turn of the event loop before returning a result, so that the run's unhandled
+   * rejections (which Node reports once the microtask queue drains) land on its own stderr rather
+   * than the next run's. Costs a few µs per run; the in-process executor wants it, the child not.
+   */
+  settleBeforeResult?: boolean;
   /** Told each new vm context's own `Object.prototype`, the root of every object made in it (see in-process/guest-failures.ts). */
   onContext?: (realmRoot: object) => void;
 }
@@ -111,10 +117,8 @@ export class ReplEngine {
       this.clearTimers();
     }
     try {
-      // One turn of the event loop, with the guest's timers already cleared: Node reports the
-      // run's unhandled rejections once the microtask queue drains, and this puts them on the
-      // run's own stderr instead of the next run's.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // See settleBeforeResult; the guest's timers are already cleared, so none runs in this turn.
+      if (this.options.settleBeforeResult) await new Promise<void>((resolve) => setImmediate(resolve));
       return finish(fields);
     } finally {
       this.active = false;

@@ -48,6 +48,15 @@ export interface ChildExit {
 
 const STDERR_TAIL_CHARS = 8_192;
 
+/**
+ * Whether the child gets its own session and process group (`detached`), so that killing the group
+ * ends what the agent's code started. Not on Linux: there the /proc sweep of process-tree.ts finds
+ * more (detached and setsid processes too), and a new session puts the child in its own scheduler
+ * autogroup, which made each tool call's round trip about twice as slow on a busy machine. Not on
+ * Windows, where `detached` opens a console window.
+ */
+const OWN_SESSION = process.platform !== "linux" && process.platform !== "win32";
+
 /** child.js next to this module in dist/; from the TypeScript sources (tests), the built copy. */
 export function childScriptPath(): string {
   const here = fileURLToPath(import.meta.url);
@@ -83,9 +92,7 @@ export class ChildHandle {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       env: { ...options.env, [GUEST_MARKER_ENV]: this.marker },
       cwd: options.cwd,
-      // Its own session and process group: killing the group ends what the agent's code started.
-      // (On Windows `detached` would open a console window instead; there only the child is killed.)
-      detached: process.platform !== "win32",
+      detached: OWN_SESSION,
     });
     const pid = this.process.pid;
     if (options.maxMemoryMb !== undefined && canWatchMemory && pid !== undefined) {

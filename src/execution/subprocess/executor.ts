@@ -7,7 +7,7 @@
  *     error says the variables were lost. A fresh child is started at once for the next run.
  *   - maxMemoryMb caps the child's V8 heap and (on Linux) its whole resident memory, polled from
  *     /proc (see memory-watch.ts); exceeding it is reported as MemoryLimitError.
- *   - the child has its own process group; killing it kills what it started (process-tree.ts).
+ *   - killing the child kills what it started, found through /proc on Linux (process-tree.ts).
  *   - every message from the child is validated and size-checked (messages.ts); a call that
  *     arrives when no run is in progress is refused.
  *   - a crash (process.exit, an exception thrown from a timer, a signal) becomes an error result.
@@ -137,7 +137,7 @@ export class SubprocessExecutor implements Executor {
       "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
       "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
       "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor or ContainerExecutor for that.",
-      "Child processes: the child runs in its own session and process group; reset(), close() and every restart kill that group and, on Linux, every process it started that /proc shows as its descendant or carrying its marker environment variable (detached, nohup and setsid ones included). A process that clears its environment and double-forks away escapes; use a container for that.",
+      "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.",
       "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host; code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close().",
     ];
     if (this.options.maxMemoryMb === undefined) notes.push("memoryLimit: no maxMemoryMb set, so only Node's default heap limit applies.");
@@ -289,7 +289,8 @@ export class SubprocessExecutor implements Executor {
       return;
     }
     this.callsInFlight++;
-    void this.provider.handle(message).finally(() => this.callsInFlight--);
+    const done = () => void this.callsInFlight--;
+    void this.provider.handle(message).then(done, done);
   }
 
   /** The running child, or a new one once it is ready. */

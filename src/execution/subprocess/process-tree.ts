@@ -1,13 +1,13 @@
 /**
  * Ending every process the agent's code started, not only the child.
  *
- * The child runs in its own session and process group (spawned `detached`), so one signal to the
- * group ends it and whatever it started plainly or with `nohup … &`. Processes that leave the group
- * — `spawn(..., { detached: true })`, `setsid` — are found on Linux by reading /proc before
- * anything is killed: the child's descendants (by parent pid), members of its group or session,
- * and any process whose environment carries the child's marker variable (inherited by everything
- * it starts, so a daemon that double-forked away from the tree is still found). A process that
- * both clears its environment and leaves the tree escapes; a container is the answer to that.
+ * On Linux the child's relatives are found by reading /proc before anything is killed: its
+ * descendants (by parent pid, read while the child and what was found are stopped, so the tree
+ * cannot change underneath), members of its group or session, and any process whose environment
+ * carries the child's marker variable — inherited by everything it starts, so `detached`,
+ * `nohup … &` and a `setsid` daemon that double-forked away from the tree are found too. A process
+ * that both clears its environment and leaves the tree escapes; a container is the answer to that.
+ * Elsewhere the child leads its own process group (see child-process.ts) and the group is killed.
  *
  * Only processes created after the child can be related to it, so only pids allocated since —
  * from the child's pid up to /proc/sys/kernel/ns_last_pid, across a wrap-around — are read. /proc
@@ -29,25 +29,32 @@ interface ProcInfo {
 const HAS_PROC = process.platform === "linux";
 
 /**
- * SIGKILL the group led by `root` and, on Linux, every process found as described above. A live
- * child's group is stopped first, so its tree cannot change while /proc is read; then a few
- * rescans catch what was forked meanwhile by processes outside the group. `rootAlive` false: the
- * child has exited and its pid may belong to someone else now, so only the group (whose id the
- * kernel does not reuse while it has members) and the marker are trusted.
+ * SIGKILL the child (`root`), its group, and on Linux every process found as described above; a
+ * few rescans catch what was forked meanwhile. `rootAlive` false: the child has exited and its pid
+ * may belong to someone else now, so only its group and session (ids the kernel does not reuse
+ * while they have members) and the marker are trusted.
  */
 export function killGuestProcesses(root: number, marker: string, rootAlive: boolean): void {
   if (process.platform === "win32") {
     if (rootAlive) signal(root, "SIGKILL");
     return;
   }
-  if (rootAlive) signal(-root, "SIGSTOP");
+  if (rootAlive) {
+    signal(-root, "SIGSTOP");
+    signal(root, "SIGSTOP");
+  }
   if (!HAS_PROC) return killRoot(root, rootAlive);
   const needle = Buffer.from(`\0${GUEST_MARKER_ENV}=${marker}\0`);
-  for (let round = 0; round < 4; round++) {
-    const found = findGuestProcesses(round === 0 && rootAlive ? root : null, root, needle);
-    if (round === 0) killRoot(root, rootAlive);
-    if (found.length === 0) return;
-    for (const pid of found) signal(pid, "SIGKILL");
+  // Stop what was found, then look again: a child forked before the stop is in the tree now.
+  const first = findGuestProcesses(rootAlive ? root : null, root, needle);
+  for (const pid of first) signal(pid, "SIGSTOP");
+  const found = new Set([...first, ...(first.length ? findGuestProcesses(rootAlive ? root : null, root, needle) : [])]);
+  killRoot(root, rootAlive);
+  for (const pid of found) signal(pid, "SIGKILL");
+  for (let round = 0; round < 3 && found.size; round++) {
+    const late = findGuestProcesses(null, root, needle);
+    if (late.length === 0) return;
+    for (const pid of late) signal(pid, "SIGKILL");
   }
 }
 
