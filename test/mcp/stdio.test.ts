@@ -187,8 +187,10 @@ describe("mcp over stdio: the server outlives the agent's code", () => {
     expect(structuredOf(r)).toMatchObject({ ok: true, value: "ran" });
     const next = await callTool(conn.client, "run_code", { code: "3 * 3" });
     expect(structuredOf(next)).toMatchObject({ ok: true, value: 9 });
-    expect(conn.stderr()).toContain("floating");
-    expect(conn.stderr()).toContain("from a timer");
+    // The in-process executor reports both to the agent, on the run's stderr (issue 13, principle 8).
+    const reported = `${structuredOf<{ stderr: string }>(r).stderr}${structuredOf<{ stderr: string }>(next).stderr}`;
+    expect(reported).toContain("Unhandled promise rejection: Error: floating");
+    expect(reported).toContain("Uncaught exception (outside the awaited code, e.g. thrown from a timer): Error: from a timer");
   });
 
   it("rejects a timeout_ms that is not a positive whole number", async () => {
