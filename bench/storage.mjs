@@ -7,7 +7,7 @@
  *   stderr: the same as an aligned table, with budget misses marked
  *
  * Starts its own redis-server (no persistence) on a free port and stops it afterwards. Cases:
- * 1 KiB artifact save and load through the host API, `workflows.list()` through the WorkflowLibrary
+ * 1 KiB and 1 MiB artifact save and load through the host API, `workflows.list()` through the WorkflowLibrary
  * with 10,000 stored workflows, and `ts-code-mode store bootstrap` of 1,000 workflows (the real
  * command, process start included). Exit code 0 even when a budget is missed; --strict makes it 1.
  */
@@ -27,6 +27,7 @@ const { FileStorage, RedisStorage, WorkflowLibrary } = await import("../dist/ind
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "dist", "cli", "main.js");
 const KIB = Uint8Array.from({ length: 1024 }, (_, i) => (i * 7) & 255);
+const MIB = Uint8Array.from({ length: 1024 * 1024 }, (_, i) => (i * 7) & 255);
 const LIST_SIZE = 10_000;
 const BOOTSTRAP_SIZE = 1_000;
 
@@ -67,6 +68,23 @@ const CASES = [
       for (let i = 0; i < 100; i++) await storage.artifacts.save(`bench/load-${i}.bin`, KIB);
     },
     sample: ({ storage }, i) => timed(() => storage.artifacts.load(`bench/load-${i % 100}.bin`)),
+  },
+  {
+    name: "artifact save, 1 MiB (host API)",
+    iterations: 200,
+    warmup: 20,
+    backends: { redis: null, file: null },
+    sample: ({ storage }, i) => timed(() => storage.artifacts.save(`bench/mib-${i % 10}.bin`, MIB)),
+  },
+  {
+    name: "artifact load, 1 MiB (host API)",
+    iterations: 200,
+    warmup: 20,
+    backends: { redis: null, file: null },
+    prepare: async ({ storage }) => {
+      for (let i = 0; i < 10; i++) await storage.artifacts.save(`bench/mib-load-${i}.bin`, MIB);
+    },
+    sample: ({ storage }, i) => timed(() => storage.artifacts.load(`bench/mib-load-${i % 10}.bin`)),
   },
   {
     name: `workflows.list() of ${LIST_SIZE.toLocaleString("en")} workflows (WorkflowLibrary)`,
