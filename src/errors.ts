@@ -24,9 +24,33 @@ export class ValidationError extends Error {
   override readonly name = "ValidationError";
 }
 
-/** The backing store failed (I/O error, unreachable server). */
+/**
+ * What kind of storage failure: "QUOTA_EXCEEDED" (a size limit refused the write; nothing was
+ * written), "OUTCOME_UNKNOWN" (the write may or may not have been applied, e.g. Redis did not
+ * answer in time; the next call on the same storage settles it, so retrying the same call is safe
+ * and leaves that call's value), "IO" for everything else (unreachable server, disk error, ...).
+ */
+export type StorageErrorCode = "IO" | "QUOTA_EXCEEDED" | "OUTCOME_UNKNOWN";
+
+export interface StorageErrorOptions extends ErrorOptions {
+  code?: StorageErrorCode;
+  /** QUOTA_EXCEEDED: the limit and the size that exceeded it, in bytes. */
+  limit?: number;
+  size?: number;
+}
+
+/** The backing store failed (I/O error, unreachable server, quota). `code` says which. */
 export class StorageError extends Error {
   override readonly name = "StorageError";
+  readonly code: StorageErrorCode;
+  readonly limit?: number;
+  readonly size?: number;
+  constructor(message: string, options: StorageErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code ?? "IO";
+    if (options.limit !== undefined) this.limit = options.limit;
+    if (options.size !== undefined) this.size = options.size;
+  }
 }
 
 export type ToolErrorCode =

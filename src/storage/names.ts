@@ -15,7 +15,7 @@ export const MAX_NAME_BYTES = 1024;
 
 const ARTIFACT_RULES =
   'artifact names are "/"-separated segments of printable characters (e.g. "scans/host-1.json"); ' +
-  `no segment may be empty, ".", "..", or start with "."; no backslashes; at most ${MAX_SEGMENT_BYTES} ` +
+  `no segment may be empty, only whitespace, ".", "..", or start with "."; no backslashes; at most ${MAX_SEGMENT_BYTES} ` +
   `bytes per segment and ${MAX_NAME_BYTES} bytes in total`;
 
 const WORKFLOW_RULES =
@@ -77,11 +77,13 @@ export function validateWorkspaceId(id: unknown): string {
   if (typeof id !== "string") problem = `expected a string, got ${typeOf(id)}`;
   else if (id.length === 0) problem = "it is empty";
   else if (id.includes("/") || id.includes("\\")) problem = "it contains a path separator";
+  // ":" separates Redis key segments: "t1:artifacts:data" would reach into workspace "t1"'s keys.
+  else if (id.includes(":")) problem = 'it contains ":"';
   else problem = textProblem(id) ?? segmentProblem(id);
   if (problem) {
     throw new InvalidNameError(
       `Invalid workspaceId ${show(id)}: ${problem}. Accepted: one folder-name segment of printable characters, ` +
-        `not starting with "." and at most ${MAX_SEGMENT_BYTES} bytes (e.g. "team-a").`,
+        `no ":", not starting with "." and at most ${MAX_SEGMENT_BYTES} bytes (e.g. "team-a").`,
     );
   }
   return id as string;
@@ -106,6 +108,8 @@ function firstControlChar(s: string): number | null {
 
 function segmentProblem(segment: string): string | null {
   if (segment.length === 0) return 'it has an empty segment ("//" or a leading or trailing "/")';
+  // Invisible in every listing, and easy to create by accident ("" after a trim that was not done).
+  if (/^\s+$/u.test(segment)) return "it is (or has a segment that is) only whitespace";
   if (segment === "." || segment === "..") return `it has a "${segment}" segment`;
   if (segment.startsWith(".")) return `segment "${segment}" starts with "." (reserved for the store's own files)`;
   if (utf8Length(segment) > MAX_SEGMENT_BYTES) return `segment "${segment.slice(0, 20)}..." is ${utf8Length(segment)} bytes long`;

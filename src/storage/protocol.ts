@@ -38,6 +38,13 @@ export interface WorkflowRecord {
   provenance?: { trust: "trusted" | "untrusted"; executor: string; savedAt: string };
 }
 
+/** A file in a workflow folder that the store cannot offer as a workflow, and why. */
+export interface WorkflowFileProblem {
+  /** The file's name relative to the workflow folder, e.g. "scan-host.ts". */
+  file: string;
+  problem: string;
+}
+
 export interface WorkflowStore {
   /** Create or replace. Atomic: readers see the old or the new record, never a mix. */
   save(record: WorkflowRecord): Promise<void>;
@@ -45,6 +52,12 @@ export interface WorkflowStore {
   list(): Promise<WorkflowRecord[]>;
   /** True when something was deleted. */
   delete(name: string): Promise<boolean>;
+  /**
+   * Files the store found but cannot offer as workflows (FileStorage: e.g. `scan-host.ts`, whose
+   * name is not a valid workflow name), so a listing can show them instead of hiding them.
+   * Stores that hold only what they validated themselves (Redis) do not implement it.
+   */
+  problems?(): Promise<WorkflowFileProblem[]>;
 }
 
 export type ArtifactKind = "text" | "bytes" | "json";

@@ -5,7 +5,14 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { storageFromDescriptor } from "../../src/storage/descriptor.js";
-import type { JsonValue, StorageBackend, WorkflowRecord } from "../../src/storage/protocol.js";
+import type { StorageError } from "../../src/errors.js";
+import type { ArtifactData, JsonValue, SaveArtifactOptions, StorageBackend, WorkflowRecord } from "../../src/storage/protocol.js";
+
+/** Options every backend takes; the factory passes them to the backend it builds. */
+export interface ConformanceOptions {
+  maxArtifactBytes?: number;
+  maxStoreBytes?: number;
+}
 
 export interface StorageFixture {
   storage: StorageBackend;
@@ -28,6 +35,10 @@ export const INVALID_ARTIFACT_NAMES: ReadonlyArray<[string, string]> = [
   ["dir/.meta", "leading dot in a later segment"],
   ["a//b", "empty segment"],
   ["a/", "trailing slash"],
+  [" ", "whitespace only"],
+  ["   ", "spaces only"],
+  ["\u00a0\u3000", "Unicode whitespace only"],
+  ["a/ /b", "whitespace-only segment"],
   ["x".repeat(256), "segment over 255 bytes"],
   [`${"é".repeat(128)}`, "segment over 255 bytes in UTF-8"],
   [Array.from({ length: 5 }, () => "y".repeat(250)).join("/"), "over 1024 bytes in total"],
@@ -37,7 +48,7 @@ export const INVALID_WORKFLOW_NAMES: readonly string[] = ["", "1abc", "a-b", "a 
 
 const UNICODE_TEXT = "\uFEFFhello — héllo wörld ✓ 日本語 👩‍💻 مرحبا \u0301e\r\nline2\n\ttab\u0000after-nul";
 
-export function storageConformance(name: string, factory: () => Promise<StorageFixture>): void {
+export function storageConformance(name: string, factory: (options?: ConformanceOptions) => Promise<StorageFixture>): void {
   describe(`StorageBackend conformance: ${name}`, () => {
     let fx: StorageFixture;
     let storage: StorageBackend;
@@ -52,6 +63,20 @@ export function storageConformance(name: string, factory: () => Promise<StorageF
       for (const s of extra.splice(0)) await s.close();
       await storage.close();
       await fx.cleanup();
+    });
+
+    /** A fresh backend built with `options`, removed after the test. */
+    async function withOptions(options: ConformanceOptions): Promise<StorageBackend> {
+      const f = await factory(options);
+      extraFixtures.push(f);
+      return f.storage;
+    }
+    const extraFixtures: StorageFixture[] = [];
+    afterEach(async () => {
+      for (const f of extraFixtures.splice(0)) {
+        await f.storage.close();
+        await f.cleanup();
+      }
     });
 
     /** Another backend on the same data (or a workspace of it), closed after the test. */
@@ -263,6 +288,51 @@ export function storageConformance(name: string, factory: () => Promise<StorageF
         }
       });
 
+      it("refuses an artifact over the per-artifact quota with a clear error, writing nothing", async () => {
+        const s = await withOptions({ maxArtifactBytes: 1000 });
+        await s.artifacts.save("q", "old");
+        const payloads: Array<[string, ArtifactData, SaveArtifactOptions | undefined]> = [
+          ["text", "x".repeat(1001), undefined],
+          ["bytes", new Uint8Array(1001), undefined],
+          ["json", { rows: "y".repeat(1000) }, undefined],
+          ["metadata", "small", { metadata: { big: "z".repeat(1000) } }],
+          ["description", "small", { description: "d".repeat(1000) }],
+        ];
+        for (const [label, value, options] of payloads) {
+          const err = (await s.artifacts.save("q", value, options).catch((e: unknown) => e)) as StorageError;
+          expect(err, label).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED", limit: 1000 });
+          expect(err.size, label).toBeGreaterThan(1000);
+          expect(err.message, label).toMatch(/per-artifact quota of 1000 bytes/);
+          expect(err.message, label).toContain(`${err.size} bytes`);
+          await expect(s.artifacts.save("fresh", value, options), label).rejects.toMatchObject({ code: "QUOTA_EXCEEDED" });
+        }
+        expect(await s.artifacts.load("q")).toBe("old");
+        expect(await s.artifacts.exists("fresh")).toBe(false);
+        expect((await s.artifacts.save("q", "x".repeat(900))).size).toBe(900);
+        // The default is 64 MiB.
+        const big = new Uint8Array(64 * 1024 * 1024 + 1);
+        await expect(storage.artifacts.save("big", big)).rejects.toMatchObject({ code: "QUOTA_EXCEEDED", limit: 64 * 1024 * 1024 });
+        expect(await storage.artifacts.exists("big")).toBe(false);
+      });
+
+      it("refuses a save that would take the store over its quota; overwrites and deletes free space", async () => {
+        // Numbers leave room for FileStorage's header line (counted as stored, ~200 bytes per artifact).
+        const s = await withOptions({ maxStoreBytes: 4000 });
+        await s.artifacts.save("a", "a".repeat(1000));
+        await s.artifacts.save("b", "b".repeat(1000));
+        const err = (await s.artifacts.save("c", "c".repeat(2100)).catch((e: unknown) => e)) as StorageError;
+        expect(err).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED", limit: 4000 });
+        expect(err.message).toMatch(/store would hold .* over its quota of .*4000 bytes/);
+        expect(await s.artifacts.exists("c")).toBe(false);
+        // Replacing an artifact counts only the difference.
+        await s.artifacts.save("b", "B".repeat(500));
+        await s.artifacts.save("c", "c".repeat(1200));
+        await expect(s.artifacts.save("d", "d".repeat(1400))).rejects.toMatchObject({ code: "QUOTA_EXCEEDED" });
+        expect(await s.artifacts.delete("a")).toBe(true);
+        await s.artifacts.save("d", "d".repeat(1400));
+        expect((await s.artifacts.list()).map((i) => i.name)).toEqual(["b", "c", "d"]);
+      });
+
       it("accepts unusual but valid names", async () => {
         const names = ["日本語/ファイル.txt", "with space.txt", "a..b", "x.", "emoji-👩‍💻", "UPPER/lower"];
         for (const n of names) await storage.artifacts.save(n, n);
@@ -331,6 +401,27 @@ export function storageConformance(name: string, factory: () => Promise<StorageF
         expect(await storage.workflows.list()).toEqual([]);
       });
 
+      it("round-trips provenance with the record, in get and list; an overwrite without it drops it", async () => {
+        const provenance = { trust: "untrusted" as const, executor: "sandbox:quickjs", savedAt: "2024-05-06T07:08:09.000Z" };
+        const r = record("prov", { provenance });
+        await storage.workflows.save(r);
+        expect(await storage.workflows.get("prov")).toEqual(r);
+        expect(await storage.workflows.list()).toEqual([r]);
+        const again = await reopen();
+        expect((await again.workflows.get("prov"))?.provenance).toEqual(provenance);
+        const trusted = record("prov", { provenance: { trust: "trusted", executor: "subprocess", savedAt: "2024-05-06T07:08:10.000Z" } });
+        await storage.workflows.save(trusted);
+        expect(await storage.workflows.get("prov")).toEqual(trusted);
+        const { provenance: _dropped, ...plain } = trusted;
+        await storage.workflows.save(plain);
+        expect(await storage.workflows.get("prov")).toEqual(plain);
+        for (const bad of [{ trust: "root", executor: "x", savedAt: "t" }, { trust: "trusted" }, { trust: "trusted", executor: "x", savedAt: "t", extra: 1 }]) {
+          const err = await storage.workflows.save(record("prov", { provenance: bad } as unknown as Partial<WorkflowRecord>)).catch((e: unknown) => e);
+          expect(err).toMatchObject({ name: "ValidationError" });
+        }
+        expect(await storage.workflows.get("prov")).toEqual(plain);
+      });
+
       it("rejects a malformed record with a ValidationError", async () => {
         const bad = { name: "ok", source: 42, description: "", createdAt: "x", updatedAt: "x" } as unknown as WorkflowRecord;
         await expect(storage.workflows.save(bad)).rejects.toMatchObject({ name: "ValidationError" });
@@ -387,7 +478,7 @@ export function storageConformance(name: string, factory: () => Promise<StorageF
       });
 
       it("rejects an invalid workspace id", async () => {
-        for (const bad of ["", "../escape", "a/b", ".hidden", "a\u0000"]) {
+        for (const bad of ["", "../escape", "a/b", ".hidden", "a\u0000", " ", "t1:artifacts:data", "a:b"]) {
           await expect(reopen(bad)).rejects.toMatchObject({ name: "InvalidNameError" });
         }
       });

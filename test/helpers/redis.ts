@@ -22,6 +22,10 @@ export interface RedisServer {
   restart(): Promise<void>;
   /** Stops the server and removes its working folder. */
   close(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
 }
 
 export interface StartRedisOptions {
@@ -69,6 +73,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   const stop = async (): Promise<void> => {
     const c = child;
     child = undefined;
+    c?.kill("SIGCONT"); // a paused server cannot act on SIGTERM
     if (c) await stopProcess(c);
   };
 
@@ -82,6 +87,8 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       return `redis://${auth}127.0.0.1:${port}`;
     },
     stop,
+    pause: () => void child?.kill("SIGSTOP"),
+    resume: () => void child?.kill("SIGCONT"),
     restart: async () => {
       await stop();
       await launch(port);

@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from "
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { tempPathFor } from "../../src/storage/atomic.js";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { storageFromDescriptor } from "../../src/storage/descriptor.js";
 import type { WorkflowRecord } from "../../src/storage/protocol.js";
@@ -12,9 +13,9 @@ async function tempDir(): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), "tcm-file-storage-"));
 }
 
-storageConformance("FileStorage", async () => {
+storageConformance("FileStorage", async (options = {}) => {
   const dir = await tempDir();
-  return { storage: new FileStorage({ basePath: dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { storage: new FileStorage({ basePath: dir, ...options }), cleanup: () => rm(dir, { recursive: true, force: true }) };
 });
 
 /** Every path under `dir`, relative, sorted: to prove an operation created nothing. */
@@ -24,6 +25,19 @@ async function tree(dir: string): Promise<string[]> {
 }
 
 const OLD = new Date("2020-01-01T00:00:00.000Z");
+
+/** The payload of an artifact file: everything after its header line. */
+async function payloadOf(file: string): Promise<string> {
+  const text = await readFile(file, "utf8");
+  return text.slice(text.indexOf("\n") + 1);
+}
+
+/** The pid of a process that has exited (so no live writer has it). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await new Promise((r) => child.once("exit", r));
+  return child.pid!;
+}
 
 describe("FileStorage (file-specific)", () => {
   let base: string;
@@ -60,7 +74,7 @@ describe("FileStorage (file-specific)", () => {
       expect(ws.root).toBe(path.join(base, "workspaces", "team-a"));
       expect(ws.toDescriptor()).toEqual({ type: "file", basePath: base, workspaceId: "team-a" });
       await ws.artifacts.save("x.txt", "hi");
-      expect(await readFile(path.join(base, "workspaces", "team-a", "artifacts", "x.txt"), "utf8")).toBe("hi");
+      expect(await payloadOf(path.join(base, "workspaces", "team-a", "artifacts", "x.txt"))).toBe("hi");
     });
 
     it("rejects bad options and workspace ids before creating anything", async () => {
@@ -94,12 +108,74 @@ describe("FileStorage (file-specific)", () => {
       ...over,
     });
 
-    it("writes the source verbatim to <name>.ts and metadata to a sidecar", async () => {
+    it("writes one plain <name>.ts: a header comment line, then the source verbatim", async () => {
       const source = "// exact\r\nexport async function run() {}\n\n  ";
-      await storage.workflows.save(record({ source }));
-      expect(await readFile(path.join(base, "workflows", "triple.ts"), "utf8")).toBe(source);
-      const sidecar = JSON.parse(await readFile(path.join(base, "workflows", ".meta", "triple.json"), "utf8")) as Record<string, unknown>;
-      expect(sidecar).toMatchObject({ description: "Triple.", params: [{ name: "n" }] });
+      await storage.workflows.save(record({ source, provenance: { trust: "untrusted", executor: "sandbox", savedAt: "2024-01-01T00:00:00.000Z" } }));
+      const text = await readFile(path.join(base, "workflows", "triple.ts"), "utf8");
+      const [first, ...rest] = text.split("\n");
+      expect(first).toMatch(/^\/\/ ts-code-mode workflow \{/);
+      expect(rest.join("\n")).toBe(source);
+      expect(JSON.parse(first!.slice("// ts-code-mode workflow ".length))).toMatchObject({
+        description: "Triple.",
+        params: [{ name: "n" }],
+        provenance: { trust: "untrusted", executor: "sandbox" },
+      });
+      // Nothing else: no sidecar, no temp files.
+      expect(await tree(path.join(base, "workflows"))).toEqual([".tmp", "triple.ts"]);
+    });
+
+    it("reports workflow files it cannot offer instead of hiding them", async () => {
+      await storage.workflows.save(record());
+      const dir = path.join(base, "workflows");
+      await writeFile(path.join(dir, "scan-host.ts"), "export async function run() {}\n");
+      await writeFile(path.join(dir, "1st.js"), "export async function run() {}\n");
+      await writeFile(path.join(dir, "triple.js"), "export async function run() {}\n");
+      await writeFile(path.join(dir, "broken.ts"), "// ts-code-mode workflow {not json\nexport async function run() {}\n");
+      await writeFile(path.join(dir, "notes.md"), "not a workflow file at all");
+      expect((await storage.workflows.list()).map((r) => r.name)).toEqual(["broken", "triple"]);
+      const problems = await storage.workflows.problems();
+      expect(problems.map((p) => p.file)).toEqual(["1st.js", "broken.ts", "scan-host.ts", "triple.js"]);
+      expect(problems.find((p) => p.file === "scan-host.ts")?.problem).toMatch(/not a valid workflow name.*scan_host\.ts/);
+      expect(problems.find((p) => p.file === "triple.js")?.problem).toMatch(/triple\.ts .*precedence/);
+      expect(problems.find((p) => p.file === "broken.ts")?.problem).toMatch(/cannot be read/);
+      // The unreadable header stays part of the source (it is a comment): nothing is lost.
+      expect((await storage.workflows.get("broken"))?.source).toContain("{not json");
+    });
+
+    it("a hand edit below the header keeps author and provenance; deleting the header makes the file hand-written", async () => {
+      const provenance = { trust: "untrusted" as const, executor: "sandbox", savedAt: "2024-01-01T00:00:00.000Z" };
+      await storage.workflows.save(record({ author: "agent", provenance }));
+      const file = path.join(base, "workflows", "triple.ts");
+      const [header] = (await readFile(file, "utf8")).split("\n");
+      await writeFile(file, `${header}\nexport async function run() { return "edited"; }\n`);
+      expect(await storage.workflows.get("triple")).toMatchObject({ author: "agent", provenance, source: 'export async function run() { return "edited"; }\n' });
+      await writeFile(file, `export async function run() { return "mine now"; }\n`);
+      const adopted = await storage.workflows.get("triple");
+      expect(adopted?.provenance).toBeUndefined();
+      expect(adopted?.author).toBeUndefined();
+    });
+
+    it("reads a store written by the previous version (source + .meta sidecar) and rewrites it on save", async () => {
+      const dir = path.join(base, "workflows");
+      const source = "export async function run() { return 1; }\n";
+      await writeFile(path.join(dir, "old.ts"), source);
+      await mkdir(path.join(dir, ".meta"), { recursive: true });
+      const sidecar = {
+        version: 1,
+        sourceHash: createHash("sha256").update(source).digest("hex"),
+        description: "Old one",
+        descriptionExplicit: true,
+        params: [],
+        createdAt: "2023-01-01T00:00:00.000Z",
+        updatedAt: "2023-01-02T00:00:00.000Z",
+        author: "me",
+      };
+      await writeFile(path.join(dir, ".meta", "old.json"), JSON.stringify(sidecar));
+      const got = await storage.workflows.get("old");
+      expect(got).toEqual({ name: "old", source, description: "Old one", descriptionExplicit: true, params: [], createdAt: sidecar.createdAt, updatedAt: sidecar.updatedAt, author: "me" });
+      await storage.workflows.save(got!);
+      expect(await storage.workflows.get("old")).toEqual(got);
+      expect(await readdir(path.join(dir, ".meta"))).toEqual([]);
     });
 
     it("lists hand-written .ts and .js files that have no sidecar", async () => {
@@ -136,7 +212,8 @@ describe("FileStorage (file-specific)", () => {
       for (const n of ["derived", "explicit", "unflagged"]) {
         expect((await storage.workflows.get(n))?.params).toEqual([{ name: "n", type: "number", required: true }]);
         const file = path.join(base, "workflows", `${n}.ts`);
-        await writeFile(file, "/** Edited. */\nexport async function run({ m }: { m: string }) { return m; }\n");
+        const [header] = (await readFile(file, "utf8")).split("\n");
+        await writeFile(file, `${header}\n/** Edited. */\nexport async function run({ m }: { m: string }) { return m; }\n`);
       }
       const derived = await storage.workflows.get("derived");
       expect(derived).toMatchObject({ description: "", createdAt: "2024-01-01T00:00:00.000Z" });
@@ -152,16 +229,18 @@ describe("FileStorage (file-specific)", () => {
       expect(listed.every((r) => r.params === undefined)).toBe(true);
     });
 
-    it("survives a corrupt sidecar by treating the file as hand-written", async () => {
+    it("survives a corrupt header by treating the file as hand-written", async () => {
       await storage.workflows.save(record());
-      await writeFile(path.join(base, "workflows", ".meta", "triple.json"), "{ not json");
+      const file = path.join(base, "workflows", "triple.ts");
+      const text = await readFile(file, "utf8");
+      await writeFile(file, text.replace('"sourceHash"', '"sourceHash'));
       const r = await storage.workflows.get("triple");
       expect(r).toMatchObject({ name: "triple", description: "" });
       expect(r?.params).toBeUndefined();
     });
 
     it("wraps unexpected fs errors in StorageError naming the path", async () => {
-      await writeFile(path.join(base, "workflows", ".meta"), "a file where the sidecar folder should be");
+      await writeFile(path.join(base, "workflows", ".tmp"), "a file where the temp folder should be");
       const err = await storage.workflows.save(record()).catch((e: unknown) => e);
       expect(err).toMatchObject({ name: "StorageError" });
       expect((err as Error).message).toContain(path.join(base, "workflows"));
@@ -169,17 +248,19 @@ describe("FileStorage (file-specific)", () => {
   });
 
   describe("artifacts on disk", () => {
-    it("stores the payload as-is at artifacts/<name> with a per-artifact sidecar", async () => {
+    it("stores each artifact as one file: a header line, then the payload as-is", async () => {
       await storage.artifacts.save("scans/a.json", { hosts: 3 }, { description: "scan" });
       await storage.artifacts.save("notes.txt", "héllo");
       await storage.artifacts.save("raw.bin", Uint8Array.from([0, 1, 254, 255]));
       const dir = path.join(base, "artifacts");
-      expect(JSON.parse(await readFile(path.join(dir, "scans", "a.json"), "utf8"))).toEqual({ hosts: 3 });
-      expect(await readFile(path.join(dir, "notes.txt"), "utf8")).toBe("héllo");
-      expect([...(await readFile(path.join(dir, "raw.bin")))]).toEqual([0, 1, 254, 255]);
-      const sidecar = JSON.parse(await readFile(path.join(dir, ".meta", "scans", "a.json"), "utf8")) as Record<string, unknown>;
-      expect(sidecar).toMatchObject({ kind: "json", description: "scan" });
-      expect(await tree(path.join(dir, ".meta"))).toEqual(["notes.txt", "raw.bin", "scans", path.join("scans", "a.json")]);
+      expect(JSON.parse(await payloadOf(path.join(dir, "scans", "a.json")))).toEqual({ hosts: 3 });
+      expect(await payloadOf(path.join(dir, "notes.txt"))).toBe("héllo");
+      const raw = await readFile(path.join(dir, "raw.bin"));
+      expect([...raw.subarray(raw.indexOf(10) + 1)]).toEqual([0, 1, 254, 255]);
+      const header = (await readFile(path.join(dir, "scans", "a.json"), "utf8")).split("\n")[0]!;
+      expect(header).toMatch(/^#ts-code-mode artifact v2 \{/);
+      expect(JSON.parse(header.slice(header.indexOf("{")))).toMatchObject({ kind: "json", description: "scan" });
+      expect(await tree(dir)).toEqual([".tmp", "notes.txt", "raw.bin", "scans", path.join("scans", "a.json")]);
     });
 
     it("delete removes empty parent folders in data and sidecar trees, keeping non-empty ones", async () => {
@@ -187,9 +268,9 @@ describe("FileStorage (file-specific)", () => {
       await storage.artifacts.save("a/two.txt", "2");
       expect(await storage.artifacts.delete("a/b/c/one.txt")).toBe(true);
       const dir = path.join(base, "artifacts");
-      expect(await tree(dir)).toEqual([".meta", path.join(".meta", "a"), path.join(".meta", "a", "two.txt"), "a", path.join("a", "two.txt")]);
+      expect(await tree(dir)).toEqual([".tmp", "a", path.join("a", "two.txt")]);
       expect(await storage.artifacts.delete("a/two.txt")).toBe(true);
-      expect(await tree(dir)).toEqual([".meta"]);
+      expect(await tree(dir)).toEqual([".tmp"]);
     });
 
     it.each(INVALID_ARTIFACT_NAMES)("invalid name %j (%s) touches nothing on disk", async (bad) => {
@@ -227,14 +308,42 @@ describe("FileStorage (file-specific)", () => {
       expect(Date.parse(saved.createdAt)).toBeLessThan(Date.parse(saved.updatedAt));
     });
 
-    it("notices a payload edited by hand after its sidecar was written", async () => {
+    it("a payload edited by hand below the header keeps description and metadata; without the header it is hand-dropped", async () => {
       await storage.artifacts.save("cfg.json", { v: 1 }, { description: "config", metadata: { k: "v" } });
       const file = path.join(base, "artifacts", "cfg.json");
-      await writeFile(file, '{"v":2,"more":true}');
+      const [header] = (await readFile(file, "utf8")).split("\n");
+      await writeFile(file, `${header}\n{"v":2,"more":true}`);
       expect(await storage.artifacts.load("cfg.json")).toEqual({ v: 2, more: true });
       expect(await storage.artifacts.get("cfg.json")).toMatchObject({ kind: "json", size: 19, description: "config", metadata: { k: "v" } });
-      await writeFile(file, "not json any more");
+      await writeFile(file, `${header}\nnot json any more`);
       expect(await storage.artifacts.load("cfg.json")).toBe("not json any more");
+      expect(await storage.artifacts.get("cfg.json")).toMatchObject({ kind: "text", description: "config" });
+      await writeFile(file, '{"plain":true}');
+      expect(await storage.artifacts.load("cfg.json")).toEqual({ plain: true });
+      expect(await storage.artifacts.get("cfg.json")).toMatchObject({ kind: "json", description: "", metadata: {} });
+    });
+
+    it("reads artifacts written by the previous version (payload + .meta sidecar)", async () => {
+      const dir = path.join(base, "artifacts");
+      const payload = Buffer.from('{"a":1}');
+      await writeFile(path.join(dir, "old.json"), payload);
+      await mkdir(path.join(dir, ".meta"), { recursive: true });
+      const sidecar = {
+        version: 1,
+        kind: "text",
+        size: payload.byteLength,
+        sha256: createHash("sha256").update(payload).digest("hex"),
+        description: "kept",
+        metadata: { m: 1 },
+        createdAt: "2023-01-01T00:00:00.000Z",
+        updatedAt: "2023-01-02T00:00:00.000Z",
+      };
+      await writeFile(path.join(dir, ".meta", "old.json"), JSON.stringify(sidecar));
+      expect(await storage.artifacts.get("old.json")).toMatchObject({ kind: "text", description: "kept", metadata: { m: 1 }, createdAt: sidecar.createdAt });
+      expect(await storage.artifacts.load("old.json")).toBe('{"a":1}');
+      const saved = await storage.artifacts.save("old.json", "new");
+      expect(saved.createdAt).toBe(sidecar.createdAt);
+      expect(await tree(dir)).toEqual([".tmp", "old.json"]);
     });
 
     it("refuses to make an artifact name also a folder, with a clear message", async () => {
@@ -246,39 +355,60 @@ describe("FileStorage (file-specific)", () => {
       expect(await storage.artifacts.load("a")).toBe("file");
     });
 
-    it("ignores stale temp files left by a killed writer", async () => {
+    it("ignores temp files of writers in progress and sweeps those of dead writers on open", async () => {
       await storage.artifacts.save("scans/keep.txt", "kept");
       await storage.workflows.save({ name: "wf", source: "x", description: "", createdAt: "t", updatedAt: "t" });
-      // Exactly what a writer leaves behind when killed between its temp write and its rename.
-      const targets = [
-        path.join(base, "artifacts", "scans", "keep.txt"),
-        path.join(base, "artifacts", "new.txt"),
-        path.join(base, "artifacts", ".meta", "scans", "keep.txt"),
-        path.join(base, "workflows", "wf.ts"),
-        path.join(base, "workflows", ".meta", "wf.json"),
+      const dead = await deadPid();
+      const tmpA = path.join(base, "artifacts", ".tmp");
+      const tmpW = path.join(base, "workflows", ".tmp");
+      const stale = [
+        path.join(tmpA, `.${dead}-0123456789abcdef.tmp`),
+        path.join(tmpW, `.${dead}-0123456789abcdef.tmp`),
+        path.join(base, "artifacts", ".0123456789abcdef.tmp"), // the previous version's naming
       ];
-      for (const t of targets) await writeFile(tempPathFor(t), "half-writ");
+      const live = path.join(tmpA, `.${process.pid}-fedcba9876543210.tmp`); // ours: alive
+      const fresh = path.join(tmpA, `.${dead}-aaaaaaaaaaaaaaaa.tmp`); // dead writer, but too recent
+      for (const f of [...stale, live]) {
+        await writeFile(f, "half-writ");
+        await utimes(f, OLD, OLD);
+      }
+      await writeFile(fresh, "half-writ");
       expect((await storage.artifacts.list()).map((i) => i.name)).toEqual(["scans/keep.txt"]);
-      expect(await storage.artifacts.load("scans/keep.txt")).toBe("kept");
-      expect(await storage.artifacts.exists("new.txt")).toBe(false);
       expect((await storage.workflows.list()).map((r) => r.name)).toEqual(["wf"]);
-      expect((await storage.workflows.get("wf"))?.source).toBe("x");
-      // Later saves and deletes work around them.
-      await storage.artifacts.save("scans/keep.txt", "rewritten");
-      expect(await storage.artifacts.load("scans/keep.txt")).toBe("rewritten");
-      expect(await storage.artifacts.delete("scans/keep.txt")).toBe(true);
-      expect(await storage.artifacts.list()).toEqual([]);
+      const reopened = new FileStorage({ basePath: base, tempMaxAgeMs: 10_000 });
+      expect(await reopened.sweepDone()).toBe(3);
+      await reopened.close();
+      for (const f of stale) await expect(stat(f)).rejects.toMatchObject({ code: "ENOENT" });
+      for (const f of [live, fresh]) expect((await stat(f)).isFile()).toBe(true);
+      expect(await storage.artifacts.load("scans/keep.txt")).toBe("kept");
     });
 
-    it("lists an artifact whose writer died between the data and sidecar renames", async () => {
-      await mkdir(path.join(base, "artifacts", "half"), { recursive: true });
-      const file = path.join(base, "artifacts", "half", "done.txt");
-      await writeFile(file, "payload complete");
-      await utimes(file, OLD, OLD);
-      expect(await storage.artifacts.list()).toEqual([
-        expect.objectContaining({ name: "half/done.txt", kind: "text", size: 16, description: "" }),
-      ]);
-      expect(await storage.artifacts.load("half/done.txt")).toBe("payload complete");
+    it("a write that fails halfway (full disk) leaves no temp file, and the next save succeeds", async () => {
+      const { setFaultHook } = await import("../../src/storage/faults.js");
+      let failNext = false;
+      setFaultHook((point) => {
+        if (point === "temp-partial" && failNext) {
+          failNext = false;
+          throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+        }
+      });
+      try {
+        await storage.artifacts.save("a.txt", "old");
+        failNext = true;
+        const err = await storage.artifacts.save("a.txt", "x".repeat(100_000)).catch((e: unknown) => e);
+        expect(err).toMatchObject({ name: "StorageError" });
+        expect((err as Error).message).toMatch(/ENOSPC/);
+        expect(await readdir(path.join(base, "artifacts", ".tmp"))).toEqual([]);
+        expect(await storage.artifacts.load("a.txt")).toBe("old");
+        failNext = true;
+        await expect(storage.workflows.save({ name: "wf", source: "x", description: "", createdAt: "t", updatedAt: "t" })).rejects.toMatchObject({ name: "StorageError" });
+        expect(await readdir(path.join(base, "workflows", ".tmp"))).toEqual([]);
+        expect(await storage.workflows.get("wf")).toBeNull();
+        await storage.artifacts.save("a.txt", "new");
+        expect(await storage.artifacts.load("a.txt")).toBe("new");
+      } finally {
+        setFaultHook(undefined);
+      }
     });
 
     it("never shows a reader a torn payload while another backend overwrites it", async () => {
@@ -309,7 +439,7 @@ describe("FileStorage (file-specific)", () => {
     });
 
     it("wraps unexpected fs errors in StorageError naming the path", async () => {
-      await writeFile(path.join(base, "artifacts", ".meta"), "a file where the sidecar folder should be");
+      await writeFile(path.join(base, "artifacts", ".tmp"), "a file where the temp folder should be");
       const err = await storage.artifacts.save("x", "y").catch((e: unknown) => e);
       expect(err).toMatchObject({ name: "StorageError" });
       expect((err as Error).message).toContain(path.join(base, "artifacts"));

@@ -25,10 +25,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-storageConformance("RedisStorage", async () => {
+storageConformance("RedisStorage", async (options = {}) => {
   const prefix = uniquePrefix("conf");
   return {
-    storage: new RedisStorage({ url: server.url, prefix }),
+    storage: new RedisStorage({ url: server.url, prefix, ...options }),
     cleanup: async () => {
       await deleteKeys(server.url, `${prefix}:`);
     },
@@ -66,6 +66,7 @@ describe("RedisStorage (Redis-specific)", () => {
       await s.artifacts.save("raw.bin", Uint8Array.from([0, 255]));
       const p = s.prefix;
       expect(await listKeys(server.url, `${p}:`)).toEqual([
+        `${p}:artifacts:bytes`,
         `${p}:artifacts:data:raw.bin`,
         `${p}:artifacts:data:scans/a.json`,
         `${p}:artifacts:index`,
@@ -89,7 +90,7 @@ describe("RedisStorage (Redis-specific)", () => {
       const s = fresh({ workspaceId: "team-a" });
       await s.artifacts.save("x", "1");
       const p = s.prefix;
-      expect(await listKeys(server.url, `${p}:`)).toEqual([`${p}:ws:team-a:artifacts:data:x`, `${p}:ws:team-a:artifacts:index`, `${p}:ws:team-a:artifacts:meta`]);
+      expect(await listKeys(server.url, `${p}:`)).toEqual([`${p}:ws:team-a:artifacts:bytes`, `${p}:ws:team-a:artifacts:data:x`, `${p}:ws:team-a:artifacts:index`, `${p}:ws:team-a:artifacts:meta`]);
       expect(s.toDescriptor()).toEqual({ type: "redis", url: server.url, prefix: p, workspaceId: "team-a" });
       expect(await s.artifacts.delete("x")).toBe(true);
       expect(await listKeys(server.url, `${p}:`)).toEqual([]);

@@ -1,17 +1,21 @@
 /**
- * Artifacts on disk. The payload lives at `artifacts/<name>` exactly as saved, so people can open it
- * with any tool; its metadata lives in a per-artifact sidecar at `artifacts/.meta/<name>`. One
- * sidecar per artifact (instead of one shared index file) means two processes saving different
- * artifacts never overwrite each other's entries.
+ * Artifacts on disk: one file per artifact, `artifacts/<name>`, holding a one-line header (kind,
+ * description, metadata, times) and then the payload exactly as saved. One file means one commit
+ * point: a save writes header and payload to a temp file and renames it into place, so a reader
+ * (which reads the file once) sees exactly one save's bytes together with that save's kind,
+ * description and metadata, whatever writers, readers and crashes interleave. No retries, no
+ * guessing. `tail -n +2 artifacts/<name>` prints the payload.
  *
- * Every write is data first, then sidecar, each atomic. The sidecar records the payload's size and
- * SHA-256, so a reader that catches the gap between the two renames (or a file edited by hand)
- * notices the mismatch, waits briefly for the writer, and otherwise falls back to inferring the kind
- * from the bytes. A reader therefore never gets a partial payload.
+ * Files without the header are first-class too: a file dropped in by hand is listed with its kind
+ * inferred from the bytes (a `*.json` file that parses loads as JSON), and so is a store written by
+ * an older version (payload file + `.meta/<name>` sidecar, whose description and metadata are used
+ * while it still matches the payload; the next save rewrites the artifact in the one-file format).
+ * A saved file edited by hand keeps its description and metadata; if the payload's size changed,
+ * its kind is inferred again (a JSON artifact that no longer parses loads as text).
  */
 import path from "node:path";
 import type { Stats } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { open, readdir, stat } from "node:fs/promises";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
 import {
@@ -27,13 +31,32 @@ import {
 import { assertJsonObject, decodeArtifact, encodeArtifact, inferKind, sha256Hex } from "../codec.js";
 import { artifactNameProblem, compareNames, validateArtifactName } from "../names.js";
 import type { ArtifactData, ArtifactInfo, ArtifactKind, ArtifactStore, JsonValue, SaveArtifactOptions } from "../protocol.js";
+import { artifactTooLarge, quotaSize, resolveQuota, storeFull, type Quota, type QuotaOptions } from "../quota.js";
 import { laterOf, nextTimestamp } from "../timestamps.js";
 
-const META_DIR = ".meta";
-/** Under META_DIR: sidecars of saves in progress (see save()). */
-const PENDING_DIR = ".pending";
+/** Folder (under `artifacts/`) of the temp files of saves in progress; never removed. */
+export const ARTIFACT_TEMP_DIR = ".tmp";
+/** Older versions kept metadata here; read (and cleaned up) for compatibility. */
+const LEGACY_META_DIR = ".meta";
+const LEGACY_PENDING_DIR = ".pending";
 
-const sidecarSchema = z.object({
+/** First bytes of every file we write. The rest of the line is the header's JSON. */
+const MAGIC = "#ts-code-mode artifact v2 ";
+const MAGIC_BYTES = Buffer.from(MAGIC, "utf8");
+/** get()/list() read this much of a file first; a longer header (large metadata) is read in full. */
+const HEAD_CHUNK = 16 * 1024;
+
+const headerSchema = z.object({
+  kind: z.enum(["text", "bytes", "json"]),
+  size: z.number().int().nonnegative(),
+  description: z.string(),
+  metadata: z.record(z.string(), z.json()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+type Header = z.infer<typeof headerSchema>;
+
+const legacySidecarSchema = z.object({
   version: z.literal(1),
   kind: z.enum(["text", "bytes", "json"]),
   size: z.number().int().nonnegative(),
@@ -43,85 +66,99 @@ const sidecarSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-type Sidecar = z.infer<typeof sidecarSchema>;
 
 const optionsSchema = z
   .object({ description: z.string().optional(), metadata: z.unknown().optional() })
   .strict()
   .optional();
 
-/** How long a reader waits for a writer that is between its data and sidecar renames. */
-const RETRY_DELAYS_MS = [5, 15];
-/** A data file without a sidecar younger than this may be a save in progress. */
-const FRESH_MS = 2_000;
+/** How long a measured store size is trusted before the next save measures it again. */
+const USAGE_TTL_MS = 5_000;
 
-interface Snapshot {
-  info: ArtifactInfo;
-  bytes?: Uint8Array;
+/** What a file holds: the header (null for a file without one) and where the payload starts. */
+interface Parsed {
+  header: Header | null;
+  payloadOffset: number;
 }
 
 export class FileArtifactStore implements ArtifactStore {
-  private readonly metaRoot: string;
+  private readonly tempDir: string;
+  private readonly quota: Quota;
+  /** This process's idea of the store's size (bytes on disk), with saves in flight reserved. */
+  private usage: { bytes: number; measuredAt: number } | undefined;
 
   /** `directory` is the `artifacts/` folder; it must exist. */
-  constructor(readonly directory: string) {
-    this.metaRoot = path.join(directory, META_DIR);
+  constructor(
+    readonly directory: string,
+    quota: QuotaOptions = {},
+  ) {
+    this.tempDir = path.join(directory, ARTIFACT_TEMP_DIR);
+    this.quota = resolveQuota(quota);
   }
 
   async save(name: string, data: ArtifactData, options?: SaveArtifactOptions): Promise<ArtifactInfo> {
     const segments = validateArtifactName(name);
     const { description, metadata } = parseOptions(options);
     const { kind, bytes } = encodeArtifact(data);
+    const size = quotaSize(bytes.byteLength, description, JSON.stringify(metadata));
+    if (size > this.quota.maxArtifactBytes) throw artifactTooLarge(name, size, this.quota.maxArtifactBytes);
     const dataPath = this.dataPath(segments);
     return guardFs("save artifact", dataPath, async () => {
-      const previous = await this.previousTimes(segments);
-      const updatedAt = nextTimestamp(previous?.updatedAt);
-      const sidecar: Sidecar = {
-        version: 1,
+      const previous = await this.readHead(dataPath);
+      // A file without our header (hand-dropped, or an older version's) may still have known times.
+      const times = previous && !previous.header ? ((await this.info(name, segments)) ?? previous.times) : previous?.times;
+      const updatedAt = nextTimestamp(times?.updatedAt);
+      const header: Header = {
         kind,
         size: bytes.byteLength,
-        sha256: sha256Hex(bytes),
         description,
         metadata,
-        createdAt: previous?.createdAt ?? updatedAt,
+        createdAt: times?.createdAt ?? updatedAt,
         updatedAt,
       };
-      const sidecarText = JSON.stringify(sidecar, null, 2);
-      // Intent first: a process killed between the data and sidecar renames leaves new data and the
-      // old sidecar; readers then find the new sidecar here (its hash matches the data), so they see
-      // the new value whole, never new bytes with old metadata.
-      await this.writeOrExplainConflict(name, segments, this.pendingPath(segments), sidecarText);
-      await this.writeOrExplainConflict(name, segments, dataPath, bytes);
-      await this.writeOrExplainConflict(name, segments, this.metaPath(segments), sidecarText);
-      await this.clearPending(segments);
-      return toInfo(name, sidecar);
+      const headLine = Buffer.from(`${MAGIC}${JSON.stringify(header)}\n`, "utf8");
+      const onDisk = headLine.byteLength + bytes.byteLength;
+      const delta = onDisk - (previous?.fileSize ?? 0);
+      await this.reserve(name, onDisk, delta);
+      try {
+        await this.writeOrExplainConflict(name, segments, dataPath, [headLine, bytes]);
+      } catch (err) {
+        if (this.usage) this.usage.bytes -= delta;
+        throw err;
+      }
+      // Metadata of an older version of the store would only confuse a reader of the old format.
+      if (previous?.legacy) await this.removeLegacy(segments);
+      return toInfo(name, header);
     });
   }
 
   async load(name: string): Promise<ArtifactData | undefined> {
     const segments = validateArtifactName(name);
-    return guardFs("load artifact", this.dataPath(segments), async () => {
-      const snap = await this.snapshot(name, segments, true);
-      return snap?.bytes ? decodeArtifact(snap.info.kind, snap.bytes) : undefined;
+    const dataPath = this.dataPath(segments);
+    return guardFs("load artifact", dataPath, async () => {
+      const st = await statFile(dataPath);
+      if (!st) return undefined;
+      const raw = await readFileIfExists(dataPath);
+      if (!raw) return undefined;
+      const { header, payloadOffset } = parseFile(raw);
+      const payload = raw.subarray(payloadOffset);
+      if (header) return decodeEdited(header.size === payload.byteLength ? header.kind : inferKind(payload, header.kind), payload);
+      const legacy = await this.readLegacy(segments, payload, true);
+      return decodeEdited(legacy?.kind ?? inferKind(payload, undefined, name), payload);
     });
   }
 
   async get(name: string): Promise<ArtifactInfo | null> {
     const segments = validateArtifactName(name);
-    return guardFs("read artifact", this.dataPath(segments), async () => {
-      return (await this.snapshot(name, segments, false))?.info ?? null;
-    });
+    return guardFs("read artifact", this.dataPath(segments), () => this.info(name, segments));
   }
 
   async list(): Promise<ArtifactInfo[]> {
     return guardFs("list artifacts in", this.directory, async () => {
       const names: string[] = [];
       await walk(this.directory, "", names);
-      const infos = await mapLimit(names, 16, (n) => this.snapshot(n, n.split("/"), false));
-      return infos
-        .filter((s): s is Snapshot => s !== null)
-        .map((s) => s.info)
-        .sort((a, b) => compareNames(a.name, b.name));
+      const infos = await mapLimit(names, 16, (n) => this.info(n, n.split("/")));
+      return infos.filter((i): i is ArtifactInfo => i !== null).sort((a, b) => compareNames(a.name, b.name));
     });
   }
 
@@ -134,14 +171,13 @@ export class FileArtifactStore implements ArtifactStore {
   async delete(name: string): Promise<boolean> {
     const segments = validateArtifactName(name);
     const dataPath = this.dataPath(segments);
-    const metaPath = this.metaPath(segments);
     return guardFs("delete artifact", dataPath, async () => {
       // A folder of artifacts is not an artifact: never unlink (or report deleting) a directory.
-      const existed = (await statFile(dataPath)) !== null && (await unlinkIfExists(dataPath));
-      if ((await statFile(metaPath)) !== null) await unlinkIfExists(metaPath);
-      await this.clearPending(segments);
+      const st = await statFile(dataPath);
+      const existed = st !== null && (await unlinkIfExists(dataPath));
+      if (existed && this.usage) this.usage.bytes -= st.size;
+      await this.removeLegacy(segments);
       await removeEmptyParents(path.dirname(dataPath), this.directory);
-      await removeEmptyParents(path.dirname(metaPath), this.metaRoot);
       return existed;
     });
   }
@@ -150,91 +186,122 @@ export class FileArtifactStore implements ArtifactStore {
     return path.join(this.directory, ...segments);
   }
 
-  private metaPath(segments: string[]): string {
-    return path.join(this.metaRoot, ...segments);
+  /**
+   * Checks the store quota and reserves `delta` bytes for a save of `onDisk` bytes. The measured
+   * size is this process's view (refreshed every few seconds, and always before refusing), so
+   * writers in other processes can overshoot the quota by what they save within that window.
+   */
+  private async reserve(name: string, onDisk: number, delta: number): Promise<void> {
+    const limit = this.quota.maxStoreBytes;
+    if (!this.usage || Date.now() - this.usage.measuredAt > USAGE_TTL_MS) await this.measure();
+    if (this.usage!.bytes + delta > limit && Date.now() - this.usage!.measuredAt > 0) await this.measure();
+    const usage = this.usage!;
+    if (usage.bytes + delta > limit) throw storeFull(name, onDisk, Math.max(0, usage.bytes + delta - onDisk), limit);
+    usage.bytes += delta;
   }
 
-  /** The sidecar a save in progress is about to write. Name segments never start with ".", so this cannot collide. */
-  private pendingPath(segments: string[]): string {
-    return path.join(this.metaRoot, PENDING_DIR, ...segments);
+  private async measure(): Promise<void> {
+    const names: string[] = [];
+    const measuredAt = Date.now();
+    await walk(this.directory, "", names);
+    const sizes = await mapLimit(names, 16, async (n) => (await statFile(this.dataPath(n.split("/"))))?.size ?? 0);
+    this.usage = { bytes: sizes.reduce((a, b) => a + b, 0), measuredAt };
   }
 
-  private async clearPending(segments: string[]): Promise<void> {
-    const pending = this.pendingPath(segments);
-    if (await unlinkIfExists(pending)) await removeEmptyParents(path.dirname(pending), this.metaRoot);
+  /** The info of one artifact from its header (read without the payload), or null when there is none. */
+  private async info(name: string, segments: string[]): Promise<ArtifactInfo | null> {
+    const dataPath = this.dataPath(segments);
+    const head = await this.readHead(dataPath);
+    if (!head) return null;
+    const payloadSize = head.fileSize - head.payloadOffset;
+    if (head.header && head.header.size === payloadSize) return toInfo(name, head.header);
+    if (head.header) {
+      // Edited by hand since it was saved: the payload decides the kind, the header the rest.
+      const payload = (await readFileIfExists(dataPath))?.subarray(head.payloadOffset) ?? new Uint8Array();
+      return {
+        ...toInfo(name, head.header),
+        kind: inferKind(payload, head.header.kind),
+        size: payload.byteLength,
+        updatedAt: laterOf(head.stats.mtime.toISOString(), head.header.updatedAt),
+      };
+    }
+    // No header: hand-dropped, or written by an older version.
+    const payload = await readFileIfExists(dataPath);
+    if (!payload) return null;
+    const legacy = await this.readLegacy(segments, payload, false);
+    if (legacy) return toInfo(name, legacy);
+    return {
+      name,
+      kind: inferKind(payload, undefined, name),
+      size: payload.byteLength,
+      description: "",
+      metadata: {},
+      createdAt: createdTime(head.stats),
+      updatedAt: head.stats.mtime.toISOString(),
+    };
   }
 
-  private async readSidecar(segments: string[], pending = false): Promise<Sidecar | null> {
-    const raw = await readFileIfExists(pending ? this.pendingPath(segments) : this.metaPath(segments));
+  /** Header, payload offset and size of the file at `dataPath` (reading only the header), or null. */
+  private async readHead(
+    dataPath: string,
+  ): Promise<(Parsed & { fileSize: number; stats: Stats; legacy: boolean; times: { createdAt: string; updatedAt: string } }) | null> {
+    let fh;
+    try {
+      fh = await open(dataPath, "r");
+    } catch (err) {
+      if (isErrno(err, "ENOENT", "ENOTDIR", "EISDIR")) return null;
+      throw err;
+    }
+    try {
+      const stats = await fh.stat();
+      if (!stats.isFile()) return null;
+      let buf = Buffer.alloc(Math.min(HEAD_CHUNK, stats.size));
+      let { bytesRead } = await fh.read(buf, 0, buf.byteLength, 0);
+      buf = buf.subarray(0, bytesRead);
+      if (startsWithMagic(buf) && !buf.includes(0x0a) && bytesRead < stats.size) {
+        // A header longer than the first chunk (large metadata): read the whole file once.
+        buf = await fh.readFile();
+        bytesRead = buf.byteLength;
+      }
+      const parsed = parseFile(buf);
+      const times = parsed.header
+        ? { createdAt: parsed.header.createdAt, updatedAt: parsed.header.updatedAt }
+        : { createdAt: createdTime(stats), updatedAt: stats.mtime.toISOString() };
+      return { ...parsed, fileSize: stats.size, stats, legacy: parsed.header === null, times };
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** An older version's sidecar for this artifact, when it still describes `payload`. */
+  private async readLegacy(segments: string[], payload: Uint8Array, checkHash: boolean): Promise<Header | null> {
+    const raw = await readFileIfExists(path.join(this.directory, LEGACY_META_DIR, ...segments));
     if (!raw) return null;
     try {
-      const parsed = sidecarSchema.safeParse(JSON.parse(raw.toString("utf8")));
-      return parsed.success ? parsed.data : null;
+      const parsed = legacySidecarSchema.safeParse(JSON.parse(raw.toString("utf8")));
+      if (!parsed.success || parsed.data.size !== payload.byteLength) return null;
+      if (checkHash && parsed.data.sha256 !== sha256Hex(payload)) return null;
+      const { kind, size, description, metadata, createdAt, updatedAt } = parsed.data;
+      return { kind, size, description, metadata, createdAt, updatedAt };
     } catch {
-      return null; // a sidecar broken by hand is treated like a missing one
+      return null;
     }
   }
 
-  /** createdAt/updatedAt of whatever is stored under the name now, to carry createdAt over. */
-  private async previousTimes(segments: string[]): Promise<{ createdAt: string; updatedAt: string } | undefined> {
-    const sidecar = await this.readSidecar(segments);
-    if (sidecar) return { createdAt: sidecar.createdAt, updatedAt: sidecar.updatedAt };
-    const st = await statFile(this.dataPath(segments));
-    return st ? { createdAt: createdTime(st), updatedAt: st.mtime.toISOString() } : undefined;
-  }
-
-  /**
-   * A consistent view of one artifact: its info (and bytes when asked). Trusts the sidecar when it
-   * matches the data (hash for loads, size otherwise); retries briefly while a writer may be between
-   * its two renames; then describes the data as it is, keeping what the sidecar still knows.
-   */
-  private async snapshot(name: string, segments: string[], withBytes: boolean): Promise<Snapshot | null> {
-    const dataPath = this.dataPath(segments);
-    let sidecar: Sidecar | null = null;
-    let st: Stats | null = null;
-    let bytes: Buffer | null = null;
-    for (let attempt = 0; ; attempt++) {
-      sidecar = await this.readSidecar(segments);
-      st = await statFile(dataPath);
-      if (!st) return null;
-      if (withBytes) {
-        bytes = await readFileIfExists(dataPath);
-        if (!bytes) return null;
-      }
-      const hash = bytes ? sha256Hex(bytes) : null;
-      const size = st.size;
-      const matches = (sc: Sidecar | null): boolean =>
-        sc !== null && (bytes ? sc.size === bytes.byteLength && sc.sha256 === hash : sc.size === size);
-      if (sidecar && matches(sidecar)) return { info: toInfo(name, sidecar), ...(bytes ? { bytes } : {}) };
-      const pending = await this.readSidecar(segments, true);
-      if (pending && matches(pending)) return { info: toInfo(name, pending), ...(bytes ? { bytes } : {}) };
-      const maybeInFlight = sidecar !== null || Date.now() - st.mtimeMs < FRESH_MS;
-      const delay = RETRY_DELAYS_MS[attempt];
-      if (!maybeInFlight || delay === undefined) break;
-      await sleep(delay);
+  private async removeLegacy(segments: string[]): Promise<void> {
+    const metaRoot = path.join(this.directory, LEGACY_META_DIR);
+    for (const file of [path.join(metaRoot, ...segments), path.join(metaRoot, LEGACY_PENDING_DIR, ...segments)]) {
+      if ((await statFile(file)) !== null && (await unlinkIfExists(file))) await removeEmptyParents(path.dirname(file), this.directory);
     }
-    bytes ??= await readFileIfExists(dataPath);
-    if (!bytes) return null;
-    const kind: ArtifactKind = inferKind(bytes, sidecar?.kind, name);
-    const info: ArtifactInfo = {
-      name,
-      kind,
-      size: bytes.byteLength,
-      description: sidecar?.description ?? "",
-      metadata: (sidecar?.metadata ?? {}) as Record<string, JsonValue>,
-      createdAt: sidecar?.createdAt ?? createdTime(st),
-      updatedAt: sidecar ? laterOf(st.mtime.toISOString(), sidecar.updatedAt) : st.mtime.toISOString(),
-    };
-    return { info, ...(withBytes ? { bytes } : {}) };
   }
 
-  /** An artifact cannot also be a folder: turn the resulting fs error into a clear message. */
-  private async writeOrExplainConflict(name: string, segments: string[], target: string, data: string | Uint8Array): Promise<void> {
+/** An artifact cannot also be a folder: turn the resulting fs error into a clear message. */
+  private async writeOrExplainConflict(name: string, segments: string[], target: string, data: readonly Uint8Array[]): Promise<void> {
     try {
-      await writeFileAtomic(target, data);
+      await writeFileAtomic(target, data, { tempDir: this.tempDir });
     } catch (err) {
       if (!isErrno(err, "EISDIR", "ENOTDIR", "EEXIST", "EPERM")) throw err;
-      const base = target === this.dataPath(segments) ? this.directory : this.metaRoot;
+      const base = this.directory;
       const isFolder = await stat(target).then((s) => s.isDirectory(), () => false);
       if (isFolder) {
         throw new ValidationError(
@@ -267,16 +334,43 @@ function parseOptions(options: unknown): { description: string; metadata: Record
   return { description: parsed.data?.description ?? "", metadata: structuredClone(metadata) };
 }
 
-function toInfo(name: string, s: Sidecar): ArtifactInfo {
+function toInfo(name: string, h: Header): ArtifactInfo {
   return {
     name,
-    kind: s.kind,
-    size: s.size,
-    description: s.description,
-    metadata: structuredClone(s.metadata) as Record<string, JsonValue>,
-    createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
+    kind: h.kind,
+    size: h.size,
+    description: h.description,
+    metadata: structuredClone(h.metadata) as Record<string, JsonValue>,
+    createdAt: h.createdAt,
+    updatedAt: h.updatedAt,
   };
+}
+
+/** Decodes; JSON broken by a hand edit that kept the size comes back as text rather than failing. */
+function decodeEdited(kind: ArtifactKind, payload: Uint8Array): ArtifactData {
+  if (kind !== "json") return decodeArtifact(kind, payload);
+  try {
+    return decodeArtifact(kind, payload);
+  } catch {
+    return decodeArtifact(inferKind(payload, "text"), payload);
+  }
+}
+
+function startsWithMagic(buf: Uint8Array): boolean {
+  return buf.byteLength >= MAGIC_BYTES.byteLength && Buffer.from(buf.buffer, buf.byteOffset, MAGIC_BYTES.byteLength).equals(MAGIC_BYTES);
+}
+
+/** Splits a file's bytes into header and payload; a file without a (valid) header is all payload. */
+function parseFile(buf: Buffer): Parsed {
+  if (!startsWithMagic(buf)) return { header: null, payloadOffset: 0 };
+  const end = buf.indexOf(0x0a);
+  if (end < 0) return { header: null, payloadOffset: 0 };
+  try {
+    const parsed = headerSchema.safeParse(JSON.parse(buf.toString("utf8", MAGIC_BYTES.byteLength, end)));
+    return parsed.success ? { header: parsed.data, payloadOffset: end + 1 } : { header: null, payloadOffset: 0 };
+  } catch {
+    return { header: null, payloadOffset: 0 };
+  }
 }
 
 /** Collects addressable artifact names under `dir`; dot-entries (sidecars, temp files) are skipped. */
@@ -289,7 +383,7 @@ async function walk(dir: string, prefix: string, out: string[]): Promise<void> {
     throw err;
   }
   for (const entry of entries) {
-    if (entry.name.startsWith(".")) continue;
+    if (entry.name.startsWith(".")) continue; // our temp folder, legacy sidecars, hidden files
     const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
     if (entry.isDirectory()) {
       await walk(path.join(dir, entry.name), rel, out);
@@ -312,8 +406,4 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

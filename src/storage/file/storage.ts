@@ -1,32 +1,50 @@
 /**
  * FileStorage: workflows and artifacts as plain files under one folder.
  *
- *   <basePath>/workflows/            one `<name>.ts` per workflow (+ `.meta/<name>.json` sidecars)
- *   <basePath>/artifacts/            one file per artifact      (+ `.meta/<name>` sidecars)
+ *   <basePath>/workflows/            one `<name>.ts` per workflow (first line: the store's header)
+ *   <basePath>/artifacts/            one file per artifact (a header line, then the payload)
+ *   <basePath>/{workflows,artifacts}/.tmp/   temp files of saves in progress
  *   <basePath>/workspaces/<id>/...   the same two folders per workspace, when `workspaceId` is set
  *
- * Several processes may share one base folder: every write is an atomic rename and there is no
- * shared index file to fight over.
+ * Several processes may share one base folder: every write of a record is one atomic rename (its
+ * single commit point) and there is no shared index file to fight over. Opening a FileStorage
+ * sweeps temp files that killed writers left behind (older than `tempMaxAgeMs`, writer not alive).
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
-import { toStorageError } from "../atomic.js";
+import { DEFAULT_TEMP_MAX_AGE_MS, sweepTempFiles, toStorageError } from "../atomic.js";
 import { validateWorkspaceId } from "../names.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
-import { FileArtifactStore } from "./artifacts.js";
-import { FileWorkflowStore } from "./workflows.js";
+import { quotaOptionSchema, type QuotaOptions } from "../quota.js";
+import { ARTIFACT_TEMP_DIR, FileArtifactStore } from "./artifacts.js";
+import { FileWorkflowStore, WORKFLOW_TEMP_DIR } from "./workflows.js";
 
 export interface FileStorageOptions {
   /** Folder holding everything; created if missing. Relative paths resolve against the cwd. */
   basePath: string;
   /** Isolates one tenant's workflows and artifacts under `<basePath>/workspaces/<workspaceId>/`. */
   workspaceId?: string;
+  /** Largest artifact in bytes (payload + description + metadata). Default 64 MiB. */
+  maxArtifactBytes?: number;
+  /**
+   * Largest total of this store's (workspace's) artifacts in bytes. Default 1 GiB. Exact within one
+   * process; writers in other processes are seen within a few seconds.
+   */
+  maxStoreBytes?: number;
+  /** A temp file left by a killed writer is swept on open once older than this. Default 60,000 ms. */
+  tempMaxAgeMs?: number;
 }
 
 const optionsSchema = z
-  .object({ basePath: z.string().min(1, "basePath must not be empty"), workspaceId: z.string().optional() })
+  .object({
+    basePath: z.string().min(1, "basePath must not be empty"),
+    workspaceId: z.string().optional(),
+    maxArtifactBytes: quotaOptionSchema,
+    maxStoreBytes: quotaOptionSchema,
+    tempMaxAgeMs: z.number().int().min(0).optional(),
+  })
   .strict();
 
 export class FileStorage implements StorageBackend {
@@ -37,6 +55,8 @@ export class FileStorage implements StorageBackend {
   readonly root: string;
   readonly workflows: FileWorkflowStore;
   readonly artifacts: FileArtifactStore;
+  /** The sweep of leftover temp files started on open; close() waits for it. */
+  private readonly swept: Promise<number>;
 
   constructor(options: FileStorageOptions) {
     const parsed = optionsSchema.safeParse(options);
@@ -45,7 +65,7 @@ export class FileStorage implements StorageBackend {
         `Invalid FileStorage options: ${z.prettifyError(parsed.error)}. Expected { basePath: string, workspaceId?: string }.`,
       );
     }
-    const { basePath, workspaceId } = parsed.data;
+    const { basePath, workspaceId, maxArtifactBytes, maxStoreBytes, tempMaxAgeMs } = parsed.data;
     if (workspaceId !== undefined) this.workspaceId = validateWorkspaceId(workspaceId);
     this.basePath = path.resolve(basePath);
     this.root = workspaceId === undefined ? this.basePath : path.join(this.basePath, "workspaces", workspaceId);
@@ -59,7 +79,20 @@ export class FileStorage implements StorageBackend {
       }
     }
     this.workflows = new FileWorkflowStore(workflowsDir);
-    this.artifacts = new FileArtifactStore(artifactsDir);
+    const quota: QuotaOptions = {
+      ...(maxArtifactBytes !== undefined ? { maxArtifactBytes } : {}),
+      ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}),
+    };
+    this.artifacts = new FileArtifactStore(artifactsDir, quota);
+    const maxAge = tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS;
+    // Temp folders, plus the folders where an older version put its temp files.
+    const dirs = [path.join(workflowsDir, WORKFLOW_TEMP_DIR), path.join(artifactsDir, ARTIFACT_TEMP_DIR), workflowsDir, artifactsDir];
+    this.swept = Promise.all(dirs.map((d) => sweepTempFiles(d, maxAge))).then((counts) => counts.reduce((a, b) => a + b, 0));
+  }
+
+  /** How many leftover temp files the sweep on open removed (it never fails). */
+  sweepDone(): Promise<number> {
+    return this.swept;
   }
 
   toDescriptor(): StorageDescriptor {
@@ -68,6 +101,8 @@ export class FileStorage implements StorageBackend {
       : { type: "file", basePath: this.basePath, workspaceId: this.workspaceId };
   }
 
-  /** Nothing to release (no handles are held between calls); safe to call any number of times. */
-  async close(): Promise<void> {}
+  /** Waits for the sweep started on open; no handles are held between calls. Safe to call any number of times. */
+  async close(): Promise<void> {
+    await this.swept;
+  }
 }

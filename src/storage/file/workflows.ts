@@ -1,54 +1,46 @@
 /**
- * Workflows on disk: `workflows/<name>.ts` holds the source exactly as given, so people can read and
- * edit it; `workflows/.meta/<name>.json` keeps what the source alone cannot tell (an explicit
- * description, author, timestamps, and the params derived at save time).
+ * Workflows on disk: one plain `workflows/<name>.ts` per workflow, which a person can open, run
+ * through tsc, and edit. Its first line is a comment the store writes and reads back:
  *
- * Hand-written files are first-class: a `<name>.ts` (or `.js`) with no sidecar is listed with an
- * empty description and no params, and the workflows layer derives both from the source. The
- * sidecar stores a hash of the source it describes; once someone edits the file, the derived parts
- * (params, and a description that came from the JSDoc) are dropped so the layer derives them afresh,
- * while a description the author gave explicitly is kept.
+ *   // ts-code-mode workflow {"sourceHash":"…","description":"…","params":[…],"provenance":{…},…}
+ *   /** Triple a number. *\/
+ *   export async function run({ n }: { n: number }) { … }
+ *
+ * The source below that line is exactly what was saved. Header and source are one file written by
+ * one rename, so a reader sees exactly one save's source with that save's description, params and
+ * provenance: the rename is the record's single commit point.
+ *
+ * Hand edits are defined by the header's hash of the source:
+ * - source unchanged: the record is exactly as saved;
+ * - source edited below the header: params and a description derived from the JSDoc are dropped
+ *   (the workflows layer derives them again from the new code); an explicit description, the
+ *   author and the provenance are kept, so editing never launders who saved the code;
+ * - header line deleted (or a file written by hand): a hand-written workflow, no provenance.
+ *
+ * `.js` files and files without the header are first-class (hand-written). A store written by an
+ * older version (`.meta/<name>.json` sidecars) is read with those sidecars; the next save of a
+ * workflow rewrites it in the one-file format. Files whose name is not a workflow name are not
+ * listed but reported by `problems()`.
  */
 import path from "node:path";
 import { readdir } from "node:fs/promises";
 import { z } from "zod";
-import { ValidationError } from "../../errors.js";
 import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, writeFileAtomic } from "../atomic.js";
 import { sha256Hex } from "../codec.js";
 import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN, compareNames, validateWorkflowName } from "../names.js";
-import type { WorkflowRecord, WorkflowStore } from "../protocol.js";
+import type { WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
 import { laterOf } from "../timestamps.js";
+import { checkWorkflowRecord, paramSchema, provenanceSchema } from "../workflow-record.js";
 
-const META_DIR = ".meta";
+/** Folder (under `workflows/`) of the temp files of saves in progress; never removed. */
+export const WORKFLOW_TEMP_DIR = ".tmp";
+const LEGACY_META_DIR = ".meta";
 /** Saved workflows are always `.ts`; `.js` is accepted for hand-written files. */
 const EXTENSIONS = [".ts", ".js"] as const;
-const FILE_PATTERN = /^([A-Za-z_][A-Za-z0-9_]*)\.(ts|js)$/;
+const FILE_PATTERN = /^(.*)\.(ts|js)$/;
+export const WORKFLOW_HEADER = "// ts-code-mode workflow ";
 
-const paramSchema = z.object({
-  name: z.string(),
-  type: z.string(),
-  description: z.string().optional(),
-  required: z.boolean(),
-  default: z.string().optional(),
-});
-
-/** Who saved a workflow (see WorkflowRecord.provenance). */
-const provenanceSchema = z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string(), savedAt: z.string() });
-
-const recordSchema = z.object({
-  name: z.string(),
-  source: z.string(),
-  description: z.string(),
-  params: z.array(paramSchema).optional(),
-  createdAt: z.string().min(1),
-  updatedAt: z.string().min(1),
-  author: z.string().optional(),
-  provenance: provenanceSchema.optional(),
-  descriptionExplicit: z.boolean().optional(),
-});
-
-const sidecarSchema = z.object({
-  version: z.literal(1),
+const headerSchema = z.object({
   sourceHash: z.string(),
   description: z.string(),
   descriptionExplicit: z.boolean().optional(),
@@ -58,31 +50,32 @@ const sidecarSchema = z.object({
   author: z.string().optional(),
   provenance: provenanceSchema.optional(),
 });
-type Sidecar = z.infer<typeof sidecarSchema>;
+type Header = z.infer<typeof headerSchema>;
 
-const LONE_SURROGATE = /[\ud800-\udfff]/u;
+const legacySidecarSchema = headerSchema.extend({ version: z.literal(1) });
+
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
+interface ReadFile {
+  record: WorkflowRecord;
+  /** Set when the first line looks like our header but cannot be read. */
+  problem?: string;
+}
+
 export class FileWorkflowStore implements WorkflowStore {
-  private readonly metaRoot: string;
+  private readonly tempDir: string;
 
   /** `directory` is the `workflows/` folder; it must exist. */
   constructor(readonly directory: string) {
-    this.metaRoot = path.join(directory, META_DIR);
+    this.tempDir = path.join(directory, WORKFLOW_TEMP_DIR);
   }
 
   async save(record: WorkflowRecord): Promise<void> {
     const name = validateWorkflowName((record as Partial<WorkflowRecord> | null | undefined)?.name);
-    const parsed = recordSchema.safeParse(record);
-    if (!parsed.success) throw new ValidationError(`Invalid workflow record "${name}": ${z.prettifyError(parsed.error)}`);
-    const r = parsed.data;
-    if (LONE_SURROGATE.test(r.source)) {
-      throw new ValidationError(`Workflow "${name}" source contains an unpaired surrogate, which UTF-8 cannot store.`);
-    }
+    const r = checkWorkflowRecord(name, record);
     const sourcePath = path.join(this.directory, `${name}.ts`);
     await guardFs("save workflow", sourcePath, async () => {
-      const sidecar: Sidecar = {
-        version: 1,
+      const header: Header = {
         sourceHash: sha256Hex(Buffer.from(r.source, "utf8")),
         description: r.description,
         ...(r.descriptionExplicit !== undefined ? { descriptionExplicit: r.descriptionExplicit } : {}),
@@ -92,36 +85,40 @@ export class FileWorkflowStore implements WorkflowStore {
         ...(r.author !== undefined ? { author: r.author } : {}),
         ...(r.provenance !== undefined ? { provenance: r.provenance } : {}),
       };
-      // Source first: a reader in between sees the new source with the old sidecar, whose hash no
-      // longer matches, so it re-derives instead of pairing new code with stale params.
-      await writeFileAtomic(sourcePath, r.source);
-      await writeFileAtomic(this.sidecarPath(name), JSON.stringify(sidecar, null, 2));
-      // A hand-written `<name>.js` would otherwise shadow nothing but linger as a confusing twin.
+      // JSON.stringify never emits a raw line break, so the header is exactly one line.
+      await writeFileAtomic(sourcePath, [Buffer.from(`${WORKFLOW_HEADER}${JSON.stringify(header)}\n`, "utf8"), Buffer.from(r.source, "utf8")], {
+        tempDir: this.tempDir,
+      });
+      // Leftovers of the older layout, and a hand-written `<name>.js` twin, would only confuse.
+      await unlinkIfExists(this.legacySidecarPath(name));
       await unlinkIfExists(path.join(this.directory, `${name}.js`));
     });
   }
 
   async get(name: string): Promise<WorkflowRecord | null> {
     validateWorkflowName(name);
-    return guardFs("read workflow", path.join(this.directory, `${name}.ts`), () => this.read(name));
+    return guardFs("read workflow", path.join(this.directory, `${name}.ts`), async () => (await this.read(name))?.record ?? null);
   }
 
   async list(): Promise<WorkflowRecord[]> {
     return guardFs("list workflows in", this.directory, async () => {
-      let entries: string[];
-      try {
-        entries = await readdir(this.directory);
-      } catch (err) {
-        if (isErrno(err, "ENOENT")) return [];
-        throw err;
-      }
-      const names = new Set<string>();
-      for (const entry of entries) {
-        const m = FILE_PATTERN.exec(entry);
-        if (m?.[1] && m[1].length <= MAX_WORKFLOW_NAME_LENGTH && WORKFLOW_NAME_PATTERN.test(m[1])) names.add(m[1]);
-      }
+      const { names } = await this.scan();
       const records = await Promise.all([...names].map((n) => this.read(n)));
-      return records.filter((r): r is WorkflowRecord => r !== null).sort((a, b) => compareNames(a.name, b.name));
+      return records
+        .filter((r): r is ReadFile => r !== null)
+        .map((r) => r.record)
+        .sort((a, b) => compareNames(a.name, b.name));
+    });
+  }
+
+  async problems(): Promise<WorkflowFileProblem[]> {
+    return guardFs("check workflows in", this.directory, async () => {
+      const { names, problems } = await this.scan();
+      for (const name of names) {
+        const read = await this.read(name);
+        if (read?.problem) problems.push({ file: `${name}.ts`, problem: read.problem });
+      }
+      return problems.sort((a, b) => compareNames(a.file, b.file));
     });
   }
 
@@ -133,66 +130,136 @@ export class FileWorkflowStore implements WorkflowStore {
         const file = path.join(this.directory, `${name}${ext}`);
         if ((await statFile(file)) && (await unlinkIfExists(file))) existed = true;
       }
-      await unlinkIfExists(this.sidecarPath(name));
+      await unlinkIfExists(this.legacySidecarPath(name));
       return existed;
     });
   }
 
-  private sidecarPath(name: string): string {
-    return path.join(this.metaRoot, `${name}.json`);
+  /** Workflow names present as files, and the `.ts`/`.js` files that cannot be workflows. */
+  private async scan(): Promise<{ names: Set<string>; problems: WorkflowFileProblem[] }> {
+    const names = new Set<string>();
+    const problems: WorkflowFileProblem[] = [];
+    let entries: string[];
+    try {
+      entries = await readdir(this.directory);
+    } catch (err) {
+      if (isErrno(err, "ENOENT")) return { names, problems };
+      throw err;
+    }
+    const present = new Set(entries);
+    for (const entry of entries) {
+      if (entry.startsWith(".")) continue; // temp folder, legacy sidecars, hidden files
+      const m = FILE_PATTERN.exec(entry);
+      if (!m) continue; // not a workflow file (README.md, notes): nothing to report
+      const stem = m[1]!;
+      if (stem.length > MAX_WORKFLOW_NAME_LENGTH || !WORKFLOW_NAME_PATTERN.test(stem)) {
+        problems.push({
+          file: entry,
+          problem:
+            `"${stem.length > 80 ? `${stem.slice(0, 80)}...` : stem}" is not a valid workflow name (a letter or underscore, then letters, ` +
+            `digits or underscores, at most ${MAX_WORKFLOW_NAME_LENGTH} characters), so it cannot be called; rename the file, e.g. to ` +
+            `${suggestName(stem)}.${m[2]}`,
+        });
+        continue;
+      }
+      if (m[2] === "js" && present.has(`${stem}.ts`)) {
+        problems.push({ file: entry, problem: `ignored: ${stem}.ts defines the same workflow and takes precedence` });
+        continue;
+      }
+      names.add(stem);
+    }
+    return { names, problems };
   }
 
-  private async read(name: string): Promise<WorkflowRecord | null> {
+  private legacySidecarPath(name: string): string {
+    return path.join(this.directory, LEGACY_META_DIR, `${name}.json`);
+  }
+
+  private async read(name: string): Promise<ReadFile | null> {
     for (const ext of EXTENSIONS) {
       const file = path.join(this.directory, `${name}${ext}`);
       const st = await statFile(file);
       if (!st) continue;
       const bytes = await readFileIfExists(file);
       if (!bytes) continue; // deleted between stat and read
-      const source = utf8.decode(bytes);
-      const sidecar = await this.readSidecar(name);
-      if (!sidecar) {
-        return { name, source, description: "", createdAt: createdTime(st), updatedAt: st.mtime.toISOString() };
+      const mtime = st.mtime.toISOString();
+      const parsed = parseWorkflowFile(bytes);
+      const header = parsed.header ?? (parsed.problem ? null : await this.readLegacySidecar(name));
+      const source = utf8.decode(parsed.source);
+      if (!header) {
+        return { record: { name, source, description: "", createdAt: createdTime(st), updatedAt: mtime }, ...(parsed.problem ? { problem: parsed.problem } : {}) };
       }
-      // Provenance survives a hand edit: who saved the code is not undone by someone changing it (approve re-records it).
-      const base = {
-        createdAt: sidecar.createdAt,
-        ...(sidecar.author !== undefined ? { author: sidecar.author } : {}),
-        ...(sidecar.provenance !== undefined ? { provenance: sidecar.provenance } : {}),
+      const kept = {
+        createdAt: header.createdAt,
+        ...(header.author !== undefined ? { author: header.author } : {}),
+        ...(header.provenance !== undefined ? { provenance: header.provenance } : {}),
       };
-      if (sidecar.sourceHash === sha256Hex(bytes)) {
+      if (header.sourceHash === sha256Hex(parsed.source)) {
         return {
-          name,
-          source,
-          description: sidecar.description,
-          ...(sidecar.descriptionExplicit !== undefined ? { descriptionExplicit: sidecar.descriptionExplicit } : {}),
-          ...(sidecar.params !== undefined ? { params: sidecar.params } : {}),
-          ...base,
-          updatedAt: sidecar.updatedAt,
+          record: {
+            name,
+            source,
+            description: header.description,
+            ...(header.descriptionExplicit !== undefined ? { descriptionExplicit: header.descriptionExplicit } : {}),
+            ...(header.params !== undefined ? { params: header.params } : {}),
+            ...kept,
+            updatedAt: header.updatedAt,
+          },
         };
       }
-      // Edited since the sidecar was written: keep only what does not come from the source.
-      const explicit = sidecar.descriptionExplicit ?? sidecar.description !== "";
+      // Edited since it was saved: keep only what does not come from the source.
+      const explicit = header.descriptionExplicit ?? header.description !== "";
       return {
-        name,
-        source,
-        description: explicit ? sidecar.description : "",
-        ...(explicit ? { descriptionExplicit: true } : {}),
-        ...base,
-        updatedAt: laterOf(st.mtime.toISOString(), sidecar.updatedAt),
+        record: {
+          name,
+          source,
+          description: explicit ? header.description : "",
+          ...(explicit ? { descriptionExplicit: true } : {}),
+          ...kept,
+          updatedAt: laterOf(mtime, header.updatedAt),
+        },
       };
     }
     return null;
   }
 
-  private async readSidecar(name: string): Promise<Sidecar | null> {
-    const raw = await readFileIfExists(this.sidecarPath(name));
+  private async readLegacySidecar(name: string): Promise<Header | null> {
+    const raw = await readFileIfExists(this.legacySidecarPath(name));
     if (!raw) return null;
     try {
-      const parsed = sidecarSchema.safeParse(JSON.parse(raw.toString("utf8")));
-      return parsed.success ? parsed.data : null;
+      const parsed = legacySidecarSchema.safeParse(JSON.parse(raw.toString("utf8")));
+      if (!parsed.success) return null;
+      const { version: _version, ...header } = parsed.data;
+      return header;
     } catch {
       return null;
     }
   }
+}
+
+/**
+ * Splits a workflow file into our header (when its first line is one) and the source after it. A
+ * first line that starts like our header but does not parse is kept as part of the source (it is a
+ * comment) and reported.
+ */
+export function parseWorkflowFile(bytes: Buffer): { header: Header | null; source: Buffer; problem?: string } {
+  if (!bytes.subarray(0, WORKFLOW_HEADER.length).equals(Buffer.from(WORKFLOW_HEADER, "utf8"))) return { header: null, source: bytes };
+  const end = bytes.indexOf(0x0a);
+  const line = bytes.toString("utf8", WORKFLOW_HEADER.length, end < 0 ? bytes.length : end);
+  try {
+    const parsed = headerSchema.safeParse(JSON.parse(line));
+    if (parsed.success) return { header: parsed.data, source: end < 0 ? Buffer.alloc(0) : bytes.subarray(end + 1) };
+  } catch {
+    // fall through
+  }
+  return {
+    header: null,
+    source: bytes,
+    problem: "its first line starts like the store's header but cannot be read; the file is treated as hand-written (no description, params or provenance)",
+  };
+}
+
+function suggestName(stem: string): string {
+  const s = stem.replace(/[^A-Za-z0-9_]+/g, "_").slice(0, MAX_WORKFLOW_NAME_LENGTH);
+  return /^[A-Za-z_]/.test(s) ? s : `_${s}`.slice(0, MAX_WORKFLOW_NAME_LENGTH);
 }

@@ -6,6 +6,7 @@
  */
 import type { BlobStore } from "../protocol.js";
 import type { RedisConnection } from "./connection.js";
+import { validateBlobNamespace } from "./keys.js";
 
 const SCAN_COUNT = 1000;
 
@@ -54,6 +55,6 @@ export class RedisBlobStore implements BlobStore {
   }
 
   private key(namespace: string, key: string): string {
-    return `${this.base}:${namespace}:${key}`;
+    return `${this.base}:${validateBlobNamespace(namespace)}:${key}`;
   }
 }

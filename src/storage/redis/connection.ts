@@ -10,8 +10,20 @@
  *
  * A client the caller passes in is used as configured (its retry and queue settings are theirs);
  * we only translate its errors, and never quit it.
+ *
+ * No ghost writes. A write that gets no reply in time (the server hung, the connection dropped
+ * after the command left) may still be applied later, when the server reads it. Such a write is
+ * never reported as failed: it fails with StorageError code "OUTCOME_UNKNOWN", and every write
+ * script first checks a per-write fence key. Before its next command, the storage sets the fence
+ * of each write whose outcome was unknown (`<base>:fence:<token>`), so a late copy of that write
+ * finds its fence and does nothing. After that point the write has either happened (before the
+ * fence) or never will: a retry of the same call simply leaves the retry's value. Only a reply
+ * from the server, or a failure before anything was sent, is reported as a plain failure.
+ *
+ * Every error is a fresh object for its own call: callers sharing one connection attempt never
+ * share (or mutate) one error.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
 import { InvalidNameError, NotFoundError, StorageError, ValidationError } from "../../errors.js";
@@ -78,10 +90,20 @@ type Args = Array<string | Buffer | number>;
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
 const CONNECTION_MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|MaxRetriesPerRequest|connect ETIMEDOUT|Socket closed/i;
 
+/** A random token naming one write's fence. */
+export function newToken(): string {
+  return randomBytes(12).toString("hex");
+}
+
+/** How long a fence outlives the write it cancels: far longer than any copy of it can wait in a socket. */
+export const FENCE_TTL_SECONDS = 86_400;
+
 export class RedisConnection {
   private closed = false;
   private connecting: Promise<void> | undefined;
   private lastError: Error | undefined;
+  /** Fence keys of writes whose outcome is unknown; set before the next command. */
+  private readonly unsettled = new Set<string>();
 
   private constructor(
     readonly client: Redis,
@@ -90,6 +112,7 @@ export class RedisConnection {
     /** True when we created the client: we connect it on demand and quit it on close. */
     readonly owned: boolean,
     private readonly password: string | undefined,
+    private readonly connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
   ) {
     if (owned) client.on("error", (err: Error) => (this.lastError = err));
   }
@@ -108,7 +131,7 @@ export class RedisConnection {
       protocol: 2,
       disableClientInfo: true,
     });
-    return new RedisConnection(client, url.where, true, url.password);
+    return new RedisConnection(client, url.where, true, url.password, timeouts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
   }
 
   static fromClient(client: Redis): RedisConnection {
@@ -119,12 +142,54 @@ export class RedisConnection {
 
   /** Runs `fn` on a ready connection; every failure comes out as one of our typed errors. */
   async run<T>(op: string, fn: (client: Redis) => Promise<T>): Promise<T> {
-    if (this.closed) throw new StorageError(`Cannot ${op}: this RedisStorage (${this.where}) is closed.`);
+    await this.prepare(op);
     try {
-      if (this.owned && this.client.status !== "ready") await this.ready();
       return await fn(this.client);
     } catch (err) {
       throw this.toStorageError(op, err);
+    }
+  }
+
+  /**
+   * Runs a write whose script checks `fenceKey` first (and does nothing when it exists). A reply
+   * from the server is the outcome; no reply (timeout, connection lost after sending) is
+   * OUTCOME_UNKNOWN, and the fence is set before this storage sends anything else.
+   */
+  async write<T>(op: string, fenceKey: string, fn: (client: Redis) => Promise<T>): Promise<T> {
+    await this.prepare(op);
+    try {
+      return await fn(this.client);
+    } catch (err) {
+      if (isServerReply(err) || err instanceof ValidationError || err instanceof InvalidNameError) throw this.toStorageError(op, err);
+      this.unsettled.add(fenceKey);
+      // Drop the socket: a command still queued on it must not be answered to a later caller.
+      if (this.owned) this.client.disconnect();
+      throw new StorageError(
+        `Cannot be sure Redis at ${this.where} applied "${op}": ${this.detail(err)}. It may or may not have been applied; ` +
+          "the next call on this storage settles it (a late copy is cancelled), so retrying the same call is safe.",
+        { code: "OUTCOME_UNKNOWN", cause: err },
+      );
+    }
+  }
+
+  /** Ready to send: open (connecting if we own the client) and every earlier unknown write fenced. */
+  private async prepare(op: string): Promise<void> {
+    if (this.closed) throw new StorageError(`Cannot ${op}: this RedisStorage (${this.where}) is closed.`);
+    try {
+      if (this.owned && this.client.status !== "ready") await this.ready();
+      if (this.unsettled.size > 0) await this.settle();
+    } catch (err) {
+      // The shared connect attempt failed for every waiter: each call gets its own error object.
+      if (err instanceof StorageError) throw new StorageError(`Cannot ${op}: ${err.message}`, { cause: err });
+      throw this.toStorageError(op, err);
+    }
+  }
+
+  /** Sets the fence of every write whose outcome was unknown; a late copy of it then does nothing. */
+  private async settle(): Promise<void> {
+    for (const key of [...this.unsettled]) {
+      await this.client.set(key, "cancelled", "EX", FENCE_TTL_SECONDS);
+      this.unsettled.delete(key);
     }
   }
 
@@ -161,9 +226,18 @@ export class RedisConnection {
   private async connect(): Promise<void> {
     const c = this.client;
     this.lastError = undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      if (c.status === "connecting" || c.status === "connect") await waitForReady(c);
-      else if (c.status !== "ready") await c.connect();
+      // ioredis's connectTimeout covers only the TCP handshake: a hung server (SIGSTOP) accepts the
+      // connection and then never answers the ready check. The whole attempt gets the timeout.
+      const attempt = c.status === "connecting" || c.status === "connect" ? waitForReady(c) : c.status !== "ready" ? c.connect() : Promise.resolve();
+      attempt.catch(() => undefined);
+      await Promise.race([
+        attempt,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${this.connectTimeoutMs} ms (connectTimeoutMs)`)), this.connectTimeoutMs);
+        }),
+      ]);
     } catch (err) {
       // Leave a clean "end" state for the next attempt. (Not when already ended: disconnect() would
       // set ioredis's manuallyClosing flag, which hides the next attempt's error event.)
@@ -172,6 +246,8 @@ export class RedisConnection {
       throw new StorageError(`Cannot connect to Redis at ${this.where}: ${this.detail(cause)}. Is the server running and the URL right?`, {
         cause,
       });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -195,6 +271,11 @@ export class RedisConnection {
     const text = code && !message.includes(code) ? `${code}: ${message}` : message;
     return redact(text, this.password);
   }
+}
+
+/** The server answered with an error (the command ran, or was refused, on the server). */
+function isServerReply(err: unknown): boolean {
+  return err instanceof Error && err.name === "ReplyError";
 }
 
 function isConnectionError(err: unknown): boolean {

@@ -6,30 +6,9 @@ import { z } from "zod";
 import { StorageError, ValidationError } from "../../errors.js";
 import { assertJsonObject } from "../codec.js";
 import type { ArtifactInfo, JsonValue, WorkflowRecord } from "../protocol.js";
+import { workflowRecordSchema } from "../workflow-record.js";
 
-const paramSchema = z.object({
-  name: z.string(),
-  type: z.string(),
-  description: z.string().optional(),
-  required: z.boolean(),
-  default: z.string().optional(),
-});
-
-/** Who saved a workflow (see WorkflowRecord.provenance). */
-const provenanceSchema = z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string(), savedAt: z.string() });
-
-/** The same record shape FileStorage accepts. */
-export const workflowRecordSchema = z.object({
-  name: z.string(),
-  source: z.string(),
-  description: z.string(),
-  params: z.array(paramSchema).optional(),
-  createdAt: z.string().min(1),
-  updatedAt: z.string().min(1),
-  author: z.string().optional(),
-  provenance: provenanceSchema.optional(),
-  descriptionExplicit: z.boolean().optional(),
-});
+export { checkWorkflowRecord, workflowRecordSchema } from "../workflow-record.js";
 
 /**
  * Artifact metadata as stored. Times are epoch milliseconds at the very start of the JSON text so
@@ -39,6 +18,8 @@ export const workflowRecordSchema = z.object({
 export const artifactMetaSchema = z.object({
   createdMs: z.number().int(),
   updatedMs: z.number().int(),
+  /** Size as the quotas count it (absent in entries written before quotas). */
+  q: z.number().int().nonnegative().optional(),
   v: z.literal(1),
   kind: z.enum(["text", "bytes", "json"]),
   size: z.number().int().nonnegative(),
@@ -52,29 +33,6 @@ const optionsSchema = z
   .object({ description: z.string().optional(), metadata: z.unknown().optional() })
   .strict()
   .optional();
-
-const LONE_SURROGATE = /[\ud800-\udfff]/u;
-
-/** A validated copy of `record` with only the known fields, in a fixed order. */
-export function checkWorkflowRecord(name: string, record: unknown): WorkflowRecord {
-  const parsed = workflowRecordSchema.safeParse(record);
-  if (!parsed.success) throw new ValidationError(`Invalid workflow record "${name}": ${z.prettifyError(parsed.error)}`);
-  const r = parsed.data;
-  if (LONE_SURROGATE.test(r.source)) {
-    throw new ValidationError(`Workflow "${name}" source contains an unpaired surrogate, which UTF-8 cannot store.`);
-  }
-  return {
-    name: r.name,
-    source: r.source,
-    description: r.description,
-    ...(r.params !== undefined ? { params: r.params } : {}),
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    ...(r.author !== undefined ? { author: r.author } : {}),
-    ...(r.provenance !== undefined ? { provenance: r.provenance } : {}),
-    ...(r.descriptionExplicit !== undefined ? { descriptionExplicit: r.descriptionExplicit } : {}),
-  };
-}
 
 /**
  * A stored workflow JSON back into a record; `where` names the key for the error. Listing parses
@@ -107,7 +65,9 @@ function looksLikeWorkflowRecord(v: unknown): v is WorkflowRecord {
   if (typeof v["name"] !== "string" || typeof v["source"] !== "string" || typeof v["description"] !== "string") return false;
   if (typeof v["createdAt"] !== "string" || v["createdAt"] === "" || typeof v["updatedAt"] !== "string" || v["updatedAt"] === "") return false;
   if (!optional(v["author"], "string") || !optional(v["descriptionExplicit"], "boolean")) return false;
-  if (v["provenance"] !== undefined && !looksLikeProvenance(v["provenance"])) return false;
+  const prov = v["provenance"];
+  if (prov !== undefined && !(isObject(prov) && (prov["trust"] === "trusted" || prov["trust"] === "untrusted") &&
+    typeof prov["executor"] === "string" && typeof prov["savedAt"] === "string" && Object.keys(prov).length === 3)) return false;
   const params = v["params"];
   if (params === undefined) return true;
   return (
@@ -122,10 +82,6 @@ function looksLikeWorkflowRecord(v: unknown): v is WorkflowRecord {
         optional(p["default"], "string"),
     )
   );
-}
-
-function looksLikeProvenance(p: unknown): boolean {
-  return isObject(p) && (p["trust"] === "trusted" || p["trust"] === "untrusted") && typeof p["executor"] === "string" && typeof p["savedAt"] === "string";
 }
 
 function looksLikeArtifactMeta(v: unknown): v is ArtifactMeta {

@@ -10,6 +10,7 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { StorageError, ValidationError } from "../../errors.js";
 import { validateWorkspaceId } from "../names.js";
+import { quotaOptionSchema } from "../quota.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
 import { RedisArtifactStore } from "./artifacts.js";
 import { parseRedisUrl, RedisConnection } from "./connection.js";
@@ -20,10 +21,17 @@ import { RedisToolStore } from "./tools.js";
 import { RedisWorkflowStore } from "./workflows.js";
 
 interface CommonOptions {
-  /** Every key starts with `<prefix>:`; several applications can share one server. */
+  /**
+   * Every key starts with `<prefix>:`; several applications can share one server. No ":"-separated
+   * segment may be a word of the key layout (ws, workflows, artifacts, tools, deps, fence, vectors).
+   */
   prefix: string;
-  /** Isolates one tenant's workflows and artifacts under `<prefix>:ws:<workspaceId>:`. */
+  /** Isolates one tenant's workflows and artifacts under `<prefix>:ws:<workspaceId>:` (no ":" in the id). */
   workspaceId?: string;
+  /** Largest artifact in bytes (payload + description + metadata). Default 64 MiB. */
+  maxArtifactBytes?: number;
+  /** Largest total of this store's (workspace's) artifacts in bytes, enforced atomically by the server. Default 1 GiB. */
+  maxStoreBytes?: number;
 }
 
 export interface RedisUrlOptions extends CommonOptions {
@@ -49,11 +57,15 @@ const urlOptionsSchema = z.strictObject({
   workspaceId: z.string().optional(),
   connectTimeoutMs: timeout,
   commandTimeoutMs: timeout,
+  maxArtifactBytes: quotaOptionSchema,
+  maxStoreBytes: quotaOptionSchema,
 });
 const clientOptionsSchema = z.strictObject({
   client: z.custom<Redis>(isRedisClient, { message: "expected an ioredis client (new Redis(...))" }),
   prefix: z.string(),
   workspaceId: z.string().optional(),
+  maxArtifactBytes: quotaOptionSchema,
+  maxStoreBytes: quotaOptionSchema,
 });
 
 export class RedisStorage implements StorageBackend {
@@ -97,7 +109,10 @@ export class RedisStorage implements StorageBackend {
     }
     this.keys = redisKeys(this.prefix, this.workspaceId);
     this.workflows = new RedisWorkflowStore(this.conn, this.keys);
-    this.artifacts = new RedisArtifactStore(this.conn, this.keys);
+    this.artifacts = new RedisArtifactStore(this.conn, this.keys, {
+      ...(o.maxArtifactBytes !== undefined ? { maxArtifactBytes: o.maxArtifactBytes } : {}),
+      ...(o.maxStoreBytes !== undefined ? { maxStoreBytes: o.maxStoreBytes } : {}),
+    });
     this.tools = new RedisToolStore(this.conn, this.keys);
     this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
     this.blobs = new RedisBlobStore(this.conn, this.keys.base);

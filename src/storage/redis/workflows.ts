@@ -5,9 +5,34 @@
  */
 import { compareNames, validateWorkflowName } from "../names.js";
 import type { WorkflowRecord, WorkflowStore } from "../protocol.js";
-import type { RedisConnection } from "./connection.js";
+import { LuaScript, newToken, type RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { checkWorkflowRecord, parseWorkflowJson } from "./records.js";
+
+/** KEYS: workflows, fence. ARGV: name, record JSON. Does nothing for a late copy of a fenced write. */
+const SAVE = new LuaScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+`);
+
+/** KEYS: workflows, fence. ARGV: name. Replies 1 when something was deleted. */
+const DELETE = new LuaScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+return redis.call('HDEL', KEYS[1], ARGV[1])
+`);
+
+/** KEYS: workflows, fence. ARGV: "clear" or "", then name, JSON pairs. HSET in slices: Lua's unpack has a limit. */
+const SAVE_MANY = new LuaScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+if ARGV[1] == 'clear' then redis.call('DEL', KEYS[1]) end
+local i = 2
+while i <= #ARGV do
+  local last = math.min(i + 999, #ARGV)
+  redis.call('HSET', KEYS[1], unpack(ARGV, i, last))
+  i = last + 1
+end
+return 1
+`);
 
 export interface ReplaceWorkflowsOptions {
   /** Remove every workflow not in `records`; the swap is atomic (readers see the old set or the new one). */
@@ -23,7 +48,8 @@ export class RedisWorkflowStore implements WorkflowStore {
   async save(record: WorkflowRecord): Promise<void> {
     const name = validateWorkflowName((record as Partial<WorkflowRecord> | null | undefined)?.name);
     const json = JSON.stringify(checkWorkflowRecord(name, record));
-    await this.conn.run(`save workflow "${name}"`, (c) => c.hset(this.keys.workflows, name, json));
+    const fence = this.keys.fence(newToken());
+    await this.conn.write(`save workflow "${name}"`, fence, (c) => this.conn.script(c, SAVE, [this.keys.workflows, fence], [name, json]));
   }
 
   async get(name: string): Promise<WorkflowRecord | null> {
@@ -40,7 +66,8 @@ export class RedisWorkflowStore implements WorkflowStore {
 
   async delete(name: string): Promise<boolean> {
     validateWorkflowName(name);
-    return (await this.conn.run(`delete workflow "${name}"`, (c) => c.hdel(this.keys.workflows, name))) === 1;
+    const fence = this.keys.fence(newToken());
+    return (await this.conn.write(`delete workflow "${name}"`, fence, (c) => this.conn.script(c, DELETE, [this.keys.workflows, fence], [name]))) === 1;
   }
 
   /**
@@ -54,15 +81,10 @@ export class RedisWorkflowStore implements WorkflowStore {
       fields.push(name, JSON.stringify(checkWorkflowRecord(name, record)));
     }
     if (fields.length === 0 && !options.clear) return;
-    await this.conn.run(`save ${records.length} workflows`, async (c) => {
-      const tx = c.multi();
-      if (options.clear) tx.del(this.keys.workflows);
-      if (fields.length) tx.hset(this.keys.workflows, ...fields);
-      const results = await tx.exec();
-      const failed = results?.find(([err]) => err !== null)?.[0];
-      if (failed) throw failed;
-      if (results === null) throw new Error("the transaction was aborted");
-    });
+    const fence = this.keys.fence(newToken());
+    await this.conn.write(`save ${records.length} workflows`, fence, (c) =>
+      this.conn.script(c, SAVE_MANY, [this.keys.workflows, fence], [options.clear ? "clear" : "", ...fields]),
+    );
   }
 
   private where(name: string): string {
