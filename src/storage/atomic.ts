@@ -96,7 +96,11 @@ async function writeTemp(tmp: string, chunks: readonly Uint8Array[], target: str
     } else if (chunks.length === 1) {
       await fh.writeFile(chunks[0]!);
     } else {
-      await fh.writev(chunks as Uint8Array[]);
+      // writev may write less than asked (a full disk gives a short write, not an error): finish
+      // with plain writes, which fail with ENOSPC instead of leaving a short file to be renamed.
+      const total = chunks.reduce((n, c) => n + c.byteLength, 0);
+      const { bytesWritten } = await fh.writev(chunks as Uint8Array[]);
+      if (bytesWritten < total) await fh.writeFile(Buffer.concat(chunks).subarray(bytesWritten));
     }
   } finally {
     await fh.close();

@@ -10,6 +10,8 @@ import { Session } from "../../src/session.js";
 import { storageFromDescriptor } from "../../src/storage/descriptor.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { parseRedisUrl, redact } from "../../src/storage/redis/connection.js";
+import type { StorageError } from "../../src/errors.js";
+import { SAVE_ARTIFACT_SCRIPT } from "../../src/storage/redis/artifacts.js";
 import { RedisStorage } from "../../src/storage/redis/storage.js";
 import { loadToolDocuments } from "../../src/storage/redis/tools.js";
 import { storageConformance } from "../conformance/storage.js";
@@ -304,6 +306,149 @@ describe("RedisStorage (Redis-specific)", () => {
         for (const o of opened.splice(0)) await o.close();
         await secured.close();
       }
+    });
+  });
+
+  describe("tenants cannot collide", () => {
+    it("prefix app + workspace t1 and prefix app:ws:t1 can never address the same keys", async () => {
+      const p = uniquePrefix("tenant");
+      const tenant = fresh({ prefix: p, workspaceId: "t1" });
+      await tenant.artifacts.save("secret", "tenant t1's");
+      await tenant.workflows.save({ name: "wf", source: "x", description: "", createdAt: "t", updatedAt: "t" });
+      // Before: new RedisStorage({ prefix: `${p}:ws:t1` }) read and wrote tenant t1's records.
+      for (const prefix of [`${p}:ws:t1`, `${p}:ws`, `${p}:artifacts:data`, `x:workflows`, "vectors"]) {
+        expect(() => new RedisStorage({ url: server.url, prefix }), prefix).toThrow(expect.objectContaining({ name: "ValidationError", message: expect.stringMatching(/reserved/) }));
+      }
+      // Prefixes that merely contain ":" stay valid, and are kept apart.
+      const colon = fresh({ prefix: `${p}:prod` });
+      expect(await colon.artifacts.list()).toEqual([]);
+      expect(await tenant.artifacts.load("secret")).toBe("tenant t1's");
+    });
+
+    it("a workspace id with ':' is refused, so it cannot write into another workspace's keys (WRONGTYPE)", async () => {
+      const p = uniquePrefix("tenant");
+      const t1 = fresh({ prefix: p, workspaceId: "t1" });
+      await t1.artifacts.save("workflows", "t1's artifact named workflows");
+      // Before: workspace "t1:artifacts:data" had its workflows hash at t1's payload key → WRONGTYPE.
+      for (const workspaceId of ["t1:artifacts:data", "t1:", ":x", "a:b"]) {
+        expect(() => new RedisStorage({ url: server.url, prefix: p, workspaceId }), workspaceId).toThrow(
+          expect.objectContaining({ name: "InvalidNameError", message: expect.stringContaining('":"') }),
+        );
+      }
+      expect(await t1.artifacts.load("workflows")).toBe("t1's artifact named workflows");
+      expect(await listKeys(server.url, `${p}:`)).toEqual([
+        `${p}:ws:t1:artifacts:bytes`,
+        `${p}:ws:t1:artifacts:data:workflows`,
+        `${p}:ws:t1:artifacts:index`,
+        `${p}:ws:t1:artifacts:meta`,
+      ]);
+    });
+
+    it("blob namespaces must start with a reserved root", async () => {
+      const s = fresh();
+      await expect(s.blobs.setMany("workflows", new Map([["k", Uint8Array.from([1])]]))).rejects.toMatchObject({ name: "ValidationError" });
+      await s.blobs.setMany("vectors:space:scope", new Map([["k", Uint8Array.from([1])]]));
+      expect(await s.blobs.keys("vectors:space:scope")).toEqual(["k"]);
+    });
+  });
+
+  describe("no ghost writes, timeouts honoured, errors per call", () => {
+    it("a write to a hung server is OUTCOME_UNKNOWN, never 'failed'; the next call fences it so it can never land later", { timeout: 30_000 }, async () => {
+      const hung = await startRedis();
+      const prefix = uniquePrefix("ghost");
+      const s = new RedisStorage({ url: hung.url, prefix, commandTimeoutMs: 300, connectTimeoutMs: 300 });
+      const s2 = new RedisStorage({ url: hung.url, prefix, commandTimeoutMs: 300, connectTimeoutMs: 300 });
+      try {
+        await s.artifacts.save("a", "v1", { metadata: { v: 1 } });
+        await s2.workflows.save({ name: "wf", source: "v1", description: "", createdAt: "t", updatedAt: "t" });
+        hung.pause();
+        const errors = [
+          await s.artifacts.save("a", "ghost", { metadata: { v: "ghost" } }).catch((e: unknown) => e),
+          await s2.workflows.save({ name: "wf", source: "ghost", description: "", createdAt: "t", updatedAt: "t" }).catch((e: unknown) => e),
+        ] as StorageError[];
+        for (const err of errors) {
+          expect(err).toMatchObject({ name: "StorageError", code: "OUTCOME_UNKNOWN" });
+          expect(err.message).toMatch(/may or may not have been applied/);
+        }
+        // While the server is hung, a call fails plainly before sending anything (it cannot connect).
+        const down = (await s.artifacts.save("a", "never sent").catch((e: unknown) => e)) as StorageError;
+        expect(down).toMatchObject({ name: "StorageError", code: "IO" });
+        expect(down.message).toMatch(/connectTimeoutMs/);
+        hung.resume();
+        // The first call after the server is back settles the writes: each happened before its
+        // fence or never will. Whatever that call saw stays: nothing lands later.
+        const first = await s.artifacts.load("a");
+        const firstWf = (await s2.workflows.get("wf"))?.source;
+        expect(["v1", "ghost"]).toContain(first);
+        expect(["v1", "ghost"]).toContain(firstWf);
+        await new Promise((r) => setTimeout(r, 500));
+        expect(await s.artifacts.load("a")).toBe(first);
+        expect((await s2.workflows.get("wf"))?.source).toBe(firstWf);
+        expect((await s.artifacts.get("a"))?.metadata).toEqual({ v: first === "ghost" ? "ghost" : 1 });
+        expect((await listKeys(hung.url, `${prefix}:fence:`)).length).toBe(2);
+        // A retry of the same call leaves the retry's value.
+        await s.artifacts.save("a", "retried");
+        expect(await s.artifacts.load("a")).toBe("retried");
+      } finally {
+        hung.resume();
+        await s.close();
+        await s2.close();
+        await hung.close();
+      }
+    });
+
+    it("a late copy of a fenced write does nothing (the script checks its fence first)", async () => {
+      const s = fresh();
+      await s.artifacts.save("a", "current");
+      const c = rawClient();
+      const fence = s.keys.fence("0123456789abcdef01234567");
+      await c.set(fence, "cancelled", "EX", 60);
+      const reply = (await c.eval(
+        SAVE_ARTIFACT_SCRIPT.source,
+        5,
+        s.keys.artifactIndex,
+        s.keys.artifactMeta,
+        s.keys.artifactData("a"),
+        fence,
+        s.keys.artifactBytes,
+        "a",
+        Date.now(),
+        '"v":1,"kind":"text","size":5,"sha256":"x","description":"","metadata":{}}',
+        "ghost",
+        5,
+        -1,
+      )) as string[];
+      expect(reply).toEqual(["fenced"]);
+      expect(await s.artifacts.load("a")).toBe("current");
+    });
+
+    it("connecting to a hung server fails after connectTimeoutMs, not after the command timeout", { timeout: 15_000 }, async () => {
+      const hung = await startRedis();
+      const s = new RedisStorage({ url: hung.url, prefix: "p", connectTimeoutMs: 300, commandTimeoutMs: 60_000 });
+      try {
+        hung.pause();
+        const err = (await s.connect().catch((e: unknown) => e)) as StorageError;
+        expect(err).toMatchObject({ name: "StorageError", code: "IO" });
+        expect(err.message).toMatch(/no answer within 300 ms \(connectTimeoutMs\)/);
+        hung.resume();
+        await s.connect();
+      } finally {
+        hung.resume();
+        await s.close();
+        await hung.close();
+      }
+    });
+
+    it("callers waiting on one failed connection attempt each get their own error object", async () => {
+      const port = await freePort();
+      const s = new RedisStorage({ url: `redis://127.0.0.1:${port}`, prefix: "p" });
+      opened.push(s);
+      const [a, b] = (await Promise.all([s.artifacts.load("x").catch((e: unknown) => e), s.workflows.list().catch((e: unknown) => e)])) as Error[];
+      expect(a).not.toBe(b);
+      expect(a!.message).toMatch(/^Cannot load artifact "x"/);
+      expect(b!.message).toMatch(/^Cannot list workflows/);
+      a!.message = "changed by one caller";
+      expect(b!.message).toMatch(/^Cannot list workflows/);
     });
   });
 

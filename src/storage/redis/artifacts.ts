@@ -27,7 +27,7 @@ import { artifactInfo, parseArtifactMeta, parseArtifactOptions } from "./records
  * {"folder"} when the name is one; {"quota", bytes used by the other artifacts}; {"fenced"} for a
  * late copy of a write whose outcome was reported unknown (see connection.ts).
  */
-const SAVE = new LuaScript(`
+export const SAVE_ARTIFACT_SCRIPT = new LuaScript(`
 if redis.call('EXISTS', KEYS[4]) == 1 then return {'fenced'} end
 local name = ARGV[1]
 for i = 7, #ARGV do
@@ -114,7 +114,7 @@ export class RedisArtifactStore implements ArtifactStore {
     const payload = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const fence = this.keys.fence(newToken());
     const reply = await this.conn.write(`save artifact "${name}"`, fence, (c) =>
-      this.conn.script(c, SAVE, [this.keys.artifactIndex, this.keys.artifactMeta, this.keys.artifactData(name), fence, this.keys.artifactBytes], [
+      this.conn.script(c, SAVE_ARTIFACT_SCRIPT, [this.keys.artifactIndex, this.keys.artifactMeta, this.keys.artifactData(name), fence, this.keys.artifactBytes], [
         name,
         Date.now(),
         tail,

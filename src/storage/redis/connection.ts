@@ -160,10 +160,12 @@ export class RedisConnection {
     try {
       return await fn(this.client);
     } catch (err) {
-      if (isServerReply(err) || err instanceof ValidationError || err instanceof InvalidNameError) throw this.toStorageError(op, err);
+      if (isServerReply(err) || neverSent(err) || err instanceof ValidationError || err instanceof InvalidNameError) {
+        throw this.toStorageError(op, err);
+      }
       this.unsettled.add(fenceKey);
       // Drop the socket: a command still queued on it must not be answered to a later caller.
-      if (this.owned) this.client.disconnect();
+      if (this.owned) await disconnectAndWait(this.client);
       throw new StorageError(
         `Cannot be sure Redis at ${this.where} applied "${op}": ${this.detail(err)}. It may or may not have been applied; ` +
           "the next call on this storage settles it (a late copy is cancelled), so retrying the same call is safe.",
@@ -227,6 +229,7 @@ export class RedisConnection {
     const c = this.client;
     this.lastError = undefined;
     let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
     try {
       // ioredis's connectTimeout covers only the TCP handshake: a hung server (SIGSTOP) accepts the
       // connection and then never answers the ready check. The whole attempt gets the timeout.
@@ -235,14 +238,17 @@ export class RedisConnection {
       await Promise.race([
         attempt,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${this.connectTimeoutMs} ms (connectTimeoutMs)`)), this.connectTimeoutMs);
+          timer = setTimeout(() => {
+            timedOut = true;
+            reject(new Error(`no answer within ${this.connectTimeoutMs} ms (connectTimeoutMs)`));
+          }, this.connectTimeoutMs);
         }),
       ]);
     } catch (err) {
       // Leave a clean "end" state for the next attempt. (Not when already ended: disconnect() would
       // set ioredis's manuallyClosing flag, which hides the next attempt's error event.)
-      if (c.status !== "end") c.disconnect();
-      const cause = this.lastError ?? err;
+      if (c.status !== "end") await disconnectAndWait(c);
+      const cause = timedOut ? err : (this.lastError ?? err);
       throw new StorageError(`Cannot connect to Redis at ${this.where}: ${this.detail(cause)}. Is the server running and the URL right?`, {
         cause,
       });
@@ -271,6 +277,32 @@ export class RedisConnection {
     const text = code && !message.includes(code) ? `${code}: ${message}` : message;
     return redact(text, this.password);
   }
+}
+
+/** ioredis refused to send: the connection was not writable, so the command never left. */
+function neverSent(err: unknown): boolean {
+  return err instanceof Error && /Stream isn't writeable/i.test(err.message);
+}
+
+/**
+ * Closes the socket and waits until the client says so ("end"), so the next operation does not
+ * see a stale "ready" from a reply that was already on its way.
+ */
+async function disconnectAndWait(client: Redis): Promise<void> {
+  if (client.status === "end") return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, 1_000);
+    function done(): void {
+      clearTimeout(timer);
+      client.off("end", done);
+      resolve();
+    }
+    client.once("end", done);
+    client.disconnect();
+    // disconnect() half-closes (FIN) and waits for the server's close, which a hung server never
+    // sends: destroy the socket so "end" comes now.
+    (client.stream as { destroy?: () => void } | undefined)?.destroy?.();
+  });
 }
 
 /** The server answered with an error (the command ran, or was refused, on the server). */
