@@ -18,6 +18,7 @@ export type {
   StorageBackend,
   StorageDescriptor,
   WorkflowParam,
+  WorkflowFileProblem,
   WorkflowRecord,
   WorkflowStore,
 } from "./storage/protocol.js";
@@ -35,6 +36,7 @@ export {
   StorageError,
   ToolError,
   ValidationError,
+  type StorageErrorCode,
   type ToolErrorCode,
   type ToolErrorInit,
 } from "./errors.js";

@@ -8,9 +8,11 @@ export type {
   StorageBackend,
   StorageDescriptor,
   WorkflowParam,
+  WorkflowFileProblem,
   WorkflowRecord,
   WorkflowStore,
 } from "./protocol.js";
+export { DEFAULT_MAX_ARTIFACT_BYTES, DEFAULT_MAX_STORE_BYTES, type QuotaOptions } from "./quota.js";
 export { isStorageBackend } from "./protocol.js";
 export { FileArtifactStore, FileStorage, FileWorkflowStore, type FileStorageOptions } from "./file/index.js";
 export {
