@@ -136,9 +136,7 @@ export class FileArtifactStore implements ArtifactStore {
     const segments = validateArtifactName(name);
     const dataPath = this.dataPath(segments);
     return guardFs("load artifact", dataPath, async () => {
-      const st = await statFile(dataPath);
-      if (!st) return undefined;
-      const raw = await readFileIfExists(dataPath);
+      const raw = await readFileIfExists(dataPath); // a folder (EISDIR) is no artifact: null
       if (!raw) return undefined;
       const { header, payloadOffset } = parseFile(raw);
       const payload = raw.subarray(payloadOffset);

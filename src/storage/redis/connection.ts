@@ -90,9 +90,13 @@ type Args = Array<string | Buffer | number>;
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
 const CONNECTION_MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|MaxRetriesPerRequest|connect ETIMEDOUT|Socket closed/i;
 
-/** A random token naming one write's fence. */
+/** This process's random part of every fence token; a counter makes each token unique. */
+const TOKEN_BASE = randomBytes(12).toString("hex");
+let tokenCounter = 0;
+
+/** A token naming one write's fence, unique across processes (random base) and writes (counter). */
 export function newToken(): string {
-  return randomBytes(12).toString("hex");
+  return `${TOKEN_BASE}-${(tokenCounter++).toString(36)}`;
 }
 
 /** How long a fence outlives the write it cancels: far longer than any copy of it can wait in a socket. */
