@@ -120,8 +120,8 @@ describe("FileStorage (file-specific)", () => {
         params: [{ name: "n" }],
         provenance: { trust: "untrusted", executor: "sandbox" },
       });
-      // Nothing else: no sidecar, no temp files.
-      expect(await tree(path.join(base, "workflows"))).toEqual([".tmp", "triple.ts"]);
+      // Nothing else but the sticky copy of an untrusted provenance; no temp files.
+      expect(await tree(path.join(base, "workflows"))).toEqual([".provenance", path.join(".provenance", "triple.json"), ".tmp", "triple.ts"]);
     });
 
     it("reports workflow files it cannot offer instead of hiding them", async () => {
@@ -142,17 +142,28 @@ describe("FileStorage (file-specific)", () => {
       expect((await storage.workflows.get("broken"))?.source).toContain("{not json");
     });
 
-    it("a hand edit below the header keeps author and provenance; deleting the header makes the file hand-written", async () => {
+    it("a hand edit keeps author and provenance; rewriting the file keeps untrusted provenance until a trusted save", async () => {
       const provenance = { trust: "untrusted" as const, executor: "sandbox", savedAt: "2024-01-01T00:00:00.000Z" };
       await storage.workflows.save(record({ author: "agent", provenance }));
       const file = path.join(base, "workflows", "triple.ts");
       const [header] = (await readFile(file, "utf8")).split("\n");
       await writeFile(file, `${header}\nexport async function run() { return "edited"; }\n`);
       expect(await storage.workflows.get("triple")).toMatchObject({ author: "agent", provenance, source: 'export async function run() { return "edited"; }\n' });
-      await writeFile(file, `export async function run() { return "mine now"; }\n`);
-      const adopted = await storage.workflows.get("triple");
-      expect(adopted?.provenance).toBeUndefined();
-      expect(adopted?.author).toBeUndefined();
+      // Overwritten without the header: hand-written, but sandbox-saved code does not become trusted.
+      await writeFile(file, `export async function run() { return "rewritten"; }\n`);
+      const rewritten = await storage.workflows.get("triple");
+      expect(rewritten?.provenance).toEqual(provenance);
+      expect(rewritten?.author).toBeUndefined();
+      expect((await storage.workflows.list())[0]?.provenance).toEqual(provenance);
+      // A trusted save (what approving does) clears it; so does a delete.
+      const trusted = { trust: "trusted" as const, executor: "in-process", savedAt: "2024-01-02T00:00:00.000Z" };
+      await storage.workflows.save(record({ provenance: trusted }));
+      await writeFile(file, `export async function run() { return "mine"; }\n`);
+      expect((await storage.workflows.get("triple"))?.provenance).toBeUndefined();
+      await storage.workflows.save(record({ provenance }));
+      expect(await storage.workflows.delete("triple")).toBe(true);
+      await writeFile(file, `export async function run() { return "new by hand"; }\n`);
+      expect((await storage.workflows.get("triple"))?.provenance).toBeUndefined();
     });
 
     it("reads a store written by the previous version (source + .meta sidecar) and rewrites it on save", async () => {

@@ -15,7 +15,10 @@
  * - source edited below the header: params and a description derived from the JSDoc are dropped
  *   (the workflows layer derives them again from the new code); an explicit description, the
  *   author and the provenance are kept, so editing never launders who saved the code;
- * - header line deleted (or a file written by hand): a hand-written workflow, no provenance.
+ * - file rewritten without the header: a hand-written workflow, except that the provenance of an
+ *   untrusted save sticks (`.provenance/<name>.json`, written before the file and removed only by
+ *   a trusted save or a delete), so overwriting the file by hand does not make sandbox-saved code
+ *   trusted; approving it (a trusted save) does.
  *
  * `.js` files and files without the header are first-class (hand-written). A store written by an
  * older version (`.meta/<name>.json` sidecars) is read with those sidecars; the next save of a
@@ -35,6 +38,8 @@ import { checkWorkflowRecord, paramSchema, provenanceSchema } from "../workflow-
 /** Folder (under `workflows/`) of the temp files of saves in progress; never removed. */
 export const WORKFLOW_TEMP_DIR = ".tmp";
 const LEGACY_META_DIR = ".meta";
+/** Sticky provenance of untrusted saves, read only for a file without the header. */
+const PROVENANCE_DIR = ".provenance";
 /** Saved workflows are always `.ts`; `.js` is accepted for hand-written files. */
 const EXTENSIONS = [".ts", ".js"] as const;
 const FILE_PATTERN = /^(.*)\.(ts|js)$/;
@@ -85,6 +90,11 @@ export class FileWorkflowStore implements WorkflowStore {
         ...(r.author !== undefined ? { author: r.author } : {}),
         ...(r.provenance !== undefined ? { provenance: r.provenance } : {}),
       };
+      // Untrusted: the sticky copy goes first, so no moment exists where a header-less file of this
+      // name could be read without it (the error, if any, is on the safe side: untrusted).
+      if (r.provenance?.trust === "untrusted") {
+        await writeFileAtomic(this.provenancePath(name), JSON.stringify(r.provenance), { tempDir: this.tempDir });
+      }
       // JSON.stringify never emits a raw line break, so the header is exactly one line.
       await writeFileAtomic(sourcePath, [Buffer.from(`${WORKFLOW_HEADER}${JSON.stringify(header)}\n`, "utf8"), Buffer.from(r.source, "utf8")], {
         tempDir: this.tempDir,
@@ -92,6 +102,7 @@ export class FileWorkflowStore implements WorkflowStore {
       // Leftovers of the older layout, and a hand-written `<name>.js` twin, would only confuse.
       await unlinkIfExists(this.legacySidecarPath(name));
       await unlinkIfExists(path.join(this.directory, `${name}.js`));
+      if (r.provenance?.trust !== "untrusted") await unlinkIfExists(this.provenancePath(name));
     });
   }
 
@@ -131,6 +142,7 @@ export class FileWorkflowStore implements WorkflowStore {
         if ((await statFile(file)) && (await unlinkIfExists(file))) existed = true;
       }
       await unlinkIfExists(this.legacySidecarPath(name));
+      await unlinkIfExists(this.provenancePath(name));
       return existed;
     });
   }
@@ -171,6 +183,23 @@ export class FileWorkflowStore implements WorkflowStore {
     return { names, problems };
   }
 
+  private provenancePath(name: string): string {
+    return path.join(this.directory, PROVENANCE_DIR, `${name}.json`);
+  }
+
+  private async readStickyProvenance(name: string): Promise<WorkflowRecord["provenance"] | undefined> {
+    const raw = await readFileIfExists(this.provenancePath(name));
+    if (!raw) return undefined;
+    try {
+      const parsed = provenanceSchema.safeParse(JSON.parse(raw.toString("utf8")));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // fall through
+    }
+    // Unreadable: whoever broke it did not make the code trusted.
+    return { trust: "untrusted", executor: "unknown", savedAt: "unknown" };
+  }
+
   private legacySidecarPath(name: string): string {
     return path.join(this.directory, LEGACY_META_DIR, `${name}.json`);
   }
@@ -187,7 +216,11 @@ export class FileWorkflowStore implements WorkflowStore {
       const header = parsed.header ?? (parsed.problem ? null : await this.readLegacySidecar(name));
       const source = utf8.decode(parsed.source);
       if (!header) {
-        return { record: { name, source, description: "", createdAt: createdTime(st), updatedAt: mtime }, ...(parsed.problem ? { problem: parsed.problem } : {}) };
+        const provenance = await this.readStickyProvenance(name);
+        return {
+          record: { name, source, description: "", createdAt: createdTime(st), updatedAt: mtime, ...(provenance ? { provenance } : {}) },
+          ...(parsed.problem ? { problem: parsed.problem } : {}),
+        };
       }
       const kept = {
         createdAt: header.createdAt,
