@@ -229,7 +229,8 @@ const storage = await storageFromDescriptor(JSON.parse(descriptor));
 ${MIXED}
 await storage.artifacts.save("k/a", mixedPayload("text", "v1", 1), mixedOptions("text", "v1", 1));
 await storage.workflows.save(mixedWorkflow("v1", 1));
-setFaultHook((p) => { if (p === point) process.kill(process.pid, "SIGKILL"); });
+// The record's own file (an untrusted workflow save first writes its sticky provenance copy).
+setFaultHook((p, file) => { if (p === point && !file.includes("/.provenance/")) process.kill(process.pid, "SIGKILL"); });
 if (target === "artifact") await storage.artifacts.save("k/a", mixedPayload("json", "v2", 2), mixedOptions("json", "v2", 2));
 else await storage.workflows.save(mixedWorkflow("v2", 2));
 process.exit(3); // never reached: the hook kills the process
