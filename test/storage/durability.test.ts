@@ -181,12 +181,13 @@ function checkWorkflow(wf) {
 `;
 
 const MIXED_SCRIPT = `
-import { existsSync } from "node:fs";
-const [entry, descriptor, id, mode, goFile, stopFile] = process.argv.slice(2);
+import { existsSync, writeFileSync } from "node:fs";
+const [entry, descriptor, id, mode, goFile, stopFile, readyFile] = process.argv.slice(2);
 const { storageFromDescriptor } = await import(entry);
 const storage = await storageFromDescriptor(JSON.parse(descriptor));
 ${MIXED}
 const names = ["m/0", "m/1", "m/2"];
+writeFileSync(readyFile, "");
 while (!existsSync(goFile)) await new Promise((r) => setTimeout(r, 2));
 const problems = [];
 let count = 0;
@@ -490,7 +491,10 @@ describe.each(BACKENDS)("$name: writers and readers on the same names", (backend
       const go = path.join(work, `mixed-go-${backend.name}`);
       const stop = path.join(work, `mixed-stop-${backend.name}`);
       const roles: Array<[string, string]> = [["w1", "writer"], ["writer2", "writer"], ["r1", "reader"], ["r2", "reader"]];
-      const children = roles.map(([id, mode]) => spawnChild(path.join(work, "mixed.mjs"), [entry, JSON.stringify(descriptor), id, mode, go, stop]));
+      const ready = (id: string): string => path.join(work, `mixed-ready-${backend.name}-${id}`);
+      const children = roles.map(([id, mode]) => spawnChild(path.join(work, "mixed.mjs"), [entry, JSON.stringify(descriptor), id, mode, go, stop, ready(id)]));
+      // All four start together (module loading on a busy machine takes seconds), then run 4 s.
+      await Promise.all(children.map((c, i) => waitFor(ready(roles[i]![0]), c.exited)));
       await writeFile(go, "");
       await new Promise((r) => setTimeout(r, 4_000));
       await writeFile(stop, "");
