@@ -18,7 +18,7 @@ import { ToolRegistry } from "../../tools/registry.js";
 import { createExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -119,6 +119,13 @@ function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
 async function serve(flags: McpFlags): Promise<void> {
   const log = stderrLog;
   const paths = resolvePaths(flags);
+  // Serving reads until the agent saves something: a missing base is reported, not created empty.
+  // With --redis and no --tools the tool YAML comes from Redis, so there is no tools folder to check.
+  const undoFolders = await watchMissingFolders(paths, {
+    warn: (l) => log(`warning: ${l}`),
+    fileStorage: flags.redis === undefined,
+    toolsFolder: flags.redis === undefined || flags.tools !== undefined,
+  });
   const { storage, where: storedIn } = await openStorage(flags, paths.storagePath);
   // With Redis storage and no --tools, the tool YAML comes from Redis too (`store bootstrap --type tools`).
   let redisTools: ToolsFolder | null = null;
@@ -161,6 +168,7 @@ async function serve(flags: McpFlags): Promise<void> {
   keepServing(log, flags.executor === "in-process");
   const toolsFrom = redisTools && storage instanceof RedisStorage ? `${redisTools.count} tool files from Redis (${storage.prefix}:tools)` : `tools from ${paths.toolsPath}`;
   const where = `${toolsFrom}, storage in ${storedIn}`;
+  const toolsWhere = redisTools && storage instanceof RedisStorage ? `Redis (${storage.prefix}:tools)` : paths.toolsPath;
   try {
     if (flags.http === undefined) {
       const { ClientApprovals } = await import("../../mcp/approvals.js");
@@ -169,6 +177,7 @@ async function serve(flags: McpFlags): Promise<void> {
       try {
         // A broken tool file should stop the server at once, not fail the first call.
         await session.start();
+        warnIfNoTools(log, await session.listTools(), toolsWhere);
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, { ...serverOptions, approvals });
@@ -181,7 +190,9 @@ async function serve(flags: McpFlags): Promise<void> {
       return;
     }
     // Each HTTP client gets its own session, started on first use: check the tool files now.
-    await (await ToolRegistry.load(toolsPath)).close();
+    const registry = await ToolRegistry.load(toolsPath);
+    warnIfNoTools(log, registry.names(), toolsWhere);
+    await registry.close();
     const { serveHttp } = await import("../../mcp/http.js");
     const serving = await serveHttp({
       ...serverOptions,
@@ -205,7 +216,13 @@ async function serve(flags: McpFlags): Promise<void> {
   } finally {
     await redisTools?.remove();
     await storage.close();
+    await undoFolders();
   }
+}
+
+/** An agent offered run_code with an empty `tools` namespace should not be the first to notice. */
+function warnIfNoTools(log: (line: string) => void, tools: readonly unknown[], toolsWhere: string): void {
+  if (tools.length === 0) log(`warning: no tools loaded (no tool YAML in ${toolsWhere}); agents get run_code with workflows, artifacts and deps only`);
 }
 
 /**
