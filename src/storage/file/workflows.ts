@@ -29,7 +29,8 @@ const paramSchema = z.object({
   type: z.string(),
   description: z.string().optional(),
   required: z.boolean(),
-  default: z.string().optional(),
+  default: z.json().optional(),
+  defaultExpression: z.string().optional(),
 });
 
 /** Who saved a workflow (see WorkflowRecord.provenance). */
