@@ -21,6 +21,12 @@ export interface WorkflowSignature {
   description: string | null;
   /** Parameters read from `run`'s first argument. */
   params: WorkflowParam[];
+  /**
+   * True when `params` is every name `run` accepts (destructured without a rest element, or typed
+   * with members written in the file, or no argument at all), so a call with any other name is a
+   * mistake. False for `run(args)` untyped, `{ a, ...rest }` without a known type, and the like.
+   */
+  closedParams: boolean;
   /** True when the module exports a function named `run`. */
   hasRun: boolean;
   /** The first syntax error, or null. The other fields are best effort when it is set. */
@@ -80,7 +86,7 @@ class Extractor {
     const runDoc = run ? this.docOf(run.statement) : null;
     const description = this.headerDescription(run) ?? (runDoc?.description || null);
     const params = run ? this.params(run.fn, runDoc?.tags ?? []) : [];
-    return { description, params, hasRun: run !== null, syntaxError: this.syntaxError() };
+    return { description, params, closedParams: run !== null && this.closedParams(run.fn), hasRun: run !== null, syntaxError: this.syntaxError() };
   }
 
   private syntaxError(): WorkflowSyntaxError | null {
@@ -165,6 +171,20 @@ class Extractor {
   }
 
   // ---- parameters --------------------------------------------------------------------------
+
+  private closedParams(fn: FunctionLike): boolean {
+    const t = this.t;
+    const first = fn.parameters[0];
+    if (!first) return true;
+    if (first.dotDotDotToken) return false;
+    const membersKnown = first.type !== undefined && this.membersOf(first.type, 0) !== null;
+    if (t.isObjectBindingPattern(first.name)) {
+      const rest = first.name.elements.some((el) => el.dotDotDotToken);
+      const computed = first.name.elements.some((el) => !el.dotDotDotToken && this.bindingKey(el) === null);
+      return !computed && (!rest || membersKnown);
+    }
+    return t.isIdentifier(first.name) && membersKnown;
+  }
 
   private params(fn: FunctionLike, tags: readonly JsDocTag[]): WorkflowParam[] {
     const t = this.t;

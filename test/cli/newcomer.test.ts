@@ -122,3 +122,27 @@ describe("deps", () => {
     expect(list.stdout.replace(/\s+/g, " ")).toContain("configured: set by the operator's configuration");
   });
 });
+
+describe("help texts say what is true", () => {
+  it("mcp --help names TS_CODE_MODE_TOKEN once, and its Claude Code line works from a clone", async () => {
+    const r = await cli(["mcp", "--help"], { cwd: dir });
+    expect(r.stdout.match(/TS_CODE_MODE_TOKEN/g)).toHaveLength(1);
+    expect(r.stdout).not.toContain("npx ts-code-mode");
+    expect(r.stdout).toContain("node /abs/path/to/ts-code-mode/dist/cli/main.js mcp");
+  });
+
+  it("store list/diff describe --type as the kind of entries, not 'what to copy'", async () => {
+    for (const sub of ["list", "diff", "pull"]) {
+      const r = await cli(["store", sub, "--help"], { cwd: dir });
+      expect(r.stdout).not.toContain("what to copy");
+      expect(r.stdout).toContain("which kind of entries");
+    }
+  });
+
+  it("the top-level help does not claim every command takes --base", async () => {
+    const r = await cli(["--help"], { cwd: dir });
+    expect(r.stdout).not.toMatch(/every command takes --base/i);
+    const store = await cli(["store", "list", "--help"], { cwd: dir });
+    expect(store.stdout).not.toContain("--base");
+  });
+});

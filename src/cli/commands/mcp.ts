@@ -65,7 +65,7 @@ export function registerMcpCommand(program: Command): void {
     .addOption(new Option("--http <port>", "serve Streamable HTTP on this port (0: any free port) instead of stdio").argParser(parsePort))
     .addOption(new Option("--idle-timeout <seconds>", `with --http: close an MCP session (and stop its executor) after this long without a request (default ${DEFAULT_IDLE_TIMEOUT_S})`).argParser(parseIdleTimeout))
     .option("--host <address>", "address to bind with --http (default 127.0.0.1; others need --token or --no-auth)")
-    .addOption(new Option("--token <token>", `bearer token HTTP clients must send (or set ${TOKEN_ENV})`).env(TOKEN_ENV))
+    .addOption(new Option("--token <token>", "bearer token HTTP clients must send").env(TOKEN_ENV))
     .option("--no-auth", "serve a non-loopback --host without a token (only on a trusted network)");
   cmd.addHelpText(
     "after",
@@ -75,7 +75,8 @@ export function registerMcpCommand(program: Command): void {
       "mcp --http 8765",
       `mcp --http 8765 --host 0.0.0.0 --token "$(openssl rand -hex 32)"`,
     ) +
-      "\nClaude Code:  claude mcp add ts-code-mode -- npx ts-code-mode mcp --base /abs/path/.code-mode\n" +
+      "\nClaude Code (from a clone, after npm run build; see the README for npm link, a tarball, and npx once published):\n" +
+      "  claude mcp add ts-code-mode -- node /abs/path/to/ts-code-mode/dist/cli/main.js mcp --base /abs/path/.code-mode\n" +
       "HTTP clients connect to http://HOST:PORT/mcp. Logs go to stderr; on stdio, stdout carries only the protocol.\n",
   );
   cmd.action(async (flags: McpFlags) => {

@@ -113,7 +113,7 @@ function withTargetOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option("--target <url>", "the Redis server, redis://[user:password@]host[:port][/db]").env(URL_ENV))
     .requiredOption("--prefix <prefix>", "key prefix in Redis (e.g. myapp)")
-    .addOption(new Option("--type <type>", "what to copy").choices([...STORE_TYPES]).default("workflows"))
+    .addOption(new Option("--type <type>", "which kind of entries: workflows or tool YAML files").choices([...STORE_TYPES]).default("workflows"))
     .option("--workspace <id>", "the workspace whose workflows to use (tools are shared by all workspaces)");
 }
 
