@@ -16,17 +16,12 @@ const executors: Array<[string, () => Executor]> = [
   ["sandbox (deno)", () => new SandboxExecutor({ engine: "deno" })],
 ];
 
-let base: string;
-beforeAll(async () => {
-  base = await mkdtemp(path.join(os.tmpdir(), "tcm-wf-args-"));
-});
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true });
-});
-
 describe.each(executors)("workflow arguments (%s)", (_label, make) => {
   let session: Session;
+  // One base per executor: a sandbox session may not replace workflows a trusted one saved.
+  let base: string;
   beforeAll(async () => {
+    base = await mkdtemp(path.join(os.tmpdir(), "tcm-wf-args-"));
     session = new Session({ storage: new FileStorage({ basePath: base }), executor: make() });
     await session.addWorkflow({ name: "retry", source: "export async function run({ n, retries = 3 }: { n: number; retries?: number }) { return n * retries; }" });
     await session.addWorkflow({ name: "none", source: "export async function run() { return 1; }" });
@@ -34,6 +29,7 @@ describe.each(executors)("workflow arguments (%s)", (_label, make) => {
   });
   afterAll(async () => {
     await session.close();
+    await rm(base, { recursive: true, force: true });
   });
 
   it("refuses a name the workflow does not take, listing its parameters", async () => {
