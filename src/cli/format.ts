@@ -26,7 +26,8 @@ export function table(headers: string[], rows: string[][]): string {
 
 /** `host: string`, `ports?: string = "1-1024"`. */
 export function formatParam(p: WorkflowParam): string {
-  return `${p.name}${p.required ? "" : "?"}: ${p.type}${p.default !== undefined ? ` = ${p.default}` : ""}`;
+  const def = p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultExpression !== undefined ? ` = ${p.defaultExpression} (computed)` : "";
+  return `${p.name}${p.required ? "" : "?"}: ${p.type}${def}`;
 }
 
 export function formatParams(params: readonly WorkflowParam[]): string {

@@ -23,7 +23,8 @@ const program = new Command("ts-code-mode")
   .addHelpText(
     "after",
     examples("init --base ./demo", "run --base ./demo 'await tools.list()'", "tools list --base ./demo", "workflows show triple --base ./demo") +
-      "\nEvery command takes --base DIR (default ./.code-mode): storage in DIR, tool YAML in DIR/tools.\n" +
+      "\nrun, mcp, init, tools, workflows and deps take --base DIR (default ./.code-mode): storage in DIR, tool YAML in DIR/tools;\n" +
+      "store works on Redis (--target, --prefix) and takes --source/--dest folders instead.\n" +
       "Exit codes: 0 success, 1 failure (the code threw, unknown name, tool error), 2 usage error.\n",
   );
 

@@ -4,6 +4,8 @@
  * is closed on every path, option parsers, JSON output, and turning an error into a message and
  * an exit code: 0 success, 1 failure, 2 usage error.
  */
+import { readdir, rmdir, stat } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { CommanderError, InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
@@ -140,26 +142,85 @@ export function parseLimit(value: string): number {
 
 // ---- sessions -----------------------------------------------------------------------------------
 
+/**
+ * A folder flag as an absolute path. `~` and `~/…` mean the home folder, as in a shell: a quoted
+ * `--base '~/x'` (or one from a config file) would otherwise become a folder literally named `~`.
+ * `~user/…` is refused rather than guessed.
+ */
+export function userPath(value: string, flag = "--base"): string {
+  if (value === "~" || value.startsWith("~/")) return path.join(os.homedir(), value.slice(1));
+  if (value.startsWith("~")) throw new CliUsageError(`${flag} ${value}: only ~ and ~/… (your home folder) are expanded; give the full path`);
+  return path.resolve(value);
+}
+
 export function resolvePaths(flags: StorageFlags): ResolvedPaths {
-  const base = path.resolve(flags.base);
+  const base = userPath(flags.base);
   return {
     base,
-    toolsPath: path.resolve(flags.tools ?? path.join(base, "tools")),
-    storagePath: path.resolve(flags.storage ?? base),
+    toolsPath: flags.tools !== undefined ? userPath(flags.tools, "--tools") : path.join(base, "tools"),
+    storagePath: flags.storage !== undefined ? userPath(flags.storage, "--storage") : base,
+  };
+}
+
+async function isFolder(dir: string): Promise<boolean> {
+  return stat(dir).then((s) => s.isDirectory(), () => false);
+}
+
+/** The first folder of `dir`'s path that does not exist yet (undefined when `dir` exists). */
+async function firstMissing(dir: string): Promise<string | undefined> {
+  if (await stat(dir).then(() => true, () => false)) return undefined;
+  const parent = path.dirname(dir);
+  return parent === dir ? dir : ((await firstMissing(parent)) ?? dir);
+}
+
+/** Removes `dir` and the folders under it when they hold no file: undoes folders a command created for nothing. */
+async function pruneEmpty(dir: string): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isDirectory()) await pruneEmpty(path.join(dir, e.name));
+  await rmdir(dir).catch(() => undefined);
+}
+
+/**
+ * Warns (stderr) about session folders that do not exist, and returns a function that removes the
+ * folders opening the storage created, if nothing was saved in them: a command that only reads
+ * (`tools list`, `workflows list`, `mcp` with nothing saved) leaves no `--base` folder behind, so
+ * a mistyped path does not quietly become a new, empty base.
+ */
+export async function watchMissingFolders(
+  paths: ResolvedPaths,
+  options: { warn?: (line: string) => void; fileStorage?: boolean; toolsFolder?: boolean } = {},
+): Promise<() => Promise<void>> {
+  const warn = options.warn ?? ((l: string) => writeLine(process.stderr, `warning: ${l}`));
+  const created = options.fileStorage === false ? undefined : await firstMissing(paths.storagePath);
+  if (created !== undefined) warn(`${paths.storagePath} does not exist: no workflows or artifacts yet (set one up with: ts-code-mode init --base <dir>)`);
+  else if (options.fileStorage !== false && !(await isFolder(paths.storagePath))) throw new CliUsageError(`${paths.storagePath} is not a folder`);
+  if (options.toolsFolder !== false && !(await isFolder(paths.toolsPath)) && (created === undefined || !paths.toolsPath.startsWith(paths.storagePath + path.sep))) {
+    warn(`no tool folder at ${paths.toolsPath}: no tools`);
+  }
+  return async () => {
+    if (created !== undefined) await pruneEmpty(created);
   };
 }
 
 /**
  * Runs `fn` with a session on the resolved folders and closes session and storage afterwards,
  * whatever happens, so no executor or tool connection keeps the process alive. The session starts
- * on first use: `run()` reports a failed start in its result, facade calls throw it.
+ * on first use: `run()` reports a failed start in its result, facade calls throw it. Read-only by
+ * default (see watchMissingFolders); `run` passes `{ readOnly: false }`.
  */
-export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags>, fn: (session: Session) => Promise<T>): Promise<T> {
+export async function withSession<T>(
+  flags: StorageFlags & Partial<ExecutorFlags>,
+  fn: (session: Session) => Promise<T>,
+  options: { readOnly: boolean } = { readOnly: true },
+): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
-  const storage = new FileStorage({ basePath: paths.storagePath });
+  // `run` may save, so its base is created like Session.fromBase does; the other commands only read.
+  const undoFolders = options.readOnly ? await watchMissingFolders(paths) : async () => undefined;
+  let storage: FileStorage | undefined;
   let session: Session | undefined;
   try {
+    storage = new FileStorage({ basePath: paths.storagePath });
     const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
       toolsPath: paths.toolsPath,
       defaultTimeoutMs: flags.timeout,
@@ -171,7 +232,8 @@ export async function withSession<T>(flags: StorageFlags & Partial<ExecutorFlags
     return await fn(session);
   } finally {
     await session?.close();
-    await storage.close();
+    await storage?.close();
+    await undoFolders();
   }
 }
 

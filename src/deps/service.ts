@@ -113,7 +113,9 @@ export class DepsService {
     // One npm run for all; when it fails, one at a time, so each failure is pinned on its spec.
     const together = await npmInstall(todo.map((d) => d.spec), opts);
     const outcomes = together.ok ? todo.map((d) => ({ dep: d, ok: true, output: "" })) : [];
-    if (!together.ok) for (const dep of todo) outcomes.push({ dep, ...(await npmInstall([dep.spec], opts)) });
+    // With one spec the failure is already pinned: running npm again would only repeat its error.
+    if (!together.ok && todo.length === 1) outcomes.push({ dep: todo[0]!, ...together });
+    else if (!together.ok) for (const dep of todo) outcomes.push({ dep, ...(await npmInstall([dep.spec], opts)) });
     for (const { dep, ok, output } of outcomes) {
       if (ok) {
         record[dep.name] = dep.spec;

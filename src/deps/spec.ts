@@ -41,6 +41,10 @@ export function parseDepSpec(raw: unknown, options: SpecOptions = {}): DepSpec {
   if (!text) throw new ValidationError(`The package spec is empty (${accepted})`);
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(text)) throw new ValidationError(`The package spec ${JSON.stringify(raw)} contains control characters (${accepted})`);
+  // Before the local-path check: `https://host/pkg.tgz` ends like a tarball but is a URL.
+  if (URL_LIKE.test(text) && !/^file:/i.test(text)) {
+    throw new ValidationError(`URLs and git specs are not allowed (${JSON.stringify(text)}): packages come from the registry by name (${accepted})`);
+  }
   if (isLocal(text)) {
     if (!options.allowLocalPaths) {
       throw new ValidationError(`Local paths are not allowed as package specs (${JSON.stringify(text)}); an operator can enable them with allowLocalPaths (${accepted})`);
@@ -49,9 +53,6 @@ export function parseDepSpec(raw: unknown, options: SpecOptions = {}): DepSpec {
     return { name: resolved, spec: resolved, local: true };
   }
   if (SHELL_META.test(text)) throw new ValidationError(`The package spec ${JSON.stringify(text)} contains shell metacharacters (${accepted})`);
-  if (URL_LIKE.test(text)) {
-    throw new ValidationError(`URLs and git/file specs are not allowed (${JSON.stringify(text)}) (${accepted})`);
-  }
   const { name, rest } = splitName(text);
   const lower = name.toLowerCase();
   checkName(lower, text, accepted);

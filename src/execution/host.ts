@@ -82,8 +82,8 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.delete(name)),
     /** What a guest needs to run a workflow: its compiled module and params. NotFoundError with suggestions. */
     load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
-      const w = await h.workflows.requireRunnable(name);
-      return { name: w.name, params: w.params, compiled: prepareModule(w.source, `${w.name}.ts`) };
+      const { details: w, closedParams } = await h.workflows.forInvocation(name);
+      return { name: w.name, params: w.params, closedParams, compiled: prepareModule(w.source, `${w.name}.ts`) };
     }),
   },
   artifacts: {

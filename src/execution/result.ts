@@ -46,11 +46,30 @@ export function errorFromThrown(thrown: unknown): ExecutionError {
   if (typeof thrown === "object" && thrown !== null && typeof (thrown as Error).message === "string") {
     const e = thrown as Error & { code?: unknown };
     const name = typeof e.name === "string" && e.name ? e.name : "Error";
-    const out: ExecutionError = { name, message: e.message };
-    if (typeof e.stack === "string") out.stack = cleanStack(e.stack);
+    const out: ExecutionError = { name, message: e.code === "ERR_ACCESS_DENIED" ? accessDeniedMessage(e) : e.message };
+    if (typeof e.stack === "string") out.stack = cleanStack(out.message === e.message ? e.stack : e.stack.replace(e.message, out.message));
     return out;
   }
   return { name: "Error", message: `Uncaught ${renderDisplay(thrown, 2_000)}` };
+}
+
+/** Which executor option grants each of Node's permission-model permissions. */
+const PERMISSION_OPTIONS: Record<string, string> = {
+  FileSystemRead: "permissions.fsRead",
+  FileSystemWrite: "permissions.fsWrite",
+  ChildProcess: "permissions.childProcess",
+};
+
+/**
+ * Node's permission model says only "Access to this API has been restricted"; its error carries
+ * the permission and the path as properties. The agent (and whoever set `permissions`) needs both
+ * in the message to know what was refused and which option would allow it.
+ */
+function accessDeniedMessage(e: Error & { permission?: unknown; resource?: unknown }): string {
+  const permission = typeof e.permission === "string" ? e.permission : "unknown";
+  const resource = typeof e.resource === "string" && e.resource ? ` for ${JSON.stringify(e.resource.slice(0, 500))}` : "";
+  const option = PERMISSION_OPTIONS[permission];
+  return `${e.message}: ${permission} denied${resource}${option ? ` (not granted by the executor's ${option})` : " (not available under the executor's permissions)"}`;
 }
 
 /**

@@ -102,7 +102,7 @@ export function formatWorkflowList(workflows: ReadonlyArray<WorkflowSummary & { 
 export function formatWorkflow(w: WorkflowDetails): string {
   const lines = [`workflow ${signature(w)}`];
   if (w.description) lines.push(w.description);
-  for (const p of w.params) lines.push(`  ${p.name}${p.required ? "" : "?"}: ${p.type}${p.default !== undefined ? ` = ${p.default}` : ""}${p.description ? ` — ${oneLine(p.description)}` : ""}`);
+  for (const p of w.params) lines.push(`  ${p.name}${p.required ? "" : "?"}: ${p.type}${p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultExpression !== undefined ? ` = ${p.defaultExpression}` : ""}${p.description ? ` — ${oneLine(p.description)}` : ""}`);
   lines.push(`created ${w.createdAt}, updated ${w.updatedAt}${w.author ? ` by ${w.author}` : ""}; ${describeProvenance(w.provenance)}`, "", "```ts", w.source.replace(/\n$/, ""), "```");
   return lines.join("\n");
 }

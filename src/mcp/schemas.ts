@@ -70,7 +70,8 @@ const workflowParam = z.looseObject({
   type: z.string(),
   description: z.string().optional(),
   required: z.boolean(),
-  default: z.string().optional(),
+  default: z.json().optional(),
+  defaultExpression: z.string().optional(),
 });
 const workflowSummary = z.looseObject({ name: z.string(), description: z.string(), params: z.array(workflowParam) });
 const workflowDetails = workflowSummary.extend({

@@ -13,8 +13,10 @@ export interface WorkflowParam {
   type: string;
   description?: string;
   required: boolean;
-  /** Default value as source text, e.g. `"1-1024"` or `10`. */
-  default?: string;
+  /** The default as a value (`retries = 3` → 3); absent when none, or when it is not a literal (`defaultExpression`). */
+  default?: JsonValue;
+  /** Source text of a default that is not a literal (`limit = MAX * 2`): computed when `run` is called. */
+  defaultExpression?: string;
 }
 
 /** One workflow as stored. `params`/`description` may be missing for hand-written files; the

@@ -11,7 +11,8 @@ export const paramSchema = z.object({
   type: z.string(),
   description: z.string().optional(),
   required: z.boolean(),
-  default: z.string().optional(),
+  default: z.json().optional(),
+  defaultExpression: z.string().optional(),
 });
 
 export const provenanceSchema = z.strictObject({

@@ -26,6 +26,11 @@ export interface WorkflowSummary {
   params: WorkflowParam[];
   /** Who saved it (trust level, executor, when). Absent for hand-written files, which count as trusted. */
   provenance?: WorkflowProvenance;
+  /**
+   * Set when the file cannot be invoked: a syntax error, or no exported `run`. Such a file (edited
+   * by hand, or written by another tool) is listed with its problem instead of failing only when called.
+   */
+  problem?: string;
 }
 
 export interface WorkflowDetails extends WorkflowSummary {
@@ -158,7 +163,7 @@ export class WorkflowLibrary {
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
     return ranked.flatMap(({ id, score }) => {
       const d = byName.get(id);
-      return d ? [{ name: d.name, description: d.description, params: d.params, ...(d.provenance ? { provenance: d.provenance } : {}), score }] : [];
+      return d ? [{ name: d.name, description: d.description, params: d.params, ...(d.provenance ? { provenance: d.provenance } : {}), ...(d.problem !== undefined ? { problem: d.problem } : {}), score }] : [];
     });
   }
 
@@ -167,6 +172,15 @@ export class WorkflowLibrary {
     if (!this.isLookupName(name)) return null;
     const record = await this.store.get(name);
     return record ? this.details(record) : null;
+  }
+
+  /**
+   * What invoking a workflow needs: its details, and whether `params` is every name its `run`
+   * accepts (then a call with another name is refused, as tools refuse unknown arguments).
+   */
+  async forInvocation(name: string): Promise<{ details: WorkflowDetails; closedParams: boolean }> {
+    const details = await this.requireRunnable(name);
+    return { details, closedParams: (await this.signatureOf(details.source, details.name)).closedParams };
   }
 
   /** Like get, but throws NotFoundError naming the closest existing workflows. */
@@ -292,19 +306,17 @@ export class WorkflowLibrary {
   }
 
   private async summarise(record: WorkflowRecord): Promise<WorkflowSummary> {
-    const { name, description, params, provenance } = await this.details(record);
-    return { name, description, params, ...(provenance ? { provenance } : {}) };
+    const { name, description, params, provenance, problem } = await this.details(record);
+    return { name, description, params, ...(provenance ? { provenance } : {}), ...(problem !== undefined ? { problem } : {}) };
   }
 
-  /** Fills in what a hand-written record lacks (params, description) from its source. */
+  /** Fills in what a hand-written record lacks (params, description) from its source, and checks that it can run. */
   private async details(record: WorkflowRecord): Promise<WorkflowDetails> {
     let description = (record.description ?? "").trim();
-    let params = record.params;
-    if (params === undefined || !description) {
-      const sig = await this.signatureOf(record.source, record.name);
-      params ??= sig.params;
-      description ||= sig.description ?? "";
-    }
+    // Parsed every time (cached by source hash): a hand-edited file may have broken since it was saved.
+    const sig = await this.signatureOf(record.source, record.name);
+    const params = record.params ?? sig.params;
+    description ||= sig.description ?? "";
     const out: WorkflowDetails = {
       name: record.name,
       description,
@@ -315,6 +327,12 @@ export class WorkflowLibrary {
     };
     if (record.author !== undefined) out.author = record.author;
     if (record.provenance !== undefined) out.provenance = { ...record.provenance };
+    const problem = sig.syntaxError
+      ? `syntax error at line ${sig.syntaxError.line}:${sig.syntaxError.column}: ${sig.syntaxError.message}`
+      : sig.hasRun
+        ? undefined
+        : "does not export a function named run";
+    if (problem !== undefined) out.problem = problem;
     return out;
   }
 

@@ -5,7 +5,7 @@
  * parameter types are written in that file, so syntax is all we need and parsing stays a few ms.
  */
 import type ts from "typescript";
-import type { WorkflowParam } from "../storage/protocol.js";
+import type { JsonValue, WorkflowParam } from "../storage/protocol.js";
 import { parseJsDoc, type JsDocBlock, type JsDocTag } from "./jsdoc.js";
 
 export interface WorkflowSyntaxError {
@@ -21,6 +21,12 @@ export interface WorkflowSignature {
   description: string | null;
   /** Parameters read from `run`'s first argument. */
   params: WorkflowParam[];
+  /**
+   * True when `params` is every name `run` accepts (destructured without a rest element, or typed
+   * with members written in the file, or no argument at all), so a call with any other name is a
+   * mistake. False for `run(args)` untyped, `{ a, ...rest }` without a known type, and the like.
+   */
+  closedParams: boolean;
   /** True when the module exports a function named `run`. */
   hasRun: boolean;
   /** The first syntax error, or null. The other fields are best effort when it is set. */
@@ -80,7 +86,7 @@ class Extractor {
     const runDoc = run ? this.docOf(run.statement) : null;
     const description = this.headerDescription(run) ?? (runDoc?.description || null);
     const params = run ? this.params(run.fn, runDoc?.tags ?? []) : [];
-    return { description, params, hasRun: run !== null, syntaxError: this.syntaxError() };
+    return { description, params, closedParams: run !== null && this.closedParams(run.fn), hasRun: run !== null, syntaxError: this.syntaxError() };
   }
 
   private syntaxError(): WorkflowSyntaxError | null {
@@ -166,6 +172,20 @@ class Extractor {
 
   // ---- parameters --------------------------------------------------------------------------
 
+  private closedParams(fn: FunctionLike): boolean {
+    const t = this.t;
+    const first = fn.parameters[0];
+    if (!first) return true;
+    if (first.dotDotDotToken) return false;
+    const membersKnown = first.type !== undefined && this.membersOf(first.type, 0) !== null;
+    if (t.isObjectBindingPattern(first.name)) {
+      const rest = first.name.elements.some((el) => el.dotDotDotToken);
+      const computed = first.name.elements.some((el) => !el.dotDotDotToken && this.bindingKey(el) === null);
+      return !computed && (!rest || membersKnown);
+    }
+    return t.isIdentifier(first.name) && membersKnown;
+  }
+
   private params(fn: FunctionLike, tags: readonly JsDocTag[]): WorkflowParam[] {
     const t = this.t;
     const first = fn.parameters[0];
@@ -186,7 +206,7 @@ class Extractor {
       .filter((tag) => tag.name?.startsWith(prefix) && !tag.name.slice(prefix.length).includes("."))
       .map((tag) => {
         const p: WorkflowParam = { name: tag.name!.slice(prefix.length), type: tag.type ?? "unknown", required: !tag.optional };
-        if (tag.default !== undefined) p.default = tag.default;
+        if (tag.default !== undefined) setDefault(p, jsDocDefault(tag.default));
         return withDescription(p, tag.text);
       });
   }
@@ -207,8 +227,8 @@ class Extractor {
       const type = member?.type ?? (init ? this.literalType(init) : null) ?? tag?.type ?? "unknown";
       const required = !init && !member?.optional && !(member === undefined && tag?.optional);
       const p: WorkflowParam = { name: key, type, required };
-      if (init) p.default = this.text(init);
-      else if (!member && tag?.default !== undefined) p.default = tag.default;
+      if (init) setDefault(p, this.literalValue(init) ?? { expression: this.text(init) });
+      else if (!member && tag?.default !== undefined) setDefault(p, jsDocDefault(tag.default));
       out.push(withDescription(p, member?.description ?? tag?.text));
     }
     // `{ host, ...rest }: Args` accepts every member of Args, so list the ones not bound by name.
@@ -226,6 +246,45 @@ class Extractor {
     const t = this.t;
     if (el.propertyName) return propertyNameText(t, el.propertyName);
     return t.isIdentifier(el.name) ? el.name.text : null;
+  }
+
+  /**
+   * The value of a default written as a literal — strings, numbers, booleans, null, and arrays and
+   * objects of those — wrapped in `{ value }`; undefined for anything computed (`Date.now()`, `MAX`).
+   */
+  private literalValue(expr: ts.Expression): { value: JsonValue } | undefined {
+    const t = this.t;
+    if (t.isParenthesizedExpression(expr) || t.isAsExpression(expr) || t.isSatisfiesExpression(expr)) return this.literalValue(expr.expression);
+    if (t.isStringLiteral(expr) || t.isNoSubstitutionTemplateLiteral(expr)) return { value: expr.text };
+    if (t.isNumericLiteral(expr)) return finite(Number(expr.text.replace(/_/g, "")));
+    if (t.isPrefixUnaryExpression(expr) && t.isNumericLiteral(expr.operand) && (expr.operator === t.SyntaxKind.MinusToken || expr.operator === t.SyntaxKind.PlusToken)) {
+      const n = Number(expr.operand.text.replace(/_/g, ""));
+      return finite(expr.operator === t.SyntaxKind.MinusToken ? -n : n);
+    }
+    if (expr.kind === t.SyntaxKind.TrueKeyword) return { value: true };
+    if (expr.kind === t.SyntaxKind.FalseKeyword) return { value: false };
+    if (expr.kind === t.SyntaxKind.NullKeyword) return { value: null };
+    if (t.isArrayLiteralExpression(expr)) {
+      const items: JsonValue[] = [];
+      for (const el of expr.elements) {
+        const v = this.literalValue(el);
+        if (!v) return undefined;
+        items.push(v.value);
+      }
+      return { value: items };
+    }
+    if (t.isObjectLiteralExpression(expr)) {
+      const obj: { [key: string]: JsonValue } = {};
+      for (const prop of expr.properties) {
+        if (!t.isPropertyAssignment(prop)) return undefined;
+        const key = propertyNameText(t, prop.name);
+        const v = this.literalValue(prop.initializer);
+        if (key === null || !v || key === "__proto__") return undefined;
+        obj[key] = v.value;
+      }
+      return { value: obj };
+    }
+    return undefined;
   }
 
   /** Type of an untyped parameter from its default's literal: string, number, boolean. */
@@ -387,6 +446,26 @@ function findParamTag(tags: readonly JsDocTag[], key: string): JsDocTag | undefi
     const parts = tag.name.split(".");
     return parts.length <= 2 && parts.at(-1) === key;
   });
+}
+
+function finite(n: number): { value: JsonValue } | undefined {
+  return Number.isFinite(n) ? { value: n } : undefined;
+}
+
+function setDefault(p: WorkflowParam, d: { value: JsonValue } | { expression: string }): void {
+  if ("value" in d) p.default = d.value;
+  else p.defaultExpression = d.expression;
+}
+
+/** `@param [retries=3]`: JSDoc writes defaults as source text; a JSON literal is a value, anything else an expression. */
+function jsDocDefault(text: string): { value: JsonValue } | { expression: string } {
+  try {
+    return { value: JSON.parse(text) as JsonValue };
+  } catch {
+    // 'single-quoted' strings are common in JSDoc.
+    const quoted = /^'([^'\\]*)'$/.exec(text);
+    return quoted ? { value: quoted[1]! } : { expression: text };
+  }
 }
 
 function withDescription(p: WorkflowParam, description: string | undefined): WorkflowParam {

@@ -685,7 +685,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         const params = listed.find((w) => w.name === "scan_host")?.params;
         expect(params).toEqual([
           { name: "host", type: "string", required: true, description: "Host name or address." },
-          { name: "ports", type: "string", required: false, default: '"1-1024"' },
+          { name: "ports", type: "string", required: false, default: "1-1024" },
           { name: "retries", type: "number", required: false },
         ]);
         expect(await value(s, "await workflows.scan_host({ host: 'h1' })")).toEqual({ host: "h1", ports: "1-1024" });

@@ -22,7 +22,7 @@ describe("examples/*.mjs", () => {
   it("workflow-across-sessions.mjs finds, describes and invokes a workflow from a second session", async () => {
     const { stdout } = await run("workflow-across-sessions.mjs");
     expect(stdout).toContain("found: fizzbuzz - FizzBuzz up to n, as one string.\n");
-    expect(stdout).toContain('params: [{"name":"n","type":"number","required":false,"default":"15"}]\n');
+    expect(stdout).toContain('params: [{"name":"n","type":"number","required":false,"default":15}]\n');
     expect(stdout).toContain("result: 1 2 Fizz 4 Buzz\n");
   });
 });

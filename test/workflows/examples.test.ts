@@ -39,7 +39,7 @@ describe("examples/workflows", () => {
         name: "save_as",
         type: "string",
         required: false,
-        default: '"reports/line-counts.json"',
+        default: "reports/line-counts.json",
         description: "Artifact name for the per-file counts; nothing is saved when it is empty.",
       },
     ]);

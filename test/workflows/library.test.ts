@@ -47,7 +47,7 @@ describe("create", () => {
       description: "Scan a host for open ports and save them as an artifact.",
       params: [
         { name: "host", type: "string", required: true },
-        { name: "ports", type: "string", required: false, default: '"1-1024"' },
+        { name: "ports", type: "string", required: false, default: "1-1024" },
       ],
       source: SCAN,
     });
@@ -187,7 +187,7 @@ describe("hand-written records", () => {
       description: "Scan a host for open ports and save them as an artifact.",
       params: [
         { name: "host", type: "string", required: true },
-        { name: "ports", type: "string", required: false, default: '"1-1024"' },
+        { name: "ports", type: "string", required: false, default: "1-1024" },
       ],
     });
     const details = await lib.get("scan");

@@ -19,7 +19,7 @@ export async function run({ host, ports = "1-1024" }: { host: string; ports?: st
 }`,
     params: [
       { name: "host", type: "string", required: true },
-      { name: "ports", type: "string", required: false, default: '"1-1024"' },
+      { name: "ports", type: "string", required: false, default: "1-1024" },
     ],
   },
   {
@@ -48,7 +48,7 @@ export async function run({ host, ports = "1-1024" }: { host: string; ports?: st
 export async function run({ host, retries = 3 }: Args) { return host; }`,
     params: [
       { name: "host", type: "string", required: true, description: "target host" },
-      { name: "retries", type: "number", required: false, default: "3", description: "how many tries" },
+      { name: "retries", type: "number", required: false, default: 3, description: "how many tries" },
     ],
   },
   {
@@ -97,18 +97,52 @@ export async function run({ host }: { /** from the property */ host: string }) {
     source: `export async function run({ host, port = 80, name = 'x', verbose = false, offset = -1, label = \`l\` }) {}`,
     params: [
       { name: "host", type: "unknown", required: true },
-      { name: "port", type: "number", required: false, default: "80" },
-      { name: "name", type: "string", required: false, default: "'x'" },
-      { name: "verbose", type: "boolean", required: false, default: "false" },
-      { name: "offset", type: "number", required: false, default: "-1" },
-      { name: "label", type: "string", required: false, default: "`l`" },
+      { name: "port", type: "number", required: false, default: 80 },
+      { name: "name", type: "string", required: false, default: "x" },
+      { name: "verbose", type: "boolean", required: false, default: false },
+      { name: "offset", type: "number", required: false, default: -1 },
+      { name: "label", type: "string", required: false, default: "l" },
     ],
   },
   {
     title: "untyped default that is not a literal stays unknown",
     fileName: "w.js",
     source: `export async function run({ at = Date.now() }) {}`,
-    params: [{ name: "at", type: "unknown", required: false, default: "Date.now()" }],
+    params: [{ name: "at", type: "unknown", required: false, defaultExpression: "Date.now()" }],
+  },
+  {
+    title: "literal defaults are values: numbers, arrays and objects of literals, null",
+    source: `export async function run({ retries = 3, tags = ["a", 1, true], opts = { depth: 2, mode: "fast" }, none = null, big = 1_000 }: { retries?: number; tags?: unknown[]; opts?: object; none?: null; big?: number }) {}`,
+    params: [
+      { name: "retries", type: "number", required: false, default: 3 },
+      { name: "tags", type: "unknown[]", required: false, default: ["a", 1, true] },
+      { name: "opts", type: "object", required: false, default: { depth: 2, mode: "fast" } },
+      { name: "none", type: "null", required: false, default: null },
+      { name: "big", type: "number", required: false, default: 1000 },
+    ],
+  },
+  {
+    title: "a default that is not a literal is reported as an expression, with no value",
+    source: "const MAX = 5;\nexport async function run({ limit = MAX * 2, label = `n${MAX}`, list = [MAX] }: { limit?: number; label?: string; list?: number[] }) {}",
+    params: [
+      { name: "limit", type: "number", required: false, defaultExpression: "MAX * 2" },
+      { name: "label", type: "string", required: false, defaultExpression: "`n${MAX}`" },
+      { name: "list", type: "number[]", required: false, defaultExpression: "[MAX]" },
+    ],
+  },
+  {
+    title: "JSDoc defaults: JSON literals and 'quoted' strings are values, anything else an expression",
+    fileName: "w.js",
+    source: `/**
+ * @param {object} args
+ * @param {string} [args.mode='fast']
+ * @param {number} [args.when=Date.now()]
+ */
+export async function run(args) {}`,
+    params: [
+      { name: "mode", type: "string", required: false, default: "fast" },
+      { name: "when", type: "number", required: false, defaultExpression: "Date.now()" },
+    ],
   },
   {
     title: "non-destructured typed parameter",
@@ -135,7 +169,7 @@ export async function run(input: In) { return input.n; }`,
 export async function run(args) {}`,
     params: [
       { name: "host", type: "string", required: true, description: "the host" },
-      { name: "count", type: "number", required: false, default: "3", description: "how many" },
+      { name: "count", type: "number", required: false, default: 3, description: "how many" },
     ],
   },
   {

@@ -5,6 +5,7 @@
  */
 import type { Command } from "commander";
 import { depsServiceFor, type DepsService, type InstallResult } from "../../deps/index.js";
+import { parseDepSpec } from "../../deps/spec.js";
 import { table } from "../format.js";
 import { addJsonOption, addStorageOptions, examples, EXIT_FAILURE, printJson, resolvePaths, writeLine, type StorageFlags } from "../shared.js";
 
@@ -25,17 +26,20 @@ function progress(flags: DepsFlags): ((line: string) => void) | undefined {
   return flags.json || flags.quiet ? undefined : (line) => process.stderr.write(`  npm: ${line}\n`);
 }
 
-function summary(result: InstallResult): string {
+/** With progress shown, npm's error is already on screen: the summary points at it instead of repeating it. */
+function summary(result: InstallResult, progressShown: boolean): string {
   const lines: string[] = [];
   if (result.installed.length) lines.push(`installed: ${result.installed.join(", ")}`);
   if (result.alreadyPresent.length) lines.push(`already present: ${result.alreadyPresent.join(", ")}`);
-  for (const f of result.failed) lines.push(`FAILED ${f.spec}: ${f.error.split("\n").slice(-5).join("\n    ")}`);
+  for (const f of result.failed) {
+    lines.push(progressShown ? `FAILED ${f.spec} (npm's output above)` : `FAILED ${f.spec}: ${f.error.split("\n").slice(-5).join("\n    ")}`);
+  }
   return lines.join("\n") || "nothing to install";
 }
 
 function finish(result: InstallResult, flags: DepsFlags): void {
   if (flags.json) printJson(result);
-  else writeLine(process.stdout, summary(result));
+  else writeLine(process.stdout, summary(result, progress(flags) !== undefined));
   if (result.failed.length) process.exitCode = EXIT_FAILURE;
 }
 
@@ -50,10 +54,12 @@ export function registerDepsCommands(program: Command): void {
       .option("--allow-local", "accept local folders and .tgz files as specs (operators only)")
       .option("--allow-scripts", "run the packages' install scripts (off by default)")
       .option("--quiet", "no progress on stderr");
+  // `remove` only edits the list: nothing is installed, so only --allow-local (to name a local spec) applies.
+  const removeOptions = (cmd: Command) => cmd.option("--allow-local", "accept local folders and .tgz files as specs (operators only)");
 
   const list = deps.command("list").description("The configured packages and whether each is installed");
   addStorageOptions(list).option("--allow-local", "also read local folders and .tgz files in the list");
-  addJsonOption(list, "print [{ name, spec, configured, installed }] as JSON");
+  addJsonOption(list, "print [{ name, spec, configured, installed }] as JSON (configured: set by the operator's configuration rather than deps.txt; always false here)");
   list.action(async (flags: DepsFlags) => {
     const entries = await service(flags).list();
     if (flags.json) return printJson(entries);
@@ -66,6 +72,8 @@ export function registerDepsCommands(program: Command): void {
   addJsonOption(add, "print { installed, alreadyPresent, failed } as JSON");
   add.action(async (specs: string[], flags: DepsFlags) => {
     const svc = service(flags);
+    // Every spec is checked before anything is installed, so a refused one prints no "installing" line.
+    for (const spec of specs) parseDepSpec(spec, { allowLocalPaths: flags.allowLocal ?? false });
     const total: InstallResult = { installed: [], alreadyPresent: [], failed: [] };
     for (const [i, spec] of specs.entries()) {
       if (!flags.json && !flags.quiet) process.stderr.write(`[${i + 1}/${specs.length}] installing ${spec}\n`);
@@ -78,7 +86,7 @@ export function registerDepsCommands(program: Command): void {
   });
 
   const remove = deps.command("remove").description("Take a package off the list (configuration only)").argument("<spec>", "the package (a version range is ignored)");
-  addStorageOptions(installOptions(remove));
+  addStorageOptions(removeOptions(remove));
   addJsonOption(remove, "print { removed, note } as JSON");
   remove.action(async (spec: string, flags: DepsFlags) => {
     const r = await service(flags).remove(spec);

@@ -9,7 +9,8 @@ import type { Command } from "commander";
 import { FileStorage } from "../../storage/file/storage.js";
 import { WorkflowLibrary } from "../../workflows/library.js";
 import { examplesDir } from "../package-root.js";
-import { addJsonOption, DEFAULT_BASE, examples, printJson } from "../shared.js";
+import { StorageError } from "../../errors.js";
+import { addJsonOption, DEFAULT_BASE, examples, printJson, userPath } from "../shared.js";
 
 interface InitFlags {
   base: string;
@@ -38,7 +39,9 @@ export function registerInitCommand(program: Command): void {
       "\nExisting files and workflows are kept unless --force; other files in the folder are never touched.\n",
   );
   cmd.action(async (flags: InitFlags) => {
-    const report = await init(path.resolve(flags.base), flags.force === true);
+    const base = userPath(flags.base);
+    await checkBase(base);
+    const report = await init(base, flags.force === true);
     if (flags.json) printJson(report);
     else printReport(report, flags.base);
   });
@@ -78,6 +81,26 @@ async function init(base: string, force: boolean): Promise<InitReport> {
     await storage.close();
   }
   return report;
+}
+
+/**
+ * The base must be a folder we can create or write into: a file (`--base /etc/passwd`) or a path
+ * under one is said in one line, before anything is written, instead of an ENOTDIR stack trace.
+ */
+async function checkBase(base: string): Promise<void> {
+  for (let dir = base; ; dir = path.dirname(dir)) {
+    const found = await stat(dir).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" || err.code === "ENOTDIR" ? undefined : err));
+    if (found instanceof Error) throw new StorageError(`cannot set up ${base}: ${found.code === "EACCES" ? "permission denied reading" : `cannot read (${found.code})`} ${dir}`);
+    if (found?.isDirectory()) break;
+    if (found) throw new StorageError(`cannot set up ${base}: ${dir} is a file, not a folder`);
+    if (path.dirname(dir) === dir) break;
+  }
+  try {
+    await mkdir(base, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new StorageError(`cannot set up ${base}: ${code === "EACCES" || code === "EROFS" ? "no permission to create it" : `cannot create it (${code})`}`);
+  }
 }
 
 async function listFiles(dir: string, pattern: RegExp): Promise<string[]> {

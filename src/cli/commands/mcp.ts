@@ -18,7 +18,7 @@ import { ToolRegistry } from "../../tools/registry.js";
 import { createExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -65,7 +65,7 @@ export function registerMcpCommand(program: Command): void {
     .addOption(new Option("--http <port>", "serve Streamable HTTP on this port (0: any free port) instead of stdio").argParser(parsePort))
     .addOption(new Option("--idle-timeout <seconds>", `with --http: close an MCP session (and stop its executor) after this long without a request (default ${DEFAULT_IDLE_TIMEOUT_S})`).argParser(parseIdleTimeout))
     .option("--host <address>", "address to bind with --http (default 127.0.0.1; others need --token or --no-auth)")
-    .addOption(new Option("--token <token>", `bearer token HTTP clients must send (or set ${TOKEN_ENV})`).env(TOKEN_ENV))
+    .addOption(new Option("--token <token>", "bearer token HTTP clients must send").env(TOKEN_ENV))
     .option("--no-auth", "serve a non-loopback --host without a token (only on a trusted network)");
   cmd.addHelpText(
     "after",
@@ -75,7 +75,8 @@ export function registerMcpCommand(program: Command): void {
       "mcp --http 8765",
       `mcp --http 8765 --host 0.0.0.0 --token "$(openssl rand -hex 32)"`,
     ) +
-      "\nClaude Code:  claude mcp add ts-code-mode -- npx ts-code-mode mcp --base /abs/path/.code-mode\n" +
+      "\nClaude Code (from a clone, after npm run build; see the README for npm link, a tarball, and npx once published):\n" +
+      "  claude mcp add ts-code-mode -- node /abs/path/to/ts-code-mode/dist/cli/main.js mcp --base /abs/path/.code-mode\n" +
       "HTTP clients connect to http://HOST:PORT/mcp. Logs go to stderr; on stdio, stdout carries only the protocol.\n",
   );
   cmd.action(async (flags: McpFlags) => {
@@ -119,6 +120,13 @@ function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
 async function serve(flags: McpFlags): Promise<void> {
   const log = stderrLog;
   const paths = resolvePaths(flags);
+  // Serving reads until the agent saves something: a missing base is reported, not created empty.
+  // With --redis and no --tools the tool YAML comes from Redis, so there is no tools folder to check.
+  const undoFolders = await watchMissingFolders(paths, {
+    warn: (l) => log(`warning: ${l}`),
+    fileStorage: flags.redis === undefined,
+    toolsFolder: flags.redis === undefined || flags.tools !== undefined,
+  });
   const { storage, where: storedIn } = await openStorage(flags, paths.storagePath);
   // With Redis storage and no --tools, the tool YAML comes from Redis too (`store bootstrap --type tools`).
   let redisTools: ToolsFolder | null = null;
@@ -161,6 +169,7 @@ async function serve(flags: McpFlags): Promise<void> {
   keepServing(log, flags.executor === "in-process");
   const toolsFrom = redisTools && storage instanceof RedisStorage ? `${redisTools.count} tool files from Redis (${storage.prefix}:tools)` : `tools from ${paths.toolsPath}`;
   const where = `${toolsFrom}, storage in ${storedIn}`;
+  const toolsWhere = redisTools && storage instanceof RedisStorage ? `Redis (${storage.prefix}:tools)` : paths.toolsPath;
   try {
     if (flags.http === undefined) {
       const { ClientApprovals } = await import("../../mcp/approvals.js");
@@ -169,6 +178,7 @@ async function serve(flags: McpFlags): Promise<void> {
       try {
         // A broken tool file should stop the server at once, not fail the first call.
         await session.start();
+        warnIfNoTools(log, await session.listTools(), toolsWhere);
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, { ...serverOptions, approvals });
@@ -181,7 +191,9 @@ async function serve(flags: McpFlags): Promise<void> {
       return;
     }
     // Each HTTP client gets its own session, started on first use: check the tool files now.
-    await (await ToolRegistry.load(toolsPath)).close();
+    const registry = await ToolRegistry.load(toolsPath);
+    warnIfNoTools(log, registry.names(), toolsWhere);
+    await registry.close();
     const { serveHttp } = await import("../../mcp/http.js");
     const serving = await serveHttp({
       ...serverOptions,
@@ -205,7 +217,13 @@ async function serve(flags: McpFlags): Promise<void> {
   } finally {
     await redisTools?.remove();
     await storage.close();
+    await undoFolders();
   }
+}
+
+/** An agent offered run_code with an empty `tools` namespace should not be the first to notice. */
+function warnIfNoTools(log: (line: string) => void, tools: readonly unknown[], toolsWhere: string): void {
+  if (tools.length === 0) log(`warning: no tools loaded (no tool YAML in ${toolsWhere}); agents get run_code with workflows, artifacts and deps only`);
 }
 
 /**

@@ -42,7 +42,7 @@ export function registerRunCommand(program: Command): void {
   );
   cmd.action(async (code: string | undefined, flags: RunFlags) => {
     const source = await readCode(code);
-    const result = await withSession(flags, (session) => session.run(source));
+    const result = await withSession(flags, (session) => session.run(source), { readOnly: false });
     if (flags.json) printJson(jsonResult(result));
     else printResult(result);
     if (!result.ok) process.exitCode = EXIT_FAILURE;
@@ -51,7 +51,10 @@ export function registerRunCommand(program: Command): void {
 
 /** The argument, or stdin for `-` or for no argument when input is piped. */
 async function readCode(arg: string | undefined): Promise<string> {
-  if (arg !== undefined && arg !== "-") return arg;
+  if (arg !== undefined && arg !== "-") {
+    if (arg.trim() === "") throw new CliUsageError("no code given: the code argument is empty");
+    return arg;
+  }
   if (arg === undefined && process.stdin.isTTY) {
     throw new CliUsageError("no code given: pass it as an argument, e.g. ts-code-mode run 'await tools.list()', or pipe it in");
   }

@@ -10,7 +10,7 @@ import { Option, type Command } from "commander";
 import { ValidationError } from "../../errors.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { oneLine, table } from "../format.js";
-import { addJsonOption, CliUsageError, examples, printJson, writeLine } from "../shared.js";
+import { addJsonOption, CliUsageError, examples, printJson, userPath, writeLine } from "../shared.js";
 import {
   bootstrap,
   diff,
@@ -85,7 +85,7 @@ export function registerStoreCommands(program: Command): void {
   addJsonOption(pullCmd, "print every file written as JSON");
   pullCmd.action(async (flags: StoreFlags & { dest: string }) => {
     await withStorage(flags, async (storage) => {
-      const report = await pull(storage, flags.type, flags.dest, progressLine("pull"));
+      const report = await pull(storage, flags.type, userPath(flags.dest, "--dest"), progressLine("pull"));
       if (flags.json) return printJson(report);
       const count = (o: string) => report.written.filter((w) => w.outcome === o).length;
       writeLine(
@@ -113,7 +113,7 @@ function withTargetOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option("--target <url>", "the Redis server, redis://[user:password@]host[:port][/db]").env(URL_ENV))
     .requiredOption("--prefix <prefix>", "key prefix in Redis (e.g. myapp)")
-    .addOption(new Option("--type <type>", "what to copy").choices([...STORE_TYPES]).default("workflows"))
+    .addOption(new Option("--type <type>", "which kind of entries: workflows or tool YAML files").choices([...STORE_TYPES]).default("workflows"))
     .option("--workspace <id>", "the workspace whose workflows to use (tools are shared by all workspaces)");
 }
 
@@ -146,7 +146,7 @@ async function withStorage(flags: StoreFlags, fn: (storage: RedisStorage) => Pro
 
 async function sourceDir(flags: SourceFlags): Promise<string> {
   try {
-    return await resolveSourceDir(flags.source, flags.type);
+    return await resolveSourceDir(userPath(flags.source, "--source"), flags.type);
   } catch (err) {
     if (err instanceof SourceError) throw new CliUsageError(err.message);
     throw err;

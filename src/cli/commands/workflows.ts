@@ -36,10 +36,14 @@ export function registerWorkflowsCommands(program: Command): void {
 
   const list = workflows.command("list").description("List every workflow with its parameters");
   addStorageOptions(list);
-  addJsonOption(list, "print the workflows (name, description, params) as JSON");
+  addJsonOption(list, "print the workflows (name, description, params, and problem for a file that cannot be invoked) as JSON");
   list.addHelpText("after", examples("workflows list", "workflows list --base ./demo --json"));
   list.action(async (flags: JsonFlags) => {
     const all = await withSession(flags, (s) => s.listWorkflows());
+    // Files that cannot be invoked are listed (with `problem`) and also named on stderr, so a
+    // script reading stdout and a person reading the terminal both see them.
+    // TODO(storage): files whose names are not valid workflow names, once the store reports them.
+    for (const w of all) if (w.problem !== undefined) writeLine(process.stderr, `warning: workflow ${w.name} cannot be invoked: ${w.problem}`);
     if (flags.json) return printJson(all);
     if (all.length === 0) return writeLine(process.stdout, noWorkflows(flags));
     writeLine(process.stdout, workflowTable(all));
@@ -92,12 +96,13 @@ function workflowTable<T extends WorkflowSummary>(rows: T[], score?: (w: T) => s
   const headers = [...(score ? ["SCORE"] : []), "WORKFLOW", "PARAMS", "DESCRIPTION", "TRUST"];
   return table(
     headers,
-    rows.map((w) => [...(score ? [score(w)] : []), w.name, formatParams(w.params), oneLine(w.description), w.provenance?.trust ?? "trusted"]),
+    rows.map((w) => [...(score ? [score(w)] : []), w.name, formatParams(w.params), w.problem !== undefined ? `BROKEN: ${oneLine(w.problem)}` : oneLine(w.description), w.provenance?.trust ?? "trusted"]),
   );
 }
 
 function formatDetails(w: WorkflowDetails): string {
   const lines = [w.name, w.description ? `  ${w.description.replace(/\n/g, "\n  ")}` : "  (no description)", ""];
+  if (w.problem !== undefined) lines.push(`BROKEN: ${w.problem}`, "");
   lines.push("Parameters:");
   if (w.params.length === 0) lines.push("  (none)");
   for (const p of w.params) lines.push(`  ${formatParam(p)}${p.description ? `  — ${oneLine(p.description)}` : ""}`);

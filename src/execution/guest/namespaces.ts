@@ -80,8 +80,18 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     }
     inFlight++;
     try {
-      const loaded = (await call("workflows", "load", [name])) as { name: string; compiled: string; params: WorkflowParam[] };
+      const loaded = (await call("workflows", "load", [name])) as { name: string; compiled: string; params: WorkflowParam[]; closedParams?: boolean };
       const given = (args ?? {}) as Record<string, unknown>;
+      // Like a tool, a workflow whose parameters are all known refuses other names: a typo
+      // (`{ retry: 5 }` for `retries`) would otherwise run silently with the default.
+      if (loaded.closedParams) {
+        const known = loaded.params.map((p) => p.name);
+        const unknown = Object.keys(given).filter((k) => !known.includes(k));
+        if (unknown.length) {
+          const accepted = known.length ? `its parameters: ${loaded.params.map((p) => `${p.name}${p.required ? "" : "?"}: ${p.type}`).join(", ")}` : "it takes no parameters";
+          throw guestError("ValidationError", `workflows.invoke: workflow "${name}" has no parameter(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; ${accepted}`);
+        }
+      }
       const missing = loaded.params.filter((p) => p.required && given[p.name] === undefined);
       if (missing.length) {
         const list = missing.map((p) => `${p.name}: ${p.type}`).join(", ");

@@ -136,7 +136,7 @@ export class SubprocessExecutor implements Executor {
       "timeout: synchronous code before the first await is interrupted and variables are kept; any other runaway code is stopped by restarting the child process, which loses variables.",
       "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
       "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
-      "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor or ContainerExecutor for that.",
+      "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor for that.",
       "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.",
       "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host; code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close().",
     ];

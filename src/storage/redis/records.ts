@@ -79,7 +79,7 @@ function looksLikeWorkflowRecord(v: unknown): v is WorkflowRecord {
         typeof p["type"] === "string" &&
         typeof p["required"] === "boolean" &&
         optional(p["description"], "string") &&
-        optional(p["default"], "string"),
+        optional(p["defaultExpression"], "string"),
     )
   );
 }

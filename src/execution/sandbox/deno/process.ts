@@ -68,7 +68,7 @@ export function denoArgs(memoryMb: number, script: string): string[] {
   ];
 }
 
-/** The deno binary shipped by the `deno` npm package (installed next to ts-code-mode; see scripts/ensure-deno.mjs). */
+/** The deno binary shipped by the `deno` npm package (installed next to ts-code-mode; tests get it from scripts/prerequisites.mjs). */
 export function denoBinaryPath(): string {
   const require = createRequire(import.meta.url);
   let dir: string;

@@ -1,0 +1,120 @@
+/**
+ * The package as users get it: `npm pack` from a clean copy of the project (tracked files only, no
+ * dist), installed from the tarball into an empty folder with `npm install`, then its bin run the
+ * way a user runs it: --version, init, run, and `mcp` answering tools/list over stdio.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPO } from "../cli/harness.js";
+import { connectStdio } from "../mcp/harness.js";
+
+const MINUTES = 60_000;
+let tmp: string;
+let app: string;
+let bin: string;
+let installed: string;
+let packed: string[];
+
+function sh(cmd: string, args: string[], cwd: string): string {
+  return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_update_notifier: "false" } });
+}
+
+/** The project's files as a clone has them: tracked and new-but-not-ignored files, no dist/node_modules. */
+async function cleanCopy(to: string): Promise<void> {
+  const files = sh("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], REPO).split("\0").filter(Boolean);
+  for (const file of files) {
+    const from = path.join(REPO, file);
+    await mkdir(path.dirname(path.join(to, file)), { recursive: true });
+    // A tracked file deleted in the working tree is not part of the copy.
+    await cp(from, path.join(to, file)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+    });
+  }
+  // The build tools only; `npm ci` would give the same.
+  await symlink(path.join(REPO, "node_modules"), path.join(to, "node_modules"));
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
+    else out.push(full);
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-pack-"));
+  const clone = path.join(tmp, "clone");
+  await cleanCopy(clone);
+  const report = JSON.parse(sh("npm", ["pack", "--json", "--pack-destination", tmp], clone)) as { filename: string; files: { path: string }[] }[];
+  const tarball = path.join(tmp, report[0]!.filename);
+  packed = report[0]!.files.map((f) => f.path);
+  app = path.join(tmp, "app");
+  await mkdir(app);
+  sh("npm", ["install", "--no-audit", "--no-fund", tarball], app);
+  installed = path.join(app, "node_modules", "ts-code-mode");
+  bin = path.join(app, "node_modules", ".bin", "ts-code-mode");
+}, 10 * MINUTES);
+
+afterAll(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+function runBin(args: string[]) {
+  // The bin itself (shebang + executable bit), not `node dist/cli/main.js`.
+  return spawnSync(bin, args, { cwd: app, encoding: "utf8", timeout: 60_000 });
+}
+
+describe("npm pack + install from the tarball", () => {
+  it("ships the built dist, the LICENSE and no test or source folders", async () => {
+    expect(packed).toContain("dist/cli/main.js");
+    expect(packed).toContain("dist/index.js");
+    expect(packed).toContain("dist/index.d.ts");
+    expect(packed).toContain("LICENSE");
+    expect(packed.some((f) => f.startsWith("test/") || f.startsWith("src/"))).toBe(false);
+    expect(await readFile(path.join(installed, "LICENSE"), "utf8")).toMatch(/^MIT License[\s\S]*ts-code-mode contributors/);
+  });
+
+  it("has source maps that resolve: every source is inlined or shipped", async () => {
+    const maps = (await filesUnder(path.join(installed, "dist"))).filter((f) => f.endsWith(".map"));
+    expect(maps.length).toBeGreaterThan(10);
+    const unresolved: string[] = [];
+    for (const map of maps) {
+      const { sources, sourcesContent } = JSON.parse(await readFile(map, "utf8")) as { sources: string[]; sourcesContent?: (string | null)[] };
+      sources.forEach((source, i) => {
+        if (typeof sourcesContent?.[i] === "string") return;
+        const target = path.resolve(path.dirname(map), source);
+        if (!packed.includes(path.relative(installed, target))) unresolved.push(`${path.relative(installed, map)} -> ${source}`);
+      });
+    }
+    expect(unresolved).toEqual([]);
+  });
+
+  it("runs the bin: --version, init, run", () => {
+    const version = runBin(["--version"]);
+    expect(version.stderr).toBe("");
+    expect(version.stdout.trim()).toBe(JSON.parse(sh("node", ["-p", "JSON.stringify(require('./package.json').version)"], REPO)) as string);
+
+    const init = runBin(["init", "--base", "./b"]);
+    expect(init.status, init.stderr).toBe(0);
+
+    const run = runBin(["run", "--base", "./b", "const n = 20; n + 22"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe("42");
+  });
+
+  it("serves MCP over stdio: tools/list answers with run_code", async () => {
+    const conn = await connectStdio([], { cwd: app, command: bin, fullArgs: ["mcp", "--base", "./b"] });
+    try {
+      const { tools } = await conn.client.listTools();
+      expect(tools.map((t) => t.name)).toContain("run_code");
+    } finally {
+      await conn.close();
+    }
+  });
+});
