@@ -16,6 +16,7 @@ beforeEach(async () => {
   await mkdir(workflows, { recursive: true });
   await writeFile(path.join(workflows, "good.ts"), "/** Good. */\nexport async function run({ retries = 3, mode = 'fast', at = Date.now() }: { retries?: number; mode?: string; at?: number }) { return retries; }\n");
   await writeFile(path.join(workflows, "typo.ts"), "export async function run({ n }: { n: number }) { return n +; }\n");
+  await writeFile(path.join(workflows, "scan-host.ts"), "export async function run() { return 1; }\n");
   await writeFile(path.join(workflows, "norun.ts"), "/** Forgot the export. */\nasync function run() { return 1; }\n");
 });
 afterEach(async () => {
@@ -55,5 +56,12 @@ describe("workflows list checks the files", () => {
     expect(row("good")).toContain("retries?: number = 3");
     expect(row("good")).toContain('mode?: string = "fast"');
     expect(row("good")).toContain("at?: number = Date.now() (computed)");
+  });
+
+  it("names a file whose name is not a workflow name on stderr instead of hiding it", async () => {
+    const r = await cli(["workflows", "list", "--base", "base", "--json"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as Listed[]).map((w) => w.name)).not.toContain("scan-host");
+    expect(r.stderr).toMatch(/warning: workflow file scan-host\.ts is not offered: .*not a valid workflow name.*scan_host\.ts/);
   });
 });

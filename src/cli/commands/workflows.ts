@@ -39,10 +39,11 @@ export function registerWorkflowsCommands(program: Command): void {
   addJsonOption(list, "print the workflows (name, description, params, and problem for a file that cannot be invoked) as JSON");
   list.addHelpText("after", examples("workflows list", "workflows list --base ./demo --json"));
   list.action(async (flags: JsonFlags) => {
-    const all = await withSession(flags, (s) => s.listWorkflows());
+    const [all, fileProblems] = await withSession(flags, async (s) => [await s.listWorkflows(), (await s.storage.workflows.problems?.()) ?? []] as const);
     // Files that cannot be invoked are listed (with `problem`) and also named on stderr, so a
-    // script reading stdout and a person reading the terminal both see them.
-    // TODO(storage): files whose names are not valid workflow names, once the store reports them.
+    // script reading stdout and a person reading the terminal both see them. Files the store
+    // cannot offer at all (e.g. a name that is not a workflow name) exist only on stderr.
+    for (const p of fileProblems) writeLine(process.stderr, `warning: workflow file ${p.file} is not offered: ${p.problem}`);
     for (const w of all) if (w.problem !== undefined) writeLine(process.stderr, `warning: workflow ${w.name} cannot be invoked: ${w.problem}`);
     if (flags.json) return printJson(all);
     if (all.length === 0) return writeLine(process.stdout, noWorkflows(flags));
