@@ -71,7 +71,9 @@ interface Operation {
 }
 
 const str = (what: string, max = MAX_NAME_CHARS) =>
-  z.string({ error: `${what} must be a string` }).max(max, { error: (i) => `${what} is ${String((i.input as string).length)} characters long; at most ${max} are accepted` });
+  z
+    .string({ error: `${what} must be a string` })
+    .max(max, { error: (i) => `${what} is ${(i.input as string).length.toLocaleString("en-US")} characters long; at most ${max.toLocaleString("en-US")} are accepted` });
 const limitOpts = z
   .strictObject({ limit: z.number({ error: "limit must be a number" }).int("limit must be an integer").min(1, "limit must be at least 1").optional() })
   .optional();

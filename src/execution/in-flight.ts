@@ -35,8 +35,8 @@ export class InFlightBytes {
           const mb = (n: number) => `${(n / 1_048_576).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
           throw new ValidationError(
             bytes > this.limit
-              ? `${what} is ${mb(bytes)}, more than the ${mb(this.limit)} a session's calls may hold at once`
-              : `the namespace calls in flight already hold ${mb(this.used)} of ${mb(this.limit)} (arguments and replies), and ${what} needs ${mb(bytes)}; await some calls before starting more`,
+              ? `this call needs ${mb(bytes)} for ${what}, more than the ${mb(this.limit)} a session's calls may hold at once`
+              : `the namespace calls in flight already hold ${mb(this.used)} of ${mb(this.limit)} (arguments and replies), and this call needs ${mb(bytes)} for ${what}; await some calls before starting more`,
           );
         }
         this.used += bytes;

@@ -33,11 +33,13 @@ function sharedText(value: unknown): string {
   return ` (${formatCount(paths)} paths through shared references: the same objects are reached many ways, and each path counts)`;
 }
 
-/** "2^40" for large powers of two, else "12,345" or "1.2e+15". */
+/** "2^40" for large powers of two ("about 2^40" within 0.1% of one), else "12,345" or "1.2e+15". */
 export function formatCount(n: number): string {
   if (!Number.isFinite(n)) return "infinitely many";
   const log = Math.log2(n);
   if (n >= 1_048_576 && Number.isInteger(log)) return `2^${log}`;
+  // A power of two plus a few (a DAG beside a scalar argument) reads best as that power.
+  if (n >= 1_048_576 && Math.abs(n / 2 ** Math.round(log) - 1) < 1e-3) return `about 2^${Math.round(log)}`;
   return n < 1e15 ? Math.round(n).toLocaleString("en-US") : n.toExponential(1);
 }
 
