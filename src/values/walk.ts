@@ -96,8 +96,20 @@ type PathKey = number | string | { entry: number; part: "key" | "value" | "item"
 
 const PLAIN_KEY = /^[A-Za-z_$][\w$]*$/;
 
+/** Values a quick measure of small data looks at before leaving it to the full walk. */
+const QUICK_NODES = 32;
+
 /** Measures `value` within `limits`; stops at the first limit exceeded. */
 export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): WalkReport {
+  if (options.mode === "data" && options.maxKey === undefined && limits.maxNodes >= QUICK_NODES && limits.maxDepth >= QUICK_NODES) {
+    // Most namespace calls carry a few strings in a small object: measure those without the
+    // walk's bookkeeping (it is on the path of every call). The same sizes as the walk below.
+    const budget = { nodes: QUICK_NODES };
+    const bytes = quickDataBytes(value, budget, 0);
+    if (bytes >= 0 && bytes <= limits.maxBytes) {
+      return { nodes: QUICK_NODES - budget.nodes, bytes, cut: null, shared: false, exotic: false, problem: null, longKey: null };
+    }
+  }
   const mode = options.mode;
   const json = mode === "json";
   const display = mode === "display";
@@ -107,8 +119,8 @@ export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): 
   const displayString = options.displayString ?? Number.POSITIVE_INFINITY;
   const { maxNodes, maxDepth, maxBytes } = limits;
   const maxKey = options.maxKey ?? Number.POSITIVE_INFINITY;
-  const ancestors = new Set<object>();
-  const seen = new Set<object>();
+  // Created at the first object: most values walked are small, and many are a single string.
+  const sets = { ancestors: null as Set<object> | null, seen: null as Set<object> | null };
   const report: WalkReport = { nodes: 0, bytes: 0, cut: null, shared: false, exotic: false, problem: null, longKey: null };
   const stack: Frame[] = [];
   let nodes = 0;
@@ -137,6 +149,8 @@ export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): 
     }
     const obj = v as object;
     if (json && typeof v === "function") return refuse("a function", parent, key);
+    const ancestors = (sets.ancestors ??= new Set());
+    const seen = (sets.seen ??= new Set());
     if (ancestors.has(obj)) {
       if (json) return refuse("a circular reference", parent, key);
       bytes += 12; // "[Circular *1]"
@@ -165,23 +179,11 @@ export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): 
 
   /** A frame to walk `obj`'s children, or null for a leaf (its size added to `bytes`). */
   const open = (obj: object, parent: Frame | null, key: PathKey, depth: number): Frame | null => {
-    const frame = (kind: Kind, items: Frame["items"], keys: string[] | null, end: number, iterator: Iterator<unknown> | null = null, isMap = false): Frame => ({
-      obj,
-      depth,
-      parent,
-      key,
-      kind,
-      items,
-      keys,
-      iterator,
-      isMap,
-      i: 0,
-      end,
-      pending: undefined,
-      hasPending: false,
-    });
-    if (types.isProxy(obj)) {
-      // Reading a proxy runs its traps (guest code).
+    const frame = (kind: Kind, items: Frame["items"], keys: string[] | null, end: number, iterator: Iterator<unknown> | null = null, isMap = false): Frame =>
+      newFrame(obj, depth, parent, key, kind, items, keys, end, iterator, isMap);
+    // Values from another process are copies and hold no proxy; only a live in-process value
+    // (a run's value being displayed, or JSON-checked) can. Reading one would run its traps.
+    if (mode !== "data" && types.isProxy(obj)) {
       if (json) refuse("a Proxy", parent, key);
       report.exotic = true;
       bytes += 8;
@@ -244,7 +246,7 @@ export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): 
         bytes += 4; // " => "
       } else if (f.i >= f.end) {
         stack.pop();
-        ancestors.delete(f.obj);
+        sets.ancestors?.delete(f.obj);
         continue;
       } else if (f.kind === Kind.List) {
         const index = f.i++;
@@ -301,6 +303,66 @@ export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): 
     report.bytes = bytes;
     return report;
   }
+}
+
+/**
+ * Bytes of a small tree of strings, numbers, booleans, null, plain arrays and plain objects, as
+ * `walk` counts them in data mode; -1 when the value is anything else or passes `budget.nodes`
+ * (so a cycle or shared reference always ends up in the full walk).
+ */
+function quickDataBytes(v: unknown, budget: { nodes: number }, depth: number): number {
+  if (--budget.nodes < 0) return -1;
+  switch (typeof v) {
+    case "string":
+      return v.length;
+    case "number":
+      return 8;
+    case "boolean":
+      return 5;
+    case "undefined":
+      return 9;
+    case "object":
+      break;
+    default:
+      return -1;
+  }
+  if (v === null) return 4;
+  if (depth > 4) return -1;
+  if (Array.isArray(v)) {
+    const arr = v as unknown[];
+    if (arr.length > QUICK_NODES) return -1;
+    let bytes = 2;
+    for (let i = 0; i < arr.length; i++) {
+      const b = quickDataBytes(arr[i], budget, depth + 1);
+      if (b < 0) return -1;
+      bytes += b + (i > 0 ? 1 : 0);
+    }
+    return bytes;
+  }
+  if (Object.getPrototypeOf(v) !== Object.prototype) return -1;
+  let bytes = 2;
+  for (const key in v) {
+    if (!Object.hasOwn(v, key)) return -1;
+    const b = quickDataBytes((v as Record<string, unknown>)[key], budget, depth + 1);
+    if (b < 0) return -1;
+    bytes += b + key.length + 3;
+  }
+  return bytes;
+}
+
+function newFrame(
+  obj: object,
+  depth: number,
+  parent: Frame | null,
+  key: PathKey,
+  kind: Kind,
+  items: Frame["items"],
+  keys: string[] | null,
+  end: number,
+  iterator: Iterator<unknown> | null,
+  isMap: boolean,
+): Frame {
+  return { obj, depth, parent, key, kind, items, keys, iterator, isMap, i: 0, end, pending: undefined, hasPending: false };
 }
 
 /** `$.a[3]["odd key"]`: where the walk stopped, as an agent would write it. */
