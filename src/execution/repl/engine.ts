@@ -133,6 +133,11 @@ export class ReplEngine {
     }
   }
 
+  /** What the compiled-script cache holds now: scripts and characters of their source (tests, diagnostics). */
+  get cachedScripts(): { count: number; chars: number } {
+    return { count: this.scripts.size, chars: this.scripts.weight };
+  }
+
   /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write); dropped between runs. */
   write(stream: "stdout" | "stderr", text: string): void {
     this.output?.[stream].write(text);
