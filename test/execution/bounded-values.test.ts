@@ -70,7 +70,7 @@ describe.each(executors)("bounded host work: %s", (_name, make) => {
 
   it("a 30,000,000-character argument key is refused; an unknown short one still gets a hint", async () => {
     const r = await s.run(CATCH(`tools.echo.say({ ["k".repeat(30_000_000)]: 1, text: ["a"] })`), { timeoutMs: 5_000 });
-    expect(r.value).toMatch(/^ValidationError: tools\.call: the arguments have a property name of 30,000,000 characters/);
+    expect(r.value).toMatch(/^ValidationError: tools\.echo\.say: the arguments have a property name of 30,000,000 characters/);
     const hint = await s.run(CATCH(`tools.echo.say({ txt: ["a"] })`));
     expect(hint.value).toMatch(/Did you mean: text\?/);
   });

@@ -23,7 +23,7 @@ describe("in-flight bytes: arguments and replies", () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "tcm-inflight-"));
-    host = await HostServices.create({ storage: new FileStorage({ basePath: dir }), tools: new ToolRegistry(), maxInFlightBytes: 1_024 * KB });
+    host = await HostServices.create({ storage: new FileStorage({ basePath: dir }), tools: new ToolRegistry(), origin: { kind: "test" }, maxInFlightBytes: 1_024 * KB });
     await host.dispatch("artifacts", "save", ["big", "x".repeat(300 * KB)]);
   });
   afterEach(async () => {
