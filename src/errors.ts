@@ -113,14 +113,30 @@ export class ToolError extends Error {
   }
 }
 
-/** Closest names to `wanted` by edit distance, for "Did you mean" hints. */
+/**
+ * Names longer than this are not compared (no real name is that long, and edit distance costs the
+ * product of the lengths: a 30,000,000-character name must not stall the host).
+ */
+const MAX_COMPARED_NAME = 256;
+/** Candidates looked at for one hint (a store may hold many thousands of names). */
+const MAX_CANDIDATES = 10_000;
+
+/** Closest names to `wanted` by edit distance, for "Did you mean" hints. Bounded work for any input. */
 export function closestNames(wanted: string, candidates: Iterable<string>, max = 3): string[] {
+  if (wanted.length > MAX_COMPARED_NAME) return [];
   const w = wanted.toLowerCase();
   const scored: Array<[string, number]> = [];
+  let looked = 0;
   for (const c of candidates) {
-    const d = editDistance(w, c.toLowerCase());
+    if (++looked > MAX_CANDIDATES) break;
+    if (c.length > MAX_COMPARED_NAME) continue;
+    const lc = c.toLowerCase();
     const limit = Math.max(2, Math.floor(Math.max(w.length, c.length) / 3));
-    if (d <= limit || c.toLowerCase().includes(w) || w.includes(c.toLowerCase())) scored.push([c, d]);
+    const contains = lc.includes(w) || w.includes(lc);
+    // The distance is at least the difference in length: skip the quadratic part when it cannot qualify.
+    if (!contains && Math.abs(w.length - c.length) > limit) continue;
+    const d = editDistance(w, lc);
+    if (d <= limit || contains) scored.push([c, d]);
   }
   return scored
     .sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))

@@ -8,6 +8,11 @@
  * and fails with a ValidationError naming what was wrong and what is accepted. A failure's message
  * starts with `<ns>.<op>:` (e.g. `workflows.get: ...`), except a tool call's, which starts with the
  * call as the agent wrote it (`tools.nmapp.scan: Unknown tool: nmapp. Did you mean: nmap?`).
+ *
+ * Host work on those arguments is bounded whatever their shape: names and queries have a maximum
+ * length, the arguments are walked once within CALL_ARGS_LIMITS (a DAG of 2^40 paths is refused,
+ * not followed), and what calls hold — arguments and replies — counts toward the session's
+ * in-flight byte limit (see in-flight.ts).
  */
 import path from "node:path";
 import { z } from "zod";
@@ -21,6 +26,10 @@ import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { WorkflowLibrary } from "../workflows/library.js";
 import type { WorkflowPrincipal } from "../workflows/provenance.js";
+import { describeCut } from "../values/explain.js";
+import { CALL_ARGS_LIMITS } from "../values/limits.js";
+import { walk } from "../values/walk.js";
+import { InFlightBytes, type Lease } from "./in-flight.js";
 import { prepareModule } from "./prepare.js";
 
 export const NAMESPACES = ["tools", "workflows", "artifacts", "deps"] as const;
@@ -42,9 +51,17 @@ export interface HostServicesOptions {
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
   origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined };
+  /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
+  maxInFlightBytes?: number;
 }
 
-type Handler = (host: HostServices, args: unknown[], ctx: CallContext) => Promise<unknown>;
+/** Longest tool, callable, workflow or artifact name, package spec or search query accepted. */
+export const MAX_NAME_CHARS = 1_024;
+export const MAX_QUERY_CHARS = 10_000;
+/** Longest property name anywhere in a call's arguments. */
+export const MAX_ARG_KEY_CHARS = 1_024;
+
+type Handler = (host: HostServices, args: unknown[], ctx: CallContext, lease: Lease) => Promise<unknown>;
 
 interface Operation {
   /** Argument list as agents write it, for messages: `search(query, { limit? })`. */
@@ -53,12 +70,15 @@ interface Operation {
   run: Handler;
 }
 
-const str = (what: string) => z.string({ error: `${what} must be a string` });
+const str = (what: string, max = MAX_NAME_CHARS) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .max(max, { error: (i) => `${what} is ${(i.input as string).length.toLocaleString("en-US")} characters long; at most ${max.toLocaleString("en-US")} are accepted` });
 const limitOpts = z
   .strictObject({ limit: z.number({ error: "limit must be a number" }).int("limit must be an integer").min(1, "limit must be at least 1").optional() })
   .optional();
 
-function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: HostServices, args: T, ctx: CallContext) => Promise<unknown>): Operation {
+function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: HostServices, args: T, ctx: CallContext, lease: Lease) => Promise<unknown>): Operation {
   return { usage, args: args as z.ZodType<unknown[]>, run: run as Handler };
 }
 
@@ -66,17 +86,17 @@ function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: 
 const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
   tools: {
     list: op("list()", z.tuple([]), (h) => h.tools.list()),
-    search: op("search(query, { limit? })", z.tuple([str("query")], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
+    search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
     describe: op("describe(name)", z.tuple([str("name")]), (h, [name]) => h.tools.describe(name)),
     call: op(
       "call(tool, callable | null, args)",
-      z.tuple([str("tool"), z.string().nullable(), z.unknown()]),
+      z.tuple([str("tool"), str("callable").nullable(), z.unknown()]),
       (h, [tool, callable, args], ctx) => h.tools.call(tool, callable, args, ctx),
     ),
   },
   workflows: {
     list: op("list()", z.tuple([]), (h) => h.workflows.list()),
-    search: op("search(query, { limit? })", z.tuple([str("query")], limitOpts), (h, [q, o]) => h.workflows.search(q, o ?? {})),
+    search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.workflows.search(q, o ?? {})),
     get: op("get(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.get(name)),
     create: op("create({ name, source, description? })", z.tuple([z.unknown()]), (h, [input]) => h.workflows.create(input as never)),
     delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.workflows.delete(name)),
@@ -92,7 +112,10 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
       z.tuple([str("name"), z.unknown()], z.unknown()),
       (h, [name, data, options]) => h.artifacts.save(name, data as never, (options ?? undefined) as never),
     ),
-    load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
+    load: op("load(name)", z.tuple([str("name")]), async (h, [name], _ctx, lease) => {
+      // The reply's size is held before the data is read, so parallel loads cannot pile up past the limit.
+      const info = await h.artifacts.get(name);
+      if (info) lease.reserve(info.size, `artifact ${JSON.stringify(name)}`);
       const data = await h.artifacts.load(name);
       if (data !== undefined) return data;
       const names = (await h.artifacts.list()).map((a) => a.name);
@@ -124,8 +147,19 @@ export class HostServices {
   readonly deps: DepsService | undefined;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
+  /** What this session's calls hold now (arguments and replies). */
+  readonly inFlight: InFlightBytes;
 
-  private constructor(storage: StorageBackend, tools: ToolRegistry, toolsPath: string | undefined, deps: DepsService | undefined, search: SearchSetup, origin: HostServicesOptions["origin"] | undefined) {
+  private constructor(
+    storage: StorageBackend,
+    tools: ToolRegistry,
+    toolsPath: string | undefined,
+    deps: DepsService | undefined,
+    search: SearchSetup,
+    origin: HostServicesOptions["origin"] | undefined,
+    maxInFlightBytes: number | undefined,
+  ) {
+    this.inFlight = new InFlightBytes(maxInFlightBytes);
     this.storage = storage;
     this.deps = deps;
     this.tools = tools;
@@ -146,7 +180,7 @@ export class HostServices {
     // Load the model in the background (not awaited): start() stays fast, and a search issued
     // before the model is ready waits for it, bounded (see SemanticRanker).
     search.warmUp();
-    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin);
+    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
     return host;
   }
@@ -158,24 +192,51 @@ export class HostServices {
    * the call when the run is stopped.
    */
   async dispatch(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<unknown> {
+    const { value, release } = await this.dispatchHeld(ns, opName, args, ctx);
+    // In process the reply is the guest's from here on; nothing of it waits in the host.
+    release();
+    return value;
+  }
+
+  /**
+   * `dispatch`, but the reply's bytes stay counted in flight until the caller, having handed the
+   * reply to the guest (an IPC send, a copy into the sandbox), calls `release()`.
+   */
+  async dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
     const prefix = messagePrefix(ns, opName, args);
+    const argsLease = this.inFlight.lease();
+    const replyLease = this.inFlight.lease();
     try {
       if (this.closed) throw new ValidationError("the session is closed");
       const table = (OPERATIONS as Record<string, Record<string, Operation>>)[ns];
-      if (!table) throw new NotFoundError(`Unknown namespace: ${ns}. Available: ${NAMESPACES.join(", ")}`);
+      if (!table) throw new NotFoundError(`Unknown namespace: ${short(ns)}. Available: ${NAMESPACES.join(", ")}`);
       const operation = Object.hasOwn(table, opName) ? table[opName] : undefined;
       if (!operation) {
         const names = Object.keys(table);
         throw new NotFoundError(`Unknown operation.${didYouMean(opName, names)} Available: ${names.join(", ")}`, closestNames(opName, names));
       }
+      argsLease.reserve(measureArgs(args), "the arguments");
       const parsed = operation.args.safeParse([...args]);
       if (!parsed.success) {
         const problems = parsed.error.issues.map((i) => i.message).join("; ");
         throw new ValidationError(`${problems}. Usage: ${ns}.${operation.usage}`);
       }
-      return await operation.run(this, parsed.data, ctx);
+      let reserved = false;
+      const lease: Lease = {
+        reserve: (bytes, what) => {
+          reserved = true;
+          replyLease.reserve(bytes, what);
+        },
+        release: () => replyLease.release(),
+      };
+      const value = await operation.run(this, parsed.data, ctx, lease);
+      if (!reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
+      return { value, release: () => replyLease.release() };
     } catch (err) {
+      replyLease.release();
       throw withPrefix(err, prefix);
+    } finally {
+      argsLease.release();
     }
   }
 
@@ -198,8 +259,27 @@ export class HostServices {
  */
 function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
   const [tool, callable] = args;
-  if (ns === "tools" && opName === "call" && typeof tool === "string" && (typeof callable === "string" || callable === null)) return callLabel(tool, callable);
-  return `${ns}.${opName}`;
+  // A name too long to accept is not quoted in the prefix either (the message says how long it is).
+  const fits = (v: unknown) => typeof v === "string" && v.length <= MAX_NAME_CHARS;
+  if (ns === "tools" && opName === "call" && fits(tool) && (fits(callable) || callable === null)) return callLabel(tool as string, callable as string | null);
+  return `${short(ns)}.${short(opName)}`;
+}
+
+/**
+ * Bytes the arguments hold (strings by length, binary data by byte length), after checking that
+ * walking them is bounded: no more than CALL_ARGS_LIMITS values and depth, no key longer than
+ * MAX_ARG_KEY_CHARS. Whatever consumes them next (a tool's JSON, an artifact's encoding) then is too.
+ */
+function measureArgs(args: readonly unknown[]): number {
+  const report = walk(args, CALL_ARGS_LIMITS, { mode: "data", maxKey: MAX_ARG_KEY_CHARS });
+  if (report.cut) throw new ValidationError(`the arguments are ${describeCut(args, report, CALL_ARGS_LIMITS)}; pass less, or save big data as an artifact and pass its name`);
+  if (report.longKey) throw new ValidationError(`the arguments have a property name of ${report.longKey.length.toLocaleString("en-US")} characters at ${report.longKey.path}; at most ${MAX_ARG_KEY_CHARS} are accepted`);
+  return report.bytes;
+}
+
+/** A guest-given name, short enough to quote in a message. */
+function short(name: string): string {
+  return typeof name === "string" && name.length > 100 ? `${name.slice(0, 100)}…` : String(name);
 }
 
 function withPrefix(err: unknown, prefix: string): Error {

@@ -4,9 +4,19 @@
  * snippet printing in a loop cannot exhaust the host's memory.
  */
 import { format, inspect } from "node:util";
+import { MAX_OUTPUT_CHARS } from "../values/limits.js";
+import { BoundedCache } from "./bounded-cache.js";
 
 /** Per stream, per run. Beyond it the text is cut and a marker says how much was dropped. */
-export const MAX_STREAM_CHARS = 1_000_000;
+export const MAX_STREAM_CHARS = MAX_OUTPUT_CHARS;
+
+/**
+ * console.count / console.time labels kept per console (a console lives until reset()/close()):
+ * at most this many labels of each kind, a label used as a key is cut to MAX_LABEL_CHARS, and the
+ * oldest label is forgotten first. A loop over fresh labels must not grow the host's memory.
+ */
+export const MAX_CONSOLE_LABELS = 1_000;
+export const MAX_LABEL_CHARS = 1_000;
 
 export class OutputBuffer {
   private parts: string[] = [];
@@ -41,8 +51,12 @@ export interface RunOutput {
 /** A console bound to `target()`, read at each call so one console serves every run. */
 export function createGuestConsole(target: () => RunOutput | null): Record<string, (...args: unknown[]) => void> {
   const out = (stream: "stdout" | "stderr") => (...args: unknown[]) => target()?.[stream].write(`${format(...args)}\n`);
-  const counts = new Map<string, number>();
-  const timers = new Map<string, number>();
+  const counts = new BoundedCache<string, number>(MAX_CONSOLE_LABELS, MAX_CONSOLE_LABELS * MAX_LABEL_CHARS, (k) => k.length);
+  const timers = new BoundedCache<string, number>(MAX_CONSOLE_LABELS, MAX_CONSOLE_LABELS * MAX_LABEL_CHARS, (k) => k.length);
+  const labelOf = (label: unknown): string => {
+    const text = String(label);
+    return text.length > MAX_LABEL_CHARS ? `${text.slice(0, MAX_LABEL_CHARS)}…` : text;
+  };
   return {
     log: out("stdout"),
     info: out("stdout"),
@@ -52,16 +66,18 @@ export function createGuestConsole(target: () => RunOutput | null): Record<strin
     trace: (...args: unknown[]) => target()?.stderr.write(`Trace: ${format(...args)}\n`),
     dir: (value: unknown) => target()?.stdout.write(`${inspect(value, { depth: 4 })}\n`),
     table: (value: unknown) => target()?.stdout.write(`${inspect(value, { depth: 4 })}\n`),
-    count: (label = "default") => {
-      const n = (counts.get(String(label)) ?? 0) + 1;
-      counts.set(String(label), n);
-      target()?.stdout.write(`${String(label)}: ${n}\n`);
+    count: (label: unknown = "default") => {
+      const key = labelOf(label);
+      const n = (counts.get(key) ?? 0) + 1;
+      counts.set(key, n);
+      target()?.stdout.write(`${key}: ${n}\n`);
     },
-    time: (label = "default") => void timers.set(String(label), performance.now()),
-    timeEnd: (label = "default") => {
-      const t = timers.get(String(label));
-      if (t !== undefined) target()?.stdout.write(`${String(label)}: ${(performance.now() - t).toFixed(3)}ms\n`);
-      timers.delete(String(label));
+    time: (label: unknown = "default") => void timers.set(labelOf(label), performance.now()),
+    timeEnd: (label: unknown = "default") => {
+      const key = labelOf(label);
+      const t = timers.get(key);
+      if (t !== undefined) target()?.stdout.write(`${key}: ${(performance.now() - t).toFixed(3)}ms\n`);
+      timers.delete(key);
     },
     assert: (cond: unknown, ...args: unknown[]) => {
       if (!cond) target()?.stderr.write(`Assertion failed${args.length ? `: ${format(...args)}` : ""}\n`);

@@ -16,6 +16,7 @@
  */
 import { Parser, type Node } from "acorn";
 import { transform } from "sucrase";
+import { BoundedCache } from "./bounded-cache.js";
 import { IMPORT_FN } from "./guest/import-fn.js";
 
 export interface PreparedSnippet {
@@ -49,16 +50,17 @@ interface Edit {
   text: string;
 }
 
-const cache = new Map<string, PreparedSnippet>();
-const moduleCache = new Map<string, string>();
+/** Preparations by source, process-wide: bounded in count and characters (source and result), oldest forgotten first. */
 const CACHE_LIMIT = 500;
+const CACHE_CHARS = 64 * 1_048_576;
+const cache = new BoundedCache<string, PreparedSnippet>(CACHE_LIMIT, CACHE_CHARS, (code, p) => code.length + p.script.length);
+const moduleCache = new BoundedCache<string, string>(CACHE_LIMIT, CACHE_CHARS, (key, compiled) => key.length + compiled.length);
 
 /** Prepare an agent snippet. Throws CodeSyntaxError. Results are cached by source text. */
 export function prepareSnippet(code: string): PreparedSnippet {
   const hit = cache.get(code);
   if (hit) return hit;
   const prepared = transformSnippet(stripTypes(code));
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
   cache.set(code, prepared);
   return prepared;
 }
@@ -72,7 +74,6 @@ export function prepareModule(source: string, fileName = "workflow.ts"): string 
   const hit = moduleCache.get(key);
   if (hit !== undefined) return hit;
   const compiled = transformModule(source, fileName);
-  if (moduleCache.size >= CACHE_LIMIT) moduleCache.delete(moduleCache.keys().next().value as string);
   moduleCache.set(key, compiled);
   return compiled;
 }

@@ -1,9 +1,10 @@
 /**
  * Building an ExecutionResult, the same way in every executor: the value is a structured-clone
- * copy (or undefined when it cannot be cloned), `display` is a bounded util.inspect rendering, and
- * anything thrown becomes `{ name, message, stack }` with a stable name.
+ * copy (or undefined when it cannot be cloned), `display` is a bounded util.inspect rendering
+ * (../values/display.ts: bounded in time whatever the value's shape), and anything thrown becomes
+ * `{ name, message, stack }` with a stable name.
  */
-import { inspect } from "node:util";
+import { renderValue } from "../values/display.js";
 import type { ExecutionError, ExecutionResult } from "./protocol.js";
 
 /** Longest `display` string; a model reads it, so beyond this it is cut with a visible marker. */
@@ -21,7 +22,7 @@ export function renderDisplay(value: unknown, max = MAX_DISPLAY_CHARS): string {
   if (typeof value === "string") return truncate(value, max);
   let text: string;
   try {
-    text = inspect(value, { depth: 6, maxArrayLength: 200, maxStringLength: max, breakLength: 120, sorted: false, getters: false });
+    text = renderValue(value, max);
   } catch (err) {
     text = `[value could not be displayed: ${err instanceof Error ? err.message : String(err)}]`;
   }

@@ -59,9 +59,20 @@ export function prepareFields(fields: SearchDocument["fields"]): PreparedFields 
   };
 }
 
-/** The stemmed tokens of a query, in the form `scorePrepared` takes. */
+/**
+ * Bounds on a query, whoever sends it (an agent's tools.search, an MCP client): scoring costs grow
+ * with tokens × documents and prefix matching with the square of a token's length, so a query of
+ * 30 million characters must not reach them. Beyond these a query is cut (it still ranks by its start).
+ */
+export const MAX_QUERY_CHARS = 10_000;
+export const MAX_QUERY_TOKENS = 64;
+export const MAX_TOKEN_CHARS = 64;
+
+/** The stemmed tokens of a query, in the form `scorePrepared` takes; bounded by the MAX_QUERY_* limits. */
 export function queryTokens(query: string): string[] {
-  return tokenize(query).map(stem);
+  return tokenize(query.slice(0, MAX_QUERY_CHARS))
+    .slice(0, MAX_QUERY_TOKENS)
+    .map((t) => stem(t.slice(0, MAX_TOKEN_CHARS)));
 }
 
 /**

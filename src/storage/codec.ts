@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
+import { assertWithinJsonLimits } from "../values/json.js";
 import type { ArtifactData, ArtifactKind, JsonValue } from "./protocol.js";
 
 export interface EncodedArtifact {
@@ -74,6 +75,8 @@ export function sha256Hex(data: Uint8Array | string): string {
 
 /** Throws ValidationError naming the first non-JSON part of `value` and where it is. */
 export function assertJsonValue(value: unknown, what: string): asserts value is JsonValue {
+  // Bounded first (a DAG of 2^40 paths, a deep or huge value): the checks below and JSON.stringify then are too.
+  assertWithinJsonLimits(value, what);
   const problem = jsonProblem(value, "$", new Set());
   if (problem) throw new ValidationError(`${what} is not JSON-serialisable: ${problem}.`);
 }

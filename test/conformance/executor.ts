@@ -274,6 +274,30 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(hugeObject.display).toMatch(/more|cut/);
       });
 
+      it("values that would make rendering or JSON explode come back promptly and say what was cut [bounded-values]", async () => {
+        // 41 arrays, 2^40 paths; 7 levels of 60 keys that all hold the same child (60^6 values at inspect's depth).
+        const dag = await s.run("let dag40: any = [1]; for (let i = 0; i < 40; i++) dag40 = [dag40, dag40]; dag40");
+        expect(dag.ok).toBe(true);
+        expect(dag.display.length).toBeLessThan(MAX_DISPLAY_CHARS + 200);
+        const wide = await s.run("let wide60: any = 0; for (let l = 0; l < 7; l++) { const n: any = {}; for (let k = 0; k < 60; k++) n['k' + k] = wide60; wide60 = n; } wide60");
+        expect(wide.ok).toBe(true);
+        expect(wide.display.length).toBeLessThan(MAX_DISPLAY_CHARS + 500);
+        // Every executor says the display was cut (the sandbox prunes its copy of the value first, with its own note).
+        expect(wide.display).toMatch(/cut|not shown/);
+        const saved = (await value(s, CATCH('artifacts.save("dag40", dag40)'))) as GuestError | null;
+        expect(saved).toMatchObject({ name: "ValidationError", message: expect.stringMatching(/2\^40 paths through shared references/) });
+      });
+
+      it("each output stream is capped at about 1,000,000 characters [output-cap]", async () => {
+        const r = await s.run("console.log('x'.repeat(3_000_000)); console.error('y'.repeat(3_000_000)); 1");
+        expect(r.ok).toBe(true);
+        for (const text of [r.stdout, r.stderr]) {
+          expect(text.length).toBeGreaterThan(900_000);
+          expect(text.length).toBeLessThan(1_000_200);
+          expect(text).toMatch(/cut/);
+        }
+      });
+
       it("a function value: ok, value undefined, display non-empty", async () => {
         const r = await s.run("(function namedFn(a: number) { return a; })");
         expect(r.ok).toBe(true);

@@ -1,6 +1,8 @@
 /** `ts-code-mode run`: one snippet in a fresh session; prints its output and value, or the result as JSON. */
 import type { Command } from "commander";
 import type { ExecutionResult } from "../../execution/protocol.js";
+import { boundedJson } from "../../values/json.js";
+import { OUTPUT_JSON_LIMITS } from "../../values/limits.js";
 import {
   addExecutorOptions,
   addJsonOption,
@@ -8,7 +10,6 @@ import {
   CliUsageError,
   examples,
   EXIT_FAILURE,
-  isJsonRepresentable,
   printJson,
   withSession,
   writeLine,
@@ -75,11 +76,17 @@ function printResult(result: ExecutionResult): void {
 
 /**
  * The ExecutionResult as a JSON-safe object. `value` is left out when JSON cannot hold it exactly
- * (Map, Set, BigInt, Uint8Array, Date, ...); `display` still shows it.
+ * (Map, Set, BigInt, Uint8Array, Date, ...) or when its JSON would pass OUTPUT_JSON_LIMITS (the
+ * same ~1,000,000 characters as each output stream); `valueOmitted` then says why, and `display`
+ * still shows the value. The check is bounded whatever the value's shape (a DAG of 2^40 paths).
  */
 function jsonResult(result: ExecutionResult): Record<string, unknown> {
   const out: Record<string, unknown> = { ok: result.ok };
-  if (result.value !== undefined && isJsonRepresentable(result.value)) out.value = result.value;
+  if (result.value !== undefined) {
+    const json = boundedJson(result.value, OUTPUT_JSON_LIMITS);
+    if (json.ok) out.value = result.value;
+    else out.valueOmitted = `value left out of the JSON: ${json.reason}`;
+  }
   out.display = result.display;
   out.stdout = result.stdout;
   out.stderr = result.stderr;

@@ -34,8 +34,15 @@ export interface GuestNamespaces {
 
 /** Recursion guard: a workflow that calls itself forever fails with a clear error instead of a hang. */
 export const MAX_WORKFLOW_INVOCATIONS_IN_FLIGHT = 1000;
-/** Compiled workflow modules kept per guest, keyed by name and source. */
+/**
+ * Compiled workflow modules kept per guest (until reset()/close() makes a new guest), one per name
+ * and checked against the source: at most this many, holding at most MODULE_CACHE_CHARS characters
+ * of compiled source together, the oldest forgotten first.
+ */
 const MODULE_CACHE_SIZE = 200;
+const MODULE_CACHE_CHARS = 16 * 1_048_576;
+/** `tools.<name>` / `workflows.<name>` members kept per namespace: a loop over fresh names must not grow memory. */
+const MEMBER_CACHE_SIZE = 1_000;
 
 /** Properties a Proxy must not answer with a tool or workflow: promise resolution and inspection probe them. */
 const NOT_A_MEMBER = new Set(["then", "catch", "finally", "constructor", "prototype", "__proto__", "toJSON", "inspect", "asymmetricMatch", "$$typeof"]);
@@ -68,7 +75,14 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     },
   );
 
-  const modules = new Map<string, Record<string, unknown>>();
+  const modules = new Map<string, { compiled: string; exports: Record<string, unknown> }>();
+  let moduleChars = 0;
+  const forgetModule = (key: string): void => {
+    const entry = modules.get(key);
+    if (!entry) return;
+    modules.delete(key);
+    moduleChars -= entry.compiled.length;
+  };
   let inFlight = 0;
   const invoke = async (name: unknown, args?: unknown): Promise<unknown> => {
     if (typeof name !== "string") throw guestError("ValidationError", "workflows.invoke: name must be a string");
@@ -97,12 +111,17 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
         const list = missing.map((p) => `${p.name}: ${p.type}`).join(", ");
         throw guestError("ValidationError", `workflows.invoke: workflow "${name}" is missing required parameter(s) ${list}`);
       }
-      const key = `${name}\u0000${loaded.compiled}`;
-      let exports = modules.get(key);
+      let exports = modules.get(name)?.compiled === loaded.compiled ? modules.get(name)?.exports : undefined;
       if (!exports) {
         exports = bridge.compileWorkflow(name, loaded.compiled, namespaces);
-        if (modules.size >= MODULE_CACHE_SIZE) modules.delete(modules.keys().next().value as string);
-        modules.set(key, exports);
+        forgetModule(name);
+        while (modules.size > 0 && (modules.size >= MODULE_CACHE_SIZE || moduleChars + loaded.compiled.length > MODULE_CACHE_CHARS)) {
+          forgetModule(modules.keys().next().value as string);
+        }
+        if (loaded.compiled.length <= MODULE_CACHE_CHARS) {
+          modules.set(name, { compiled: loaded.compiled, exports });
+          moduleChars += loaded.compiled.length;
+        }
       }
       const run = exports["run"];
       if (typeof run !== "function") throw guestError("ValidationError", `workflows.invoke: workflow "${name}" does not export a function named run`);
@@ -160,7 +179,11 @@ function memberProxy(
       if (Object.hasOwn(methods, prop)) return methods[prop];
       if (NOT_A_MEMBER.has(prop)) return undefined;
       let m = cache.get(prop);
-      if (m === undefined) cache.set(prop, (m = member(prop)));
+      if (m === undefined) {
+        m = member(prop);
+        if (cache.size >= MEMBER_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(prop, m);
+      }
       return m;
     },
     apply(_t, _this, args) {

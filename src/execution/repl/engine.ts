@@ -17,6 +17,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { createNamespaces, type HostCall } from "../guest/namespaces.js";
+import { BoundedCache } from "../bounded-cache.js";
 import { createGuestConsole, OutputBuffer, type RunOutput } from "../output.js";
 import { IMPORT_FN } from "../guest/import-fn.js";
 import { ADOPT_SOURCE } from "./adopt.js";
@@ -54,6 +55,10 @@ type Timer = ReturnType<typeof setTimeout>;
 /** Failures reported between runs are kept for the next run up to this many characters. */
 const LATE_NOTICE_CHARS = 8_192;
 
+/** Compiled scripts kept for re-runs of the same snippet: at most this many, holding this many characters of source. */
+export const MAX_CACHED_SCRIPTS = 500;
+export const MAX_CACHED_SCRIPT_CHARS = 32 * 1_048_576;
+
 /** Marks a compiled workflow module body: `workflows.load` returns it ready to evaluate. */
 export interface CompiledWorkflow {
   name: string;
@@ -70,7 +75,8 @@ export class ReplEngine {
   private active = false;
   /** Failures noticed between runs (a promise rejected after its run ended), for the next run's stderr. */
   private late = "";
-  private readonly scripts = new Map<string, vm.Script>();
+  /** Compiled scripts by source, bounded in count and in characters of source; cleared by reset()/dispose(). */
+  private readonly scripts = new BoundedCache<string, vm.Script>(MAX_CACHED_SCRIPTS, MAX_CACHED_SCRIPT_CHARS, (source) => source.length);
   private readonly requireFromBase: NodeRequire;
 
   constructor(private readonly options: ReplEngineOptions) {
@@ -127,6 +133,11 @@ export class ReplEngine {
     }
   }
 
+  /** What the compiled-script cache holds now: scripts and characters of their source (tests, diagnostics). */
+  get cachedScripts(): { count: number; chars: number } {
+    return { count: this.scripts.size, chars: this.scripts.weight };
+  }
+
   /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write); dropped between runs. */
   write(stream: "stdout" | "stderr", text: string): void {
     this.output?.[stream].write(text);
@@ -142,11 +153,13 @@ export class ReplEngine {
   reset(): void {
     this.clearTimers();
     this.late = "";
+    this.scripts.clear();
     this.context = this.createContext();
   }
 
   dispose(): void {
     this.clearTimers();
+    this.scripts.clear();
     this.output = null;
   }
 
@@ -154,7 +167,6 @@ export class ReplEngine {
     let compiled = this.scripts.get(script);
     if (!compiled) {
       compiled = new vm.Script(script, { filename: "snippet.ts" });
-      if (this.scripts.size >= 500) this.scripts.delete(this.scripts.keys().next().value as string);
       this.scripts.set(script, compiled);
     }
     return compiled;

@@ -1,7 +1,8 @@
 /**
  * RpcProvider: the one host-side answerer of namespace calls for every out-of-process executor.
  * Each call is dispatched to HostServices as soon as it arrives, so calls made with Promise.all
- * run in parallel; replies go back in completion order, matched by callId.
+ * run in parallel; replies go back in completion order, matched by callId. A reply's bytes stay
+ * counted toward the session's in-flight limit (HostServices.inFlight) until it has been sent.
  */
 import type { CallContext } from "../../tools/protocol.js";
 import type { HostServices } from "../host.js";
@@ -19,14 +20,20 @@ export class RpcProvider {
 
   async handle(message: CallMessage): Promise<void> {
     let reply: HostToGuest;
+    let release = () => {};
     try {
       const args = Array.isArray(message.args) ? message.args : [];
-      const value = await this.host.dispatch(message.ns, message.op, args, this.callContext());
-      reply = { type: "reply", callId: message.callId, ok: true, value };
+      const held = await this.host.dispatchHeld(message.ns, message.op, args, this.callContext());
+      release = held.release;
+      reply = { type: "reply", callId: message.callId, ok: true, value: held.value };
     } catch (err) {
       reply = { type: "reply", callId: message.callId, ok: false, error: toWireError(err) };
     }
-    this.deliver(reply);
+    try {
+      this.deliver(reply);
+    } finally {
+      release();
+    }
   }
 
   private deliver(reply: HostToGuest): void {
