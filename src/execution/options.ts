@@ -22,6 +22,11 @@ export interface ExecutorOptions {
   middleware?: ToolMiddleware[];
   /** How tools.search / workflows.search rank: { embedder: "use-lite" (default) | "lexical" | { url, model, apiKey? } | Embedder }. */
   search?: SearchOptions;
+  /**
+   * Bytes the session's namespace calls may hold in the host at once, arguments and replies
+   * together; past it a call fails at once with a ValidationError (default 256 MiB).
+   */
+  maxInFlightBytes?: number;
 }
 
 export const timeoutSchema = z
@@ -39,7 +44,13 @@ export const baseOptionsShape = {
     })
     .optional(),
   search: searchOptionsSchema.optional(),
+  maxInFlightBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_024, "must be at least 1024 bytes").max(Number.MAX_SAFE_INTEGER).optional(),
 };
+
+/** The HostServices part of parsed options (what every executor passes on as it is). */
+export function hostLimitsOf(options: { maxInFlightBytes?: number | undefined }): { maxInFlightBytes?: number } {
+  return options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {};
+}
 
 export const depsOptionsShape = {
   deps: z.array(z.string({ error: "each dep must be a package spec string" }), { error: "must be an array of package specs" }).optional(),

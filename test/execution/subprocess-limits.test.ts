@@ -134,6 +134,38 @@ describe("SubprocessExecutor limits", () => {
     });
   });
 
+  describe("maxInFlightBytes is an executor option", () => {
+    const parallelLoads = `
+      await artifacts.save("big", "x".repeat(300 * 1024));
+      const rs = await Promise.allSettled(Array.from({ length: 8 }, () => artifacts.load("big")));
+      const sequential = [];
+      for (let i = 0; i < 8; i++) sequential.push((await artifacts.load("big")).length);
+      ({ loaded: rs.filter((r) => r.status === "fulfilled").length, refused: rs.filter((r) => r.status === "rejected").map((r) => r.reason.name + ": " + r.reason.message), sequential })`;
+
+    it("a small limit refuses parallel loads past it with a ValidationError; one at a time they all succeed", async () => {
+      await open({ maxInFlightBytes: 1_024 * 1_024 });
+      const r = await session.run(parallelLoads);
+      expect(r.error).toBeNull();
+      const { loaded, refused, sequential } = r.value as { loaded: number; refused: string[]; sequential: number[] };
+      expect(loaded).toBeGreaterThan(0);
+      expect(loaded).toBeLessThanOrEqual(3);
+      expect(refused).toHaveLength(8 - loaded);
+      for (const reason of refused) expect(reason).toMatch(/^ValidationError: .*artifacts\.load: the namespace calls in flight already hold .* of 1 MB .*await some calls before starting more/);
+      expect(sequential).toEqual(Array(8).fill(300 * 1_024));
+    });
+
+    it("by default the same loads all succeed", async () => {
+      await open();
+      const r = await session.run(parallelLoads);
+      expect(r.error).toBeNull();
+      expect(r.value).toMatchObject({ loaded: 8, refused: [] });
+    });
+
+    it("a value that is not a whole number of bytes is refused when the executor is made", () => {
+      expect(() => new SubprocessExecutor({ maxInFlightBytes: 0.5 })).toThrow(/maxInFlightBytes: must be a whole number of bytes/);
+    });
+  });
+
   describe("messages from the child are validated", () => {
     it("a forged result with a 50 M-character display is refused and the child replaced", async () => {
       await open();

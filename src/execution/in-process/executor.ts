@@ -16,7 +16,7 @@ import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
-import { depsConfigOf, parseExecutorOptions, type ExecutorOptions } from "../options.js";
+import { depsConfigOf, hostLimitsOf, parseExecutorOptions, type ExecutorOptions } from "../options.js";
 import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { ReplEngine } from "../repl/engine.js";
 import { RunBudget } from "../run-budget.js";
@@ -78,6 +78,7 @@ export class InProcessExecutor implements Executor {
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),
+      ...hostLimitsOf(this.options),
     });
     this.hostServices = host;
     const report = (text: string) => this.engine?.report(text);

@@ -29,7 +29,7 @@ import { callsPerRun } from "../../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
-import { baseOptionsShape, DEFAULT_TIMEOUT_MS, parseOptions } from "../options.js";
+import { baseOptionsShape, DEFAULT_TIMEOUT_MS, hostLimitsOf, parseOptions } from "../options.js";
 import type { RunOutput } from "../output.js";
 import type { CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
@@ -67,6 +67,8 @@ export interface SandboxExecutorOptions {
   middleware?: ToolMiddleware[];
   /** How tools.search / workflows.search rank (see ExecutorOptions.search). */
   search?: SearchOptions;
+  /** Bytes the session's namespace calls may hold in the host at once (see ExecutorOptions.maxInFlightBytes; default 256 MiB). */
+  maxInFlightBytes?: number;
 }
 
 const optionsShape = {
@@ -212,6 +214,7 @@ export class SandboxExecutor implements Executor {
       // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
       middleware: [limit, ...(this.options.middleware ?? [])],
       ...(this.options.search ? { search: this.options.search } : {}),
+      ...hostLimitsOf(this.options),
       depsUnavailable:
         "the sandbox executor cannot import packages (no module loader, no ambient authority), so deps.{op}() is not available; " +
         "use tools or workflows instead, or an executor with the depsInstall capability (SubprocessExecutor)",

@@ -4,7 +4,7 @@
  * The executor owns the policy (when to restart, what to tell the agent); this module only owns
  * the process.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -13,7 +13,8 @@ import type { GuestToHost, HostToGuest } from "../rpc/protocol.js";
 import type { WireError } from "../wire-error.js";
 import { canWatchMemory, MemoryWatch } from "./memory-watch.js";
 import { checkGuestMessage } from "./messages.js";
-import { GUEST_MARKER_ENV, killGuestProcesses } from "./process-tree.js";
+import { Freezer, withDeathSignal } from "../freeze.js";
+import { GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
 
 export interface ChildPermissions {
   /** Folders (or files) the child may read. Its own code is always readable. */
@@ -82,12 +83,14 @@ export class ChildHandle {
   private readonly marker = randomUUID();
   private readonly memoryWatch: MemoryWatch | null = null;
   private killed = false;
+  private readonly freezer: Freezer;
 
   constructor(options: SpawnOptions) {
     const script = childScriptPath();
-    this.process = fork(script, [], {
-      // Explicit: the host's own flags (a test runner's loaders, --inspect) must not leak into the child.
-      execArgv: execArgv(script, options),
+    // Explicit node flags: the host's own (a test runner's loaders, --inspect) must not leak into
+    // the child. Started so that it dies with the host (see ../freeze.ts), which lets it be frozen.
+    const { command, args, freezable } = withDeathSignal(process.execPath, [...execArgv(script, options), script]);
+    this.process = spawn(command, args, {
       serialization: "advanced",
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       env: { ...options.env, [GUEST_MARKER_ENV]: this.marker },
@@ -95,6 +98,9 @@ export class ChildHandle {
       detached: OWN_SESSION,
     });
     const pid = this.process.pid;
+    // Without the permission to start processes the child has no relatives, and /proc is not read.
+    const relatives = !options.permissions || options.permissions.childProcess === true;
+    this.freezer = new Freezer(freezable && pid !== undefined ? () => (this.alive ? stopGuestProcesses(pid, this.marker, relatives) : []) : null);
     if (options.maxMemoryMb !== undefined && canWatchMemory && pid !== undefined) {
       this.memoryWatch = new MemoryWatch(pid, options.maxMemoryMb, (mb) => {
         this.memoryExceededMb = mb;
@@ -110,6 +116,8 @@ export class ChildHandle {
       this.process.once("exit", (code, signal) => {
         this.alive = false;
         this.memoryWatch?.stop();
+        // What it started may still be stopped: kill() finds it by group, session and marker.
+        this.freezer.forget();
         // Let the last stderr bytes (an OOM report) arrive before describing the exit.
         setImmediate(() =>
           resolve({
@@ -163,6 +171,24 @@ export class ChildHandle {
   send(message: HostToGuest): void {
     if (!this.alive || !this.process.connected) throw new Error("the executor process is not running");
     this.process.send(message);
+  }
+
+  /**
+   * Stop the child and every process it started (SIGSTOP, see ../freeze.ts and process-tree.ts)
+   * until resume(): between runs nothing of the guest executes — not Node's own timers, sockets,
+   * nextTick loops or processes it started. False when not frozen (no parent-death launcher, the
+   * child is gone). Memory polling goes on; a frozen process does not grow.
+   */
+  freeze(): boolean {
+    return this.freezer.freeze();
+  }
+
+  resume(): void {
+    this.freezer.resume();
+  }
+
+  get isFrozen(): boolean {
+    return this.freezer.isFrozen;
   }
 
   /**

@@ -25,7 +25,7 @@ import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
-import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, parseOptions } from "../options.js";
+import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, hostLimitsOf, parseOptions } from "../options.js";
 import type { SearchOptions } from "../../search/config.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
@@ -33,6 +33,7 @@ import { RpcProvider } from "../rpc/provider.js";
 import type { CallMessage, GuestToHost } from "../rpc/protocol.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
+import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
 import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions } from "./child-process.js";
 
@@ -62,6 +63,8 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   middleware?: ToolMiddleware[];
   /** How tools.search / workflows.search rank (see ExecutorOptions.search). */
   search?: SearchOptions;
+  /** Bytes the session's namespace calls may hold in the host at once (see ExecutorOptions.maxInFlightBytes; default 256 MiB). */
+  maxInFlightBytes?: number;
 }
 
 const optionsShape = {
@@ -138,7 +141,10 @@ export class SubprocessExecutor implements Executor {
       "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
       "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor for that.",
       "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.",
-      "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host; code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close().",
+      "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host.",
+      this.freezes()
+        ? "Between runs the child and every process it started (found as for killing) are frozen (SIGSTOP; the child is started through util-linux's setpriv with a parent-death signal, so it dies with the host even while frozen): code reaching Node's own timers, sockets or processes does not execute until the next run. A process that clears its environment and double-forks away is not frozen."
+        : "Between runs the child is not frozen here (that needs Linux and util-linux's setpriv): code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close(), without reaching the host.",
     ];
     if (this.options.maxMemoryMb === undefined) notes.push("memoryLimit: no maxMemoryMb set, so only Node's default heap limit applies.");
     else if (canWatchMemory)
@@ -150,6 +156,10 @@ export class SubprocessExecutor implements Executor {
     const caps: Capability[] = ["timeout", "processIsolation", "memoryLimit", "reset"];
     if (this.options.allowRuntimeDeps !== false) caps.push("depsInstall");
     return { capabilities: caps, notes };
+  }
+
+  private freezes(): boolean {
+    return deathSignalLauncher() !== null;
   }
 
   async start(storage: StorageBackend): Promise<void> {
@@ -165,6 +175,7 @@ export class SubprocessExecutor implements Executor {
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),
+      ...hostLimitsOf(this.options),
     });
     this.hostServices = host;
     this.provider = new RpcProvider(host, (m) => this.child?.send(m), () => this.budget.callContext());
@@ -250,6 +261,7 @@ export class SubprocessExecutor implements Executor {
         };
         options.signal?.addEventListener("abort", onAbort, { once: true });
         try {
+          child.resume();
           child.send({ type: "run", runId, script, timeoutMs });
         } catch (err) {
           resolve(errorResult({ name: "ExecutorCrashError", message: `Could not send the code to the executor process: ${err instanceof Error ? err.message : String(err)}` }, startedAt));
@@ -258,6 +270,8 @@ export class SubprocessExecutor implements Executor {
       // Tool calls still in flight (from code the run did not await, or a stopped run) end with the run.
       if (this.callsInFlight > 0 || !result.ok) this.budget.abort(result.error?.message ?? "the run ended");
       if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) await this.replaceChild();
+      // Nothing of the guest executes until the next run (issue 13): the child is frozen with what it started.
+      else if (this.child === child) child.freeze();
       const final = notice ? { ...result, stderr: `${notice}\n${result.stderr}` } : result;
       return { ...final, durationMs: performance.now() - startedAt };
     } finally {
@@ -299,6 +313,8 @@ export class SubprocessExecutor implements Executor {
       await this.withStartupTimeout(this.child);
       return this.child;
     }
+    // A child that died between runs may have left processes (stopped, if it was frozen): end them.
+    await this.child?.kill();
     return this.spawn();
   }
 

@@ -44,11 +44,8 @@ export function killGuestProcesses(root: number, marker: string, rootAlive: bool
     signal(root, "SIGSTOP");
   }
   if (!HAS_PROC) return killRoot(root, rootAlive);
-  const needle = Buffer.from(`\0${GUEST_MARKER_ENV}=${marker}\0`);
-  // Stop what was found, then look again: a child forked before the stop is in the tree now.
-  const first = findGuestProcesses(rootAlive ? root : null, root, needle);
-  for (const pid of first) signal(pid, "SIGSTOP");
-  const found = new Set([...first, ...(first.length ? findGuestProcesses(rootAlive ? root : null, root, needle) : [])]);
+  const needle = markerNeedle(marker);
+  const found = stopRelatives(rootAlive ? root : null, root, needle);
   killRoot(root, rootAlive);
   for (const pid of found) signal(pid, "SIGKILL");
   for (let round = 0; round < 3 && found.size; round++) {
@@ -56,6 +53,63 @@ export function killGuestProcesses(root: number, marker: string, rootAlive: bool
     if (late.length === 0) return;
     for (const pid of late) signal(pid, "SIGKILL");
   }
+}
+
+/**
+ * Freeze the live child (`root`) and what it started, found as for killGuestProcesses, between
+ * runs (see ../freeze.ts). Returns the signal targets stopped (the child, its group, the pids
+ * found), which SIGCONT resumes. With `relatives` false (the child cannot start processes: Node's
+ * permission model without childProcess) only the child is stopped and /proc is not read.
+ */
+export function stopGuestProcesses(root: number, marker: string, relatives: boolean): number[] {
+  if (process.platform === "win32") return [];
+  signal(root, "SIGSTOP");
+  if (!relatives) return [root];
+  // Elsewhere the child leads its own process group, and stopping the group stops what it started.
+  if (!HAS_PROC) {
+    signal(-root, "SIGSTOP");
+    return [-root, root];
+  }
+  // Reading /proc costs more than a run of trivial code; a child that never had a child process has no relatives to find.
+  if (!hasHadChildren(root)) return [root];
+  return [root, ...stopRelatives(root, root, markerNeedle(marker))];
+}
+
+/**
+ * Whether the (stopped) process `pid` has, or ever had, a child process, from its own /proc entry:
+ * a live (or zombie) child is listed in some thread's `children`, and a child it reaped added its
+ * page faults (never zero for a process that ran) to cminflt/cmajflt in its `stat`. Everything the
+ * guest started descends from such a child, double-forked daemons included. Unknown: true.
+ */
+export function hasHadChildren(pid: number): boolean {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    // After the command: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt ...
+    if (Number(fields[8]) > 0 || Number(fields[10]) > 0) return true;
+    for (const task of readdirSync(`/proc/${pid}/task`)) if (readFileSync(`/proc/${pid}/task/${task}/children`, "latin1").trim()) return true;
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function markerNeedle(marker: string): Buffer {
+  return Buffer.from(`\0${GUEST_MARKER_ENV}=${marker}\0`);
+}
+
+/** With the child stopped: stop what was found, then look again (a child forked before the stop is in the tree now). */
+function stopRelatives(treeRoot: number | null, group: number, needle: Buffer): Set<number> {
+  const first = findGuestProcesses(treeRoot, group, needle);
+  for (const pid of first) signal(pid, "SIGSTOP");
+  if (first.length === 0) return new Set();
+  const found = new Set(first);
+  for (const pid of findGuestProcesses(treeRoot, group, needle)) {
+    if (found.has(pid)) continue;
+    found.add(pid);
+    signal(pid, "SIGSTOP");
+  }
+  return found;
 }
 
 function killRoot(root: number, rootAlive: boolean): void {

@@ -7,12 +7,13 @@
  *
  * This module owns the process and the framing; the engine (engine.ts) owns the policy.
  */
-import { execFileSync, spawn, type ChildProcessByStdio } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
+import { Freezer, withDeathSignal } from "../../freeze.js";
 
 export interface Frame {
   header: Record<string, unknown>;
@@ -94,9 +95,8 @@ export class DenoProcess {
   private markReady!: () => void;
 
   private readonly key = randomBytes(KEY_BYTES);
-  private frozen = false;
   /** Only a process that dies with the host may be frozen (a frozen one cannot see stdin close). */
-  private readonly canFreeze: boolean;
+  private readonly freezer: Freezer;
 
   /**
    * `cwd`: a folder of the engine's (the guest cannot read it). `blocker`: a regular FILE; DENO_DIR
@@ -111,14 +111,13 @@ export class DenoProcess {
     memoryMb: number,
     private readonly onFrame: (frame: Frame) => void,
   ) {
-    const launcher = deathSignalLauncher();
-    this.canFreeze = launcher !== null;
-    const [command, args] = launcher ? [launcher, ["--pdeathsig", "KILL", "--", binary, ...denoArgs(memoryMb, script)]] : [binary, denoArgs(memoryMb, script)];
+    const { command, args, freezable } = withDeathSignal(binary, denoArgs(memoryMb, script));
     this.child = spawn(command, args, {
       cwd,
       env: { DENO_DIR: path.join(blocker, "deno-dir"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },
       stdio: ["pipe", "pipe", "pipe"],
     });
+    this.freezer = new Freezer(freezable ? () => (this.alive && this.child.pid !== undefined && this.child.kill("SIGSTOP") ? [this.child.pid] : []) : null);
     this.child.stdin.write(this.key);
     let failReady!: (err: Error) => void;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -135,6 +134,7 @@ export class DenoProcess {
       const done = (code: number | null, signal: NodeJS.Signals | null) => {
         if (!this.alive) return;
         this.alive = false;
+        this.freezer.forget();
         const exit = { code, signal, stderrTail: this.stderrTail, killed: this.killedByHost };
         failReady(new Error(`the deno process exited before it was ready (${describeExit(exit)})`));
         resolve(exit);
@@ -186,23 +186,19 @@ export class DenoProcess {
   /**
    * Stop the process between runs (SIGSTOP): nothing of the guest — a promise loop, a message
    * loop, a Node-compat timer, a worker thread — executes until resume(). Only where the process
-   * was started with a parent-death signal (Linux, see deathSignalLauncher): a frozen process
-   * cannot notice its stdin closing, so without it a host that dies would leave it behind.
+   * was started with a parent-death signal (see ../../freeze.ts): a frozen process cannot notice
+   * its stdin closing, so without it a host that dies would leave it behind.
    */
   freeze(): boolean {
-    if (!this.alive || this.frozen || !this.canFreeze) return this.frozen;
-    this.frozen = this.child.kill("SIGSTOP");
-    return this.frozen;
+    return this.freezer.freeze();
   }
 
   resume(): void {
-    if (!this.frozen) return;
-    this.frozen = false;
-    if (this.alive) this.child.kill("SIGCONT");
+    this.freezer.resume();
   }
 
   get isFrozen(): boolean {
-    return this.frozen;
+    return this.freezer.isFrozen;
   }
 
   /** Kill the process (SIGKILL: a busy guest cannot be asked). Resolves when it is gone. */
@@ -250,31 +246,6 @@ export class DenoProcess {
     this.stderrTail += `\n[ts-code-mode] the sandbox wrote ${what} to its protocol channel (stdout)`;
     void this.kill();
   }
-}
-
-let launcher: string | null | undefined;
-
-/**
- * util-linux's `setpriv`, which starts deno with PR_SET_PDEATHSIG = SIGKILL: the kernel kills the
- * deno process when the host process dies, however it dies (even SIGKILL, even while frozen).
- * Null where there is none (not Linux, or not installed); then processes are not frozen.
- */
-export function deathSignalLauncher(): string | null {
-  if (launcher !== undefined) return launcher;
-  launcher = null;
-  if (process.platform !== "linux") return launcher;
-  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]) {
-    const candidate = path.join(dir, "setpriv");
-    if (!existsSync(candidate)) continue;
-    try {
-      // --pdeathsig came with util-linux 2.33; an older setpriv would fail every start.
-      if (execFileSync(candidate, ["--help"], { encoding: "utf8", timeout: 5_000 }).includes("--pdeathsig")) launcher = candidate;
-    } catch {
-      // Not usable: no launcher.
-    }
-    break;
-  }
-  return launcher;
 }
 
 /** A frame's body: u32 LE header length, the JSON header, the buffers its `b` array sizes. */
