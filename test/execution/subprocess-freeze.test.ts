@@ -5,11 +5,13 @@
  * and close() still end everything while it is frozen. Real child processes; effects are read
  * from files the guest's code appends to, states from `ps`.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
+import { once } from "node:events";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { deathSignalLauncher } from "../../src/execution/freeze.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
@@ -122,5 +124,28 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
     await waitFor(() => processesWith(`${tag}-2`).length === 1, "the second sleep to start");
     await session.close();
     expect(processesWith(`${tag}-2`)).toEqual([]);
+  });
+
+  it("a frozen child dies with its host, even when the host is SIGKILLed", async () => {
+    // A host in its own process: the built package, one run, then it waits to be killed.
+    const index = pathToFileURL(path.resolve("dist/index.js")).href;
+    const script = `
+      import { Session, SubprocessExecutor, FileStorage } from ${JSON.stringify(index)};
+      const executor = new SubprocessExecutor();
+      const session = new Session({ storage: new FileStorage({ basePath: ${JSON.stringify(path.join(dir, "host-store"))} }), executor });
+      await session.start();
+      await session.run("1");
+      console.log(JSON.stringify({ pid: executor.pid }));
+      setInterval(() => {}, 1000);`;
+    const host = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const exited = once(host, "exit").then(([code]) => {
+      throw new Error(`the host exited early (code ${String(code)})`);
+    });
+    const [line] = (await Promise.race([once(host.stdout, "data"), exited])) as [Buffer];
+    const { pid } = JSON.parse(line.toString("utf8")) as { pid: number };
+    const state = () => processesWith(String(pid)).find((p) => p.pid === pid)?.state;
+    expect(state()).toMatch(/^T/);
+    host.kill("SIGKILL");
+    await waitFor(() => state() === undefined, "the frozen child to end with its host");
   });
 });

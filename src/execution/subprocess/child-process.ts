@@ -14,7 +14,7 @@ import type { WireError } from "../wire-error.js";
 import { canWatchMemory, MemoryWatch } from "./memory-watch.js";
 import { checkGuestMessage } from "./messages.js";
 import { Freezer, withDeathSignal } from "../freeze.js";
-import { GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
+import { ChildrenProbe, GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
 
 export interface ChildPermissions {
   /** Folders (or files) the child may read. Its own code is always readable. */
@@ -84,6 +84,8 @@ export class ChildHandle {
   private readonly memoryWatch: MemoryWatch | null = null;
   private killed = false;
   private readonly freezer: Freezer;
+  /** Tells the freezer whether the child ever started a process (then /proc is swept for them). */
+  private readonly childrenProbe: ChildrenProbe | null;
 
   constructor(options: SpawnOptions) {
     const script = childScriptPath();
@@ -99,8 +101,10 @@ export class ChildHandle {
     });
     const pid = this.process.pid;
     // Without the permission to start processes the child has no relatives, and /proc is not read.
-    const relatives = !options.permissions || options.permissions.childProcess === true;
-    this.freezer = new Freezer(freezable && pid !== undefined ? () => (this.alive ? stopGuestProcesses(pid, this.marker, relatives) : []) : null);
+    const mayStart = !options.permissions || options.permissions.childProcess === true;
+    const probe = mayStart && freezable && pid !== undefined ? new ChildrenProbe(pid) : null;
+    this.childrenProbe = probe;
+    this.freezer = new Freezer(freezable && pid !== undefined ? () => (this.alive ? stopGuestProcesses(pid, this.marker, () => probe?.hasHadChildren() ?? false) : []) : null);
     if (options.maxMemoryMb !== undefined && canWatchMemory && pid !== undefined) {
       this.memoryWatch = new MemoryWatch(pid, options.maxMemoryMb, (mb) => {
         this.memoryExceededMb = mb;
@@ -118,6 +122,7 @@ export class ChildHandle {
         this.memoryWatch?.stop();
         // What it started may still be stopped: kill() finds it by group, session and marker.
         this.freezer.forget();
+        this.childrenProbe?.close();
         // Let the last stderr bytes (an OOM report) arrive before describing the exit.
         setImmediate(() =>
           resolve({

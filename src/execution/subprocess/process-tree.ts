@@ -14,7 +14,7 @@
  * is read synchronously: small reads, and only when a child is killed (reset, close, a restart);
  * through the libuv thread pool the same took several times longer on a busy machine.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 
 /** Name of the environment variable that marks the child and everything it starts. */
 export const GUEST_MARKER_ENV = "TS_CODE_MODE_GUEST";
@@ -57,40 +57,84 @@ export function killGuestProcesses(root: number, marker: string, rootAlive: bool
 
 /**
  * Freeze the live child (`root`) and what it started, found as for killGuestProcesses, between
- * runs (see ../freeze.ts). Returns the signal targets stopped (the child, its group, the pids
- * found), which SIGCONT resumes. With `relatives` false (the child cannot start processes: Node's
- * permission model without childProcess) only the child is stopped and /proc is not read.
+ * runs (see ../freeze.ts). Returns the signal targets stopped (the child, its group elsewhere, the
+ * pids found), which SIGCONT resumes. `relatives` is asked once the child is stopped: false (it
+ * never had a child process, see ChildrenProbe) means only the child is stopped and /proc is not
+ * swept — the sweep costs more than a run of trivial code.
  */
-export function stopGuestProcesses(root: number, marker: string, relatives: boolean): number[] {
+export function stopGuestProcesses(root: number, marker: string, relatives: () => boolean): number[] {
   if (process.platform === "win32") return [];
   signal(root, "SIGSTOP");
-  if (!relatives) return [root];
+  if (!relatives()) return [root];
   // Elsewhere the child leads its own process group, and stopping the group stops what it started.
   if (!HAS_PROC) {
     signal(-root, "SIGSTOP");
     return [-root, root];
   }
-  // Reading /proc costs more than a run of trivial code; a child that never had a child process has no relatives to find.
-  if (!hasHadChildren(root)) return [root];
   return [root, ...stopRelatives(root, root, markerNeedle(marker))];
 }
 
 /**
- * Whether the (stopped) process `pid` has, or ever had, a child process, from its own /proc entry:
- * a live (or zombie) child is listed in some thread's `children`, and a child it reaped added its
- * page faults (never zero for a process that ran) to cminflt/cmajflt in its `stat`. Everything the
- * guest started descends from such a child, double-forked daemons included. Unknown: true.
+ * Whether a process has, or ever had, a child process, from its own /proc entry: a live (or
+ * zombie) child is listed in the `children` file of the thread that started it, and a child it
+ * reaped added its page faults (never zero for a process that ran) to cminflt/cmajflt in `stat`.
+ * Everything the guest starts descends from such a child, double-forked daemons included. Asked
+ * after every run, so the files stay open: re-reading an open /proc file costs a few µs, opening
+ * it again about ten times that. Once true, always true. Unknown (no /proc): true.
  */
-export function hasHadChildren(pid: number): boolean {
+export class ChildrenProbe {
+  private statFd: number | null = null;
+  /** The `children` file of each of the process's threads, by thread id. */
+  private readonly threads = new Map<string, number>();
+  private seen = !HAS_PROC;
+  private closed = false;
+  private readonly buffer = Buffer.alloc(4_096);
+
+  constructor(private readonly pid: number) {}
+
+  hasHadChildren(): boolean {
+    if (this.seen || this.closed) return true;
+    try {
+      this.statFd ??= openSync(`/proc/${this.pid}/stat`, "r");
+      const text = this.read(this.statFd);
+      const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      // After the command: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt ...
+      if (!(Number(fields[8]) === 0 && Number(fields[10]) === 0)) return (this.seen = true);
+      const tids = new Set(readdirSync(`/proc/${this.pid}/task`));
+      for (const [tid, fd] of this.threads) {
+        if (tids.has(tid)) continue;
+        closeQuietly(fd);
+        this.threads.delete(tid);
+      }
+      for (const tid of tids) {
+        let fd = this.threads.get(tid);
+        if (fd === undefined) this.threads.set(tid, (fd = openSync(`/proc/${this.pid}/task/${tid}/children`, "r")));
+        if (this.read(fd).trim()) return (this.seen = true);
+      }
+      return false;
+    } catch {
+      return true; // a thread ended meanwhile, or the process: the sweep decides
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.statFd !== null) closeQuietly(this.statFd);
+    for (const fd of this.threads.values()) closeQuietly(fd);
+    this.threads.clear();
+  }
+
+  private read(fd: number): string {
+    const n = readSync(fd, this.buffer, 0, this.buffer.length, 0);
+    return this.buffer.toString("latin1", 0, n);
+  }
+}
+
+function closeQuietly(fd: number): void {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, "latin1");
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    // After the command: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt ...
-    if (Number(fields[8]) > 0 || Number(fields[10]) > 0) return true;
-    for (const task of readdirSync(`/proc/${pid}/task`)) if (readFileSync(`/proc/${pid}/task/${task}/children`, "latin1").trim()) return true;
-    return false;
+    closeSync(fd);
   } catch {
-    return true;
+    // already closed
   }
 }
 
