@@ -66,6 +66,12 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
     return r.value;
   }
 
+  /** The child is frozen one host turn after its result (freezeSoon), so tests wait for it. */
+  async function childFrozen(): Promise<void> {
+    const pid = executor.pid;
+    await waitFor(() => processesWith(String(pid)).find((p) => p.pid === pid)?.state.startsWith("T") === true, "the child to be frozen");
+  }
+
   it("an interval on Node's own timers writes nothing between the run's result and the next run, then goes on", async () => {
     const file = path.join(dir, "ticks.txt");
     expect(
@@ -75,6 +81,7 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
         await new Promise((r) => setTimeout(r, 60));
         "started"`),
     ).toBe("started");
+    await childFrozen();
     const atResult = await size(file);
     expect(atResult).toBeGreaterThan(0);
     await sleep(300);
@@ -99,9 +106,10 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
     ).toBe("started");
     expect(processesWith(`${tag}-1`).length).toBeGreaterThan(0);
     expect(processesWith(`${tag}-2`).length).toBeGreaterThan(0);
+    await childFrozen();
+    expect(processesWith(tag).every((p) => p.state.startsWith("T"))).toBe(true);
     const atResult = await size(file);
     expect(atResult).toBeGreaterThan(0);
-    expect(processesWith(tag).every((p) => p.state.startsWith("T"))).toBe(true);
     await sleep(300);
     expect(await size(file)).toBe(atResult);
     expect(await value("await new Promise((r) => setTimeout(r, 150)); 'again'")).toBe("again");
@@ -116,6 +124,7 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
     const child = executor.pid;
     expect(child).toBeDefined();
     await waitFor(() => processesWith(`${tag}-1`).length === 1, "the sleep to start");
+    await childFrozen();
     expect(processesWith(`${tag}-1`)[0]?.state).toMatch(/^T/);
     await session.reset();
     expect(processesWith(`${tag}-1`)).toEqual([]);
@@ -144,7 +153,7 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
     const [line] = (await Promise.race([once(host.stdout, "data"), exited])) as [Buffer];
     const { pid } = JSON.parse(line.toString("utf8")) as { pid: number };
     const state = () => processesWith(String(pid)).find((p) => p.pid === pid)?.state;
-    expect(state()).toMatch(/^T/);
+    await waitFor(() => state()?.startsWith("T") === true, "the child to be frozen");
     host.kill("SIGKILL");
     await waitFor(() => state() === undefined, "the frozen child to end with its host");
   });

@@ -107,6 +107,8 @@ export class SubprocessExecutor implements Executor {
   private child: ChildHandle | null = null;
   private budget = RunBudget.idle(this.kind);
   private pending: PendingRun | null = null;
+  /** The freeze scheduled one host turn after the last result (see freezeSoon). */
+  private freezeTimer: NodeJS.Immediate | null = null;
   private nextRunId = 1;
   /** Namespace calls being answered; when a run ends with some still going, they are aborted. */
   private callsInFlight = 0;
@@ -158,6 +160,25 @@ export class SubprocessExecutor implements Executor {
     return { capabilities: caps, notes };
   }
 
+  /**
+   * Freeze the child one host turn after its result: a caller that runs again at once (a loop of
+   * runs, a benchmark) never pays a SIGSTOP/SIGCONT pair, and an idle child is frozen within a
+   * turn. The child is a separate process, so it could execute for a moment after sending its
+   * result either way; the deferral adds no window that was not already there.
+   */
+  private freezeSoon(child: ChildHandle): void {
+    this.cancelFreeze();
+    this.freezeTimer = setImmediate(() => {
+      this.freezeTimer = null;
+      if (this.child === child && this.pending === null) child.freeze();
+    });
+  }
+
+  private cancelFreeze(): void {
+    if (this.freezeTimer) clearImmediate(this.freezeTimer);
+    this.freezeTimer = null;
+  }
+
   private freezes(): boolean {
     return deathSignalLauncher() !== null;
   }
@@ -202,6 +223,7 @@ export class SubprocessExecutor implements Executor {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.cancelFreeze();
     this.budget.abort("the executor was closed");
     const child = this.child;
     this.child = null;
@@ -261,6 +283,7 @@ export class SubprocessExecutor implements Executor {
         };
         options.signal?.addEventListener("abort", onAbort, { once: true });
         try {
+          this.cancelFreeze();
           child.resume();
           child.send({ type: "run", runId, script, timeoutMs });
         } catch (err) {
@@ -271,7 +294,7 @@ export class SubprocessExecutor implements Executor {
       if (this.callsInFlight > 0 || !result.ok) this.budget.abort(result.error?.message ?? "the run ended");
       if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) await this.replaceChild();
       // Nothing of the guest executes until the next run (issue 13): the child is frozen with what it started.
-      else if (this.child === child) child.freeze();
+      else if (this.child === child) this.freezeSoon(child);
       const final = notice ? { ...result, stderr: `${notice}\n${result.stderr}` } : result;
       return { ...final, durationMs: performance.now() - startedAt };
     } finally {
