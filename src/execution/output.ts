@@ -6,6 +6,7 @@
 import { format, inspect } from "node:util";
 import { MAX_OUTPUT_CHARS } from "../values/limits.js";
 import { BoundedCache } from "./bounded-cache.js";
+import type { OutputStreamer } from "./output-stream.js";
 
 /** Per stream, per run. Beyond it the text is cut and a marker says how much was dropped. */
 export const MAX_STREAM_CHARS = MAX_OUTPUT_CHARS;
@@ -23,7 +24,11 @@ export class OutputBuffer {
   private size = 0;
   private dropped = 0;
 
-  constructor(private readonly limit = MAX_STREAM_CHARS) {}
+  /** `onKept` is told each piece of text the buffer keeps (streaming a run's output as it runs). */
+  constructor(
+    private readonly limit = MAX_STREAM_CHARS,
+    protected readonly onKept?: (text: string) => void,
+  ) {}
 
   write(text: string): void {
     const room = this.limit - this.size;
@@ -35,6 +40,7 @@ export class OutputBuffer {
     this.parts.push(kept);
     this.size += kept.length;
     this.dropped += text.length - kept.length;
+    this.onKept?.(kept);
   }
 
   text(): string {
@@ -46,6 +52,14 @@ export class OutputBuffer {
 export interface RunOutput {
   stdout: OutputBuffer;
   stderr: OutputBuffer;
+}
+
+/** A run's two buffers, each streaming what it keeps to `streamer` when there is one. */
+export function newOutput(streamer: OutputStreamer | null): RunOutput {
+  return {
+    stdout: new OutputBuffer(MAX_STREAM_CHARS, streamer ? (t) => streamer.push("stdout", t) : undefined),
+    stderr: new OutputBuffer(MAX_STREAM_CHARS, streamer ? (t) => streamer.push("stderr", t) : undefined),
+  };
 }
 
 /** A console bound to `target()`, read at each call so one console serves every run. */

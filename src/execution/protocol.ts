@@ -6,6 +6,7 @@
 import type { StorageBackend } from "../storage/protocol.js";
 import type { TrustLevel } from "../workflows/provenance.js";
 import type { HostServices } from "./host.js";
+import type { OutputListener } from "./output-stream.js";
 
 export type Capability =
   | "timeout"
@@ -49,10 +50,20 @@ export interface RunOptions {
   /** Overrides the executor's default timeout for this run. */
   timeoutMs?: number;
   /**
-   * Stops the run when aborted, the same way a timeout does; the result's error is a
-   * CancelledError. Executors that cannot stop a run early (see `capabilities()`) let it finish.
+   * Stops the run when aborted, the same way a timeout does; the result's error is named
+   * `CancelledError`. What can be stopped is what a timeout can stop (see `capabilities()`): the
+   * subprocess and deno sandbox stop anything (by restarting the process); the QuickJS sandbox
+   * stops code between its slices (a promise loop, waiting code), but a synchronous loop only at
+   * its deadline; the in-process executor abandons a run that is waiting or awaiting timers, but
+   * synchronous code (or a microtask loop) blocks the host's event loop, so the abort is seen only
+   * when it yields.
    */
   signal?: AbortSignal;
+  /**
+   * Told the run's stdout/stderr while it runs, in batches (see output-stream.ts); the result still
+   * carries the whole (capped) output. What is streamed is bounded by the same caps.
+   */
+  onOutput?: OutputListener;
 }
 
 /** Honest notes on what a capability does and does not cover in this executor. */

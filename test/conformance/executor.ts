@@ -35,6 +35,12 @@ export interface ConformanceOptions {
    * issue. Those run as `it.fails`: they must really fail, and once fixed the suite says to drop the id.
    */
   knownBugs?: readonly string[];
+  /**
+   * What a cancel (RunOptions.signal) can stop in this executor, as its timeout can (default: all).
+   * A loop that never yields to the host's event loop cannot be cancelled by an executor that runs
+   * on that loop (in-process: neither loop; QuickJS: the synchronous one, stopped by its deadline).
+   */
+  cancels?: { syncLoop?: boolean; microtaskLoop?: boolean };
 }
 
 /** The repository's example tools: date, echo, grep, ls, sha256sum, uname, wc. */
@@ -81,6 +87,7 @@ interface GuestError {
 
 export function executorConformance(name: string, factory: ExecutorFactory, options: ConformanceOptions = {}): void {
   const knownBugs = new Set(options.knownBugs ?? []);
+  const cancels = { syncLoop: true, microtaskLoop: true, ...options.cancels };
   /** A test that this executor may list as a known bug: then it must fail, else it must pass. */
   const bugTest = (id: string, title: string, fn: () => Promise<void>) =>
     (knownBugs.has(id) ? it.fails : it)(`${title} [${id}]`, fn);
@@ -482,6 +489,86 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
           true,
           true,
         ]);
+      });
+    });
+
+    // ---------------------------------------------------------------------------------------------
+    describe("cancellation (RunOptions.signal) and streamed output (RunOptions.onOutput)", () => {
+      let s: Session;
+      beforeAll(async () => {
+        s = await openSession();
+      });
+
+      /** Runs `code` (which prints before it loops) and aborts as soon as its first output arrives. */
+      async function cancelOnFirstOutput(code: string): Promise<ExecutionResult> {
+        const controller = new AbortController();
+        // Far longer than the suite: only the cancel can end this run.
+        return s.run(code, { timeoutMs: 600_000, signal: controller.signal, onOutput: () => controller.abort() });
+      }
+
+      const loops = [
+        { title: "a loop awaiting timers", code: "for (;;) await new Promise((r) => setTimeout(r, 5));", can: true },
+        { title: "a microtask loop (for (;;) await null)", code: "for (;;) await null;", can: cancels.microtaskLoop },
+        { title: "a synchronous loop (for (;;) {})", code: "for (;;) {}", can: cancels.syncLoop },
+      ];
+      for (const loop of loops) {
+        (loop.can ? it : it.skip)(`a cancel stops ${loop.title}: CancelledError, and the next run works`, async () => {
+          const r = await cancelOnFirstOutput(`console.log("started"); ${loop.code}`);
+          expect(r.ok).toBe(false);
+          expect(r.error?.name).toBe("CancelledError");
+          expect(r.stdout).toContain("started");
+          expect(await value(s, "[1, 2, 3].map((x) => x * 2)")).toEqual([2, 4, 6]);
+        });
+      }
+
+      it("a signal aborted before the run starts cancels it without running the code", async () => {
+        const r = await s.run("var ranAfterAbort = true; 1", { signal: AbortSignal.abort() });
+        expect(r.error?.name).toBe("CancelledError");
+        expect(await value(s, "typeof ranAfterAbort")).toBe("undefined");
+      });
+
+      it("a signal that is never aborted changes nothing", async () => {
+        const controller = new AbortController();
+        expect(await value(s, "await new Promise((r) => setTimeout(r, 20)); 'done'", { signal: controller.signal })).toBe("done");
+      });
+
+      it("output is streamed while the run runs; the result still carries all of it", async () => {
+        const chunks: Array<{ stream: string; text: string; settled: boolean }> = [];
+        let settled = false;
+        const run = s.run('console.log("first"); await new Promise((r) => setTimeout(r, 300)); console.log("second"); console.error("oops")', {
+          onOutput: (c) => chunks.push({ ...c, settled }),
+        });
+        void run.then(() => (settled = true));
+        const r = await run;
+        expect(r.error).toBeNull();
+        // The first line came on its own, before the second was printed (so before the run ended).
+        expect(chunks[0]).toEqual({ stream: "stdout", text: "first\n", settled: false });
+        expect(chunks.every((c) => !c.settled)).toBe(true);
+        const joined = (stream: string) => chunks.filter((c) => c.stream === stream).map((c) => c.text).join("");
+        expect(joined("stdout")).toBe(r.stdout);
+        expect(joined("stderr")).toBe("oops\n");
+        expect(r.stdout).toBe("first\nsecond\n");
+      });
+
+      it("streamed output is capped like the result's output", async () => {
+        let streamed = 0;
+        const r = await s.run('const line = "x".repeat(999); for (let i = 0; i < 3000; i++) console.log(line);', {
+          onOutput: (c) => void (streamed += c.text.length),
+        });
+        expect(r.error).toBeNull();
+        expect(streamed).toBeGreaterThan(900_000);
+        expect(streamed).toBeLessThanOrEqual(1_000_100);
+      });
+
+      it("a listener that throws does not disturb the run", async () => {
+        const r = await s.run('console.log("a"); await null; console.log("b"); 7', {
+          onOutput: () => {
+            throw new Error("listener broke");
+          },
+        });
+        expect(r.error).toBeNull();
+        expect(r.value).toBe(7);
+        expect(r.stdout).toBe("a\nb\n");
       });
     });
 

@@ -16,7 +16,7 @@ import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { EXAMPLE_TOOLS_PATH, executorConformance } from "../conformance/executor.js";
 
-executorConformance("InProcessExecutor", (opts) => new InProcessExecutor(opts));
+executorConformance("InProcessExecutor", (opts) => new InProcessExecutor(opts), { cancels: { syncLoop: false, microtaskLoop: false } });
 
 describe("InProcessExecutor only", () => {
   let dir: string;

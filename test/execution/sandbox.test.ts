@@ -19,7 +19,7 @@ import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { executorConformance } from "../conformance/executor.js";
 
-executorConformance("SandboxExecutor (quickjs)", (opts) => new SandboxExecutor(opts));
+executorConformance("SandboxExecutor (quickjs)", (opts) => new SandboxExecutor(opts), { cancels: { syncLoop: false } });
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

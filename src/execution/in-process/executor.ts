@@ -19,6 +19,8 @@ import { installConfiguredDeps } from "../deps-startup.js";
 import { depsConfigOf, hostLimitsOf, parseExecutorOptions, type ExecutorOptions } from "../options.js";
 import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { ReplEngine } from "../repl/engine.js";
+import { CANCELLED_ERROR_NAME, cancelledError } from "../output-stream.js";
+import { errorResult } from "../result.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 import { describe, registerGuestRealm } from "./guest-failures.js";
@@ -57,6 +59,7 @@ export class InProcessExecutor implements Executor {
       capabilities: this.options.allowRuntimeDeps === false ? ["timeout", "reset"] : ["timeout", "reset", "depsInstall"],
       notes: [
         "timeout: stops synchronous code that runs before the snippet's first await; after that, a timed-out run returns TimeoutError, its timers are cleared and its tool calls aborted, but code still running (an async loop, a sync loop after an await) cannot be interrupted and blocks the host process.",
+        "cancel (RunOptions.signal): a run waiting (on a tool call, a timer, a promise) is abandoned like a timed-out one, with a CancelledError; synchronous code and a microtask loop (for (;;) await null) block the host's event loop, so the abort is not even seen until they yield — only the timeout stops such code before its first await.",
         "No isolation: the code runs inside the host process with Node's full authority (files, network, environment). Use it for trusted code only.",
         "No memory limit: an allocation loop can exhaust the host process.",
         "Failures: a rejected promise nobody awaited or an exception thrown from a timer, immediate, microtask or process.nextTick in the agent's code is reported on the run's stderr (or the next run's) and does not end the host process; process.exit() does.",
@@ -114,12 +117,15 @@ export class InProcessExecutor implements Executor {
     const admitted = admitRun(code, { closed: this.closed, started: engine !== null }, startedAt);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
+    if (options.signal?.aborted) return errorResult(cancelledError("It had not started."), startedAt);
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
     try {
-      const result = await engine!.run(script, timeoutMs); // admitted: started, so the engine exists
-      // Tool calls still in flight (from code the run did not await, or a timed-out run) end with the run.
-      if (this.callsInFlight > 0 || result.error?.name === "TimeoutError") this.budget.abort(result.error?.name === "TimeoutError" ? "the run timed out" : "the run ended");
+      // admitted: started, so the engine exists
+      const result = await engine!.run(script, timeoutMs, { ...(options.onOutput ? { onOutput: options.onOutput } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+      // Tool calls still in flight (from code the run did not await, or a stopped run) end with the run.
+      const stopped = result.error?.name === "TimeoutError" || result.error?.name === CANCELLED_ERROR_NAME;
+      if (this.callsInFlight > 0 || stopped) this.budget.abort(stopped ? `the run was stopped (${result.error?.name})` : "the run ended");
       return { ...result, durationMs: performance.now() - startedAt };
     } finally {
       this.budget = RunBudget.idle(this.kind);

@@ -18,7 +18,8 @@ import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { createNamespaces, type HostCall } from "../guest/namespaces.js";
 import { BoundedCache } from "../bounded-cache.js";
-import { createGuestConsole, OutputBuffer, type RunOutput } from "../output.js";
+import { createGuestConsole, newOutput, type RunOutput } from "../output.js";
+import { cancelledError, onAbort, streamerFor, type OutputListener } from "../output-stream.js";
 import { IMPORT_FN } from "../guest/import-fn.js";
 import { ADOPT_SOURCE } from "./adopt.js";
 import type { ExecutionError, ExecutionResult } from "../protocol.js";
@@ -51,6 +52,13 @@ export interface ReplEngineOptions {
 }
 
 type Timer = ReturnType<typeof setTimeout>;
+
+export interface EngineRunOptions {
+  /** Told the run's output while it runs (batched, see output-stream.ts). */
+  onOutput?: OutputListener;
+  /** With onAsyncTimeout "abandon": abandons the run as a timeout would, with a CancelledError. */
+  signal?: AbortSignal;
+}
 
 /** Failures reported between runs are kept for the next run up to this many characters. */
 const LATE_NOTICE_CHARS = 8_192;
@@ -87,9 +95,10 @@ export class ReplEngine {
   /**
    * Run one prepared script. Never rejects: problems come back in `error`.
    */
-  async run(script: string, timeoutMs: number): Promise<ExecutionResult> {
+  async run(script: string, timeoutMs: number, options: EngineRunOptions = {}): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    const output: RunOutput = { stdout: new OutputBuffer(), stderr: new OutputBuffer() };
+    const streamer = streamerFor(options.onOutput);
+    const output: RunOutput = newOutput(streamer);
     if (this.late) {
       output.stderr.write(this.late);
       this.late = "";
@@ -102,16 +111,18 @@ export class ReplEngine {
       durationMs: performance.now() - startedAt,
     });
     let timer: Timer | undefined;
+    let stopListening = () => undefined as void;
     this.active = true;
     let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
       const pending = this.compile(script).runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
       let value: unknown;
       if (this.options.onAsyncTimeout === "abandon") {
-        const timedOut = new Promise<never>((_, reject) => {
+        const stopped = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new AbandonedRun(timeoutMs)), Math.max(1, timeoutMs - (performance.now() - startedAt)));
+          stopListening = onAbort(options.signal, () => reject(new AbandonedRun(timeoutMs, true)));
         });
-        value = await Promise.race([pending, timedOut]);
+        value = await Promise.race([pending, stopped]);
       } else {
         value = await pending;
       }
@@ -120,11 +131,14 @@ export class ReplEngine {
       fields = { ok: false, value: undefined, display: "", error: engineError(thrown, timeoutMs) };
     } finally {
       if (timer) clearTimeout(timer);
+      stopListening();
       this.clearTimers();
     }
     try {
       // See settleBeforeResult; the guest's timers are already cleared, so none runs in this turn.
       if (this.options.settleBeforeResult) await new Promise<void>((resolve) => setImmediate(resolve));
+      // What is still gathered is delivered before the result.
+      streamer?.close();
       return finish(fields);
     } finally {
       this.active = false;
@@ -341,12 +355,18 @@ async function importFrom(req: NodeRequire, spec: string): Promise<unknown> {
 }
 
 class AbandonedRun extends Error {
-  constructor(readonly timeoutMs: number) {
+  constructor(
+    readonly timeoutMs: number,
+    readonly cancelled = false,
+  ) {
     super("abandoned");
   }
 }
 
 function engineError(thrown: unknown, timeoutMs: number): ExecutionError {
+  if (thrown instanceof AbandonedRun && thrown.cancelled) {
+    return cancelledError("It was abandoned and its timers cleared, but asynchronous code may still be running in this process; variables are kept.");
+  }
   if (thrown instanceof AbandonedRun) {
     return {
       name: "TimeoutError",

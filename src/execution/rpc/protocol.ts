@@ -6,7 +6,8 @@
  * stdout/stderr, which belong to the agent's output.
  *
  *   guest → host   { type: "ready" }                                  the guest can take runs
- *   host → guest   { type: "run", runId, script, timeoutMs }           script prepared on the host
+ *   host → guest   { type: "run", runId, script, timeoutMs, stream? }  script prepared on the host
+ *   guest → host   { type: "output", runId, stream, text }             with `stream`: output while the run runs (batched)
  *   guest → host   { type: "call", callId, ns, op, args }               a namespace call; many may be in flight
  *   host → guest   { type: "reply", callId, ok: true, value }           ... answered in any order
  *                  { type: "reply", callId, ok: false, error }          error: WireError
@@ -24,6 +25,14 @@ export interface RunMessage {
   runId: number;
   script: string;
   timeoutMs: number;
+  /** Send the run's output as it is produced (OutputMessage); only when the host listens. */
+  stream?: boolean;
+}
+export interface OutputMessage {
+  type: "output";
+  runId: number;
+  stream: "stdout" | "stderr";
+  text: string;
 }
 export interface CallMessage {
   type: "call";
@@ -44,11 +53,11 @@ export interface FatalMessage {
 }
 
 export type HostToGuest = RunMessage | ReplyMessage;
-export type GuestToHost = ReadyMessage | CallMessage | ResultMessage | FatalMessage;
+export type GuestToHost = ReadyMessage | CallMessage | ResultMessage | FatalMessage | OutputMessage;
 
 export function isGuestMessage(value: unknown): value is GuestToHost {
   const t = (value as { type?: unknown } | null)?.type;
-  return t === "ready" || t === "call" || t === "result" || t === "fatal";
+  return t === "ready" || t === "call" || t === "result" || t === "fatal" || t === "output";
 }
 
 export function isHostMessage(value: unknown): value is HostToGuest {

@@ -42,6 +42,7 @@ import { DenoEngine } from "./deno/engine.js";
 import { CONSOLE_METHODS } from "./guest/runtime.js";
 import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
+import { cancelledError, onAbort, streamerFor } from "../output-stream.js";
 import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput, type SandboxConsole } from "./output.js";
 import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
 
@@ -112,6 +113,8 @@ interface ActiveRun {
   /** Replies of namespace calls, delivered with the next step. */
   replies: EncodedReply[];
   wake: (() => void) | null;
+  /** RunOptions.signal aborted: the run stops as at its deadline. */
+  cancelled: boolean;
 }
 
 export class SandboxExecutor implements Executor {
@@ -282,23 +285,33 @@ export class SandboxExecutor implements Executor {
     }
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
+    const streamer = streamerFor(options.onOutput);
     const run: ActiveRun = {
       seq: ++this.runSeq,
       instance,
       deadline: performance.now() + timeoutMs,
-      output: newRunOutput(this.options.maxOutputBytes),
+      output: newRunOutput(this.options.maxOutputBytes, streamer),
       outcome: null,
       timers: new Map(),
       fired: new Set(),
       // Replies that arrived between runs are delivered with this run's first step.
       replies: this.parked.instance === instance ? this.parked.replies.splice(0) : [],
       wake: null,
+      cancelled: false,
     };
     this.active = run;
+    // Seen between slices of the run (QuickJS runs on this thread: a synchronous loop inside one
+    // evaluation is stopped by its deadline only).
+    const stopListening = onAbort(options.signal, () => {
+      run.cancelled = true;
+      run.wake?.();
+    });
     let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
-      fields = await this.drive(run, script, timeoutMs);
+      fields = run.cancelled ? { ok: false, value: undefined, display: "", error: cancelledError("It had not started.") } : await this.drive(run, script, timeoutMs);
     } finally {
+      stopListening();
+      streamer?.close();
       for (const t of run.timers.values()) clearTimeout(t);
       run.timers.clear();
       this.active = null;
@@ -321,7 +334,7 @@ export class SandboxExecutor implements Executor {
     instance.evaluate(script);
     let lastYield = performance.now();
     for (;;) {
-      if (run.outcome || !instance.usable || instance.interrupted || this.closed) break;
+      if (run.outcome || !instance.usable || instance.interrupted || this.closed || run.cancelled) break;
       const now = performance.now();
       if (now >= run.deadline) break;
       const timer = run.fired.values().next();
@@ -373,7 +386,7 @@ export class SandboxExecutor implements Executor {
     // the run was waiting on a tool call, a timer, a promise that never settles), or a timer
     // callback threw, which ends the run as an uncaught exception would end a process.
     const uncaught = outcome?.kind === "uncaught" ? outcome : null;
-    this.stopRun(run, uncaught ? "an exception in a timer callback ended the run" : `the run timed out after ${timeoutMs} ms`);
+    this.stopRun(run, uncaught ? "an exception in a timer callback ended the run" : run.cancelled ? "the run was cancelled" : `the run timed out after ${timeoutMs} ms`);
     if (instance.memoryExhausted) {
       this.replaceInstance();
       return fail(memoryError(memoryMb, true));
@@ -396,6 +409,9 @@ export class SandboxExecutor implements Executor {
     if (uncaught) {
       const error = uncaughtError(uncaught.decoded.value, memoryMb);
       return fail(lost ? { ...error, message: `${error.message}. The sandbox was restarted, so variables from earlier runs were lost.` } : error);
+    }
+    if (run.cancelled && !run.outcome) {
+      return fail(cancelledError(lost ? "The code was stopped by restarting the sandbox, so variables from earlier runs were lost." : "The code was stopped; its pending calls were aborted; variables are kept."));
     }
     return fail(timeoutError(timeoutMs, lost ? "lost" : wasRunning ? "kept" : "waiting"));
   }

@@ -5,6 +5,7 @@
  */
 import { format, inspect } from "node:util";
 import { OutputBuffer, type RunOutput } from "../output.js";
+import type { OutputStreamer } from "../output-stream.js";
 import { pruneForDisplay } from "./display.js";
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 1_000_000;
@@ -14,8 +15,11 @@ export class ByteCappedOutput extends OutputBuffer {
   private bytes = 0;
   private droppedBytes = 0;
 
-  constructor(private readonly maxBytes: number) {
-    super(Number.POSITIVE_INFINITY);
+  constructor(
+    private readonly maxBytes: number,
+    onKept?: (text: string) => void,
+  ) {
+    super(Number.POSITIVE_INFINITY, onKept);
   }
 
   override write(text: string): void {
@@ -24,6 +28,7 @@ export class ByteCappedOutput extends OutputBuffer {
     if (size <= room) {
       this.chunks.push(text);
       this.bytes += size;
+      this.onKept?.(text);
       return;
     }
     if (room > 0) {
@@ -34,6 +39,7 @@ export class ByteCappedOutput extends OutputBuffer {
       this.chunks.push(kept);
       this.bytes += keptBytes;
       this.droppedBytes += size - keptBytes;
+      this.onKept?.(kept);
     } else {
       this.droppedBytes += size;
     }
@@ -46,8 +52,12 @@ export class ByteCappedOutput extends OutputBuffer {
   }
 }
 
-export function newRunOutput(maxBytes: number): RunOutput {
-  return { stdout: new ByteCappedOutput(maxBytes), stderr: new ByteCappedOutput(maxBytes) };
+/** A run's two buffers, each streaming what it keeps to `streamer` when there is one (RunOptions.onOutput). */
+export function newRunOutput(maxBytes: number, streamer: OutputStreamer | null = null): RunOutput {
+  return {
+    stdout: new ByteCappedOutput(maxBytes, streamer ? (t) => streamer.push("stdout", t) : undefined),
+    stderr: new ByteCappedOutput(maxBytes, streamer ? (t) => streamer.push("stderr", t) : undefined),
+  };
 }
 
 /** console.count / console.time labels kept at once, and the longest label kept (characters). */

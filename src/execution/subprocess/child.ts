@@ -10,6 +10,7 @@ import { isHostMessage, type GuestToHost } from "../rpc/protocol.js";
 import { renderDisplay } from "../result.js";
 import { toWireError } from "../wire-error.js";
 import { fitError, fitResult } from "./message-limits.js";
+import type { OutputChunk } from "../output-stream.js";
 
 const send = (message: GuestToHost): void => {
   if (!process.send) throw new Error("ts-code-mode child started without an IPC channel");
@@ -51,7 +52,10 @@ process.on("message", (message: unknown) => {
     return;
   }
   // Cut to the host's limits (an error's message may be any length): the host refuses larger messages.
-  void engine.run(message.script, message.timeoutMs).then((result) => send({ type: "result", runId: message.runId, result: fitResult(result) }));
+  const { runId } = message;
+  // Output chunks are batched by the engine (output-stream.ts) and all sent before the result.
+  const streaming = message.stream ? { onOutput: (c: OutputChunk) => send({ type: "output", runId, stream: c.stream, text: c.text }) } : {};
+  void engine.run(message.script, message.timeoutMs, streaming).then((result) => send({ type: "result", runId, result: fitResult(result) }));
 });
 
 // A floating rejected promise is reported in the run's stderr (or the next run's) instead of ending the process.

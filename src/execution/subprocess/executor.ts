@@ -30,7 +30,9 @@ import type { SearchOptions } from "../../search/config.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
-import type { CallMessage, GuestToHost } from "../rpc/protocol.js";
+import type { CallMessage, GuestToHost, OutputMessage } from "../rpc/protocol.js";
+import { cancelledError as sharedCancelledError, type OutputListener } from "../output-stream.js";
+import { MESSAGE_LIMITS } from "./message-limits.js";
 import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 import { deathSignalLauncher } from "../freeze.js";
@@ -94,6 +96,8 @@ interface PendingRun {
   resolve(result: ExecutionResult): void;
   /** The child died during the run. */
   crashed(exit: ChildExit): void;
+  /** Output the child streamed for this run (only when the caller listens). */
+  output?: (message: OutputMessage) => void;
 }
 
 export class SubprocessExecutor implements Executor {
@@ -258,7 +262,10 @@ export class SubprocessExecutor implements Executor {
         // The child may die during the run (crash, OOM, process.exit): the one exit handler
         // installed at spawn calls `crashed`. (A handler per run on `child.exited` would pile up
         // for the child's whole life, one closure per run.)
-        this.pending = { runId, resolve, crashed: (exit) => resolve(errorResult(this.crashError(exit), startedAt)) };
+        // With a listener, the output streamed so far is kept for a result made here (a stop, a crash).
+        const streamed = options.onOutput ? new StreamedOutput(options.onOutput) : null;
+        const stoppedResult = (error: ExecutionError) => errorResult(error, startedAt, streamed?.sofar());
+        this.pending = { runId, resolve, crashed: (exit) => resolve(stoppedResult(this.crashError(exit))), ...(streamed ? { output: (m: OutputMessage) => streamed.take(m) } : {}) };
         // The deadline may have been held (a human deciding on an approval): wait for what is left.
         const arm = (ms: number) => {
           killTimer = setTimeout(() => {
@@ -266,26 +273,23 @@ export class SubprocessExecutor implements Executor {
             const left = this.budget.remainingMs();
             if (left > 0) return arm(Number.isFinite(left) ? left + KILL_GRACE_MS : HOLD_POLL_MS);
             resolve(
-              errorResult(
-                {
-                  name: "TimeoutError",
-                  message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
-                },
-                startedAt,
-              ),
+              stoppedResult({
+                name: "TimeoutError",
+                message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
+              }),
             );
           }, ms);
         };
         arm(timeoutMs + KILL_GRACE_MS);
         // A cancel stops the run the way a timeout does: the child is replaced.
         onAbort = () => {
-          if (this.pending?.runId === runId) resolve(errorResult(cancelledError(), startedAt));
+          if (this.pending?.runId === runId) resolve(stoppedResult(cancelledError()));
         };
         options.signal?.addEventListener("abort", onAbort, { once: true });
         try {
           this.cancelFreeze();
           child.resume();
-          child.send({ type: "run", runId, script, timeoutMs });
+          child.send({ type: "run", runId, script, timeoutMs, ...(options.onOutput ? { stream: true } : {}) });
         } catch (err) {
           resolve(errorResult({ name: "ExecutorCrashError", message: `Could not send the code to the executor process: ${err instanceof Error ? err.message : String(err)}` }, startedAt));
         }
@@ -309,6 +313,7 @@ export class SubprocessExecutor implements Executor {
     if (child !== this.child) return;
     if (message.type === "call") this.onCall(child, message);
     else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.resolve(message.result);
+    else if (message.type === "output" && this.pending?.runId === message.runId) this.pending.output?.(message);
   }
 
   /**
@@ -421,9 +426,37 @@ function isHostStop(error: ExecutionError): boolean {
 }
 
 function cancelledError(): ExecutionError {
-  return { name: "CancelledError", message: "The run was cancelled. The code was stopped by restarting the executor process, so variables from earlier runs were lost." };
+  return sharedCancelledError("The code was stopped by restarting the executor process, so variables from earlier runs were lost.");
 }
 
+/**
+ * Hands the child's output chunks to the caller, and keeps them for a result the host makes (a
+ * stopped or crashed run). The child may be forged (process.send is in the guest's reach): what one
+ * run may stream is capped per stream like its result's output.
+ */
+class StreamedOutput {
+  private readonly parts = { stdout: [] as string[], stderr: [] as string[] };
+  private readonly sent = { stdout: 0, stderr: 0 };
+
+  constructor(private readonly listener: OutputListener) {}
+
+  take({ stream, text }: OutputMessage): void {
+    const room = MESSAGE_LIMITS.stream - this.sent[stream];
+    if (room <= 0) return;
+    const kept = text.length <= room ? text : text.slice(0, room);
+    this.sent[stream] += kept.length;
+    this.parts[stream].push(kept);
+    try {
+      this.listener({ stream, text: kept });
+    } catch {
+      // The listener's problem, not the run's.
+    }
+  }
+
+  sofar(): { stdout: string; stderr: string } {
+    return { stdout: this.parts.stdout.join(""), stderr: this.parts.stderr.join("") };
+  }
+}
 function describeIdleExit(exit: ChildExit): string {
   const why =
     exit.memoryExceededMb !== null

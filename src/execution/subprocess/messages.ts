@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { GuestToHost } from "../rpc/protocol.js";
 import { MESSAGE_LIMITS as L } from "./message-limits.js";
+import { MAX_CHUNK_CHARS } from "../output-stream.js";
 
 const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
@@ -39,6 +40,7 @@ const guestMessage = z.discriminatedUnion("type", [
     }),
   }),
   z.object({ type: z.literal("fatal"), error: wireError }),
+  z.object({ type: z.literal("output"), runId: id, stream: z.enum(["stdout", "stderr"]), text: z.string().max(MAX_CHUNK_CHARS) }),
 ]);
 
 export type CheckedMessage = { ok: true; message: GuestToHost } | { ok: false; problem: string };

@@ -34,6 +34,7 @@ import { BoundaryError, decode, encode, type Decoded } from "../codec.js";
 import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
 import { Opaque } from "../instance.js";
 import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
+import { cancelledError, onAbort, streamerFor } from "../../output-stream.js";
 import { createSandboxConsole, newRunOutput, type SandboxConsole } from "../output.js";
 import { denoGuestProgram } from "./driver.js";
 import { DenoProcess, denoBinaryPath, describeExit, type DenoExit, type Frame } from "./process.js";
@@ -67,7 +68,7 @@ type Fields = Pick<ExecutionResult, "ok" | "value" | "display" | "error"> & { re
 const LEFT_RUNNING =
   "[ts-code-mode] The code kept running after its result (a loop of promise callbacks, say), so the sandbox process was restarted to stop it; variables from this and earlier runs were lost.";
 
-type RunEnd = { kind: "report"; report: string; decoded: Decoded } | { kind: "timeout" } | { kind: "exit"; exit: DenoExit } | { kind: "closed" };
+type RunEnd = { kind: "report"; report: string; decoded: Decoded } | { kind: "timeout" } | { kind: "cancelled" } | { kind: "exit"; exit: DenoExit } | { kind: "closed" };
 
 interface ActiveRun {
   seq: number;
@@ -174,12 +175,15 @@ export class DenoEngine {
     } catch (err) {
       return errorResult({ name: "ExecutorStartError", message: `The sandbox could not start: ${err instanceof Error ? err.message : String(err)}` }, startedAt);
     }
+    if (options.signal?.aborted) return errorResult(cancelledError("It had not started."), startedAt);
     const notice = this.takeNotice();
     const timeoutMs = options.timeoutMs ?? this.config.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, "sandbox");
-    const output = newRunOutput(this.config.maxOutputBytes);
+    const streamer = streamerFor(options.onOutput);
+    const output = newRunOutput(this.config.maxOutputBytes, streamer);
     const seq = ++this.runSeq;
     let fields: Fields;
+    let stopListening = () => undefined as void;
     try {
       const end = await new Promise<RunEnd>((resolve) => {
         const timer = setTimeout(() => finish({ kind: "timeout" }), timeoutMs);
@@ -194,10 +198,13 @@ export class DenoEngine {
         const finish = (e: RunEnd) => {
           clearTimeout(timer);
           clearInterval(watch);
+          stopListening();
           if (this.active?.seq === seq) this.active = null;
           resolve(e);
         };
         this.active = { seq, proc, output, finish };
+        // A cancel stops the run as its deadline would.
+        stopListening = onAbort(options.signal, () => finish({ kind: "cancelled" }));
         // The process's exit reaches the run through onExit (no handler piles up per run).
         if (!proc.running) finish({ kind: "exit", exit: { code: null, signal: null, stderrTail: "", killed: false } });
         else {
@@ -208,6 +215,8 @@ export class DenoEngine {
       // The output of the run stays writable until its end is handled (nothing arrives after it).
       fields = await this.conclude(end, seq, proc, timeoutMs);
     } finally {
+      stopListening();
+      streamer?.close();
       if (this.active?.seq === seq) this.active = null;
       this.budget = RunBudget.idle("sandbox");
     }
@@ -252,6 +261,11 @@ export class DenoEngine {
         this.stopRun(seq, proc, `the run timed out after ${timeoutMs} ms`);
         const kept = await this.askToStop(proc, seq);
         return fail(timeoutError(timeoutMs, kept ? "kept" : "lost"));
+      }
+      case "cancelled": {
+        this.stopRun(seq, proc, "the run was cancelled");
+        const kept = await this.askToStop(proc, seq);
+        return fail(cancelledError(kept ? "The code was stopped; variables are kept." : "The code was stopped by restarting the sandbox process, so variables from earlier runs were lost."));
       }
       case "exit": {
         this.stopRun(seq, proc, "the sandbox process ended");
