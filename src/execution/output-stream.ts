@@ -28,7 +28,11 @@ export class OutputStreamer {
   private lastFlush = Number.NEGATIVE_INFINITY;
   private closed = false;
 
-  constructor(private readonly sink: OutputListener) {}
+  constructor(
+    private readonly sink: OutputListener,
+    private readonly intervalMs = OUTPUT_FLUSH_MS,
+    private readonly maxChunk = MAX_CHUNK_CHARS,
+  ) {}
 
   push(stream: OutputChunk["stream"], text: string): void {
     if (this.closed || text.length === 0) return;
@@ -36,9 +40,9 @@ export class OutputStreamer {
     if (last?.stream === stream) last.text += text;
     else this.queue.push({ stream, text });
     this.size += text.length;
-    if (this.size >= MAX_CHUNK_CHARS) return this.flush();
+    if (this.size >= this.maxChunk) return this.flush();
     if (this.timer) return;
-    const wait = this.lastFlush + OUTPUT_FLUSH_MS - performance.now();
+    const wait = this.lastFlush + this.intervalMs - performance.now();
     if (wait <= 0) return this.flush();
     this.timer = setTimeout(() => this.flush(), wait);
     this.timer.unref?.();
@@ -53,9 +57,9 @@ export class OutputStreamer {
     this.queue = [];
     this.size = 0;
     for (const { stream, text } of chunks) {
-      for (let i = 0; i < text.length; i += MAX_CHUNK_CHARS) {
+      for (let i = 0; i < text.length; i += this.maxChunk) {
         try {
-          this.sink({ stream, text: text.slice(i, i + MAX_CHUNK_CHARS) });
+          this.sink({ stream, text: text.slice(i, i + this.maxChunk) });
         } catch {
           // The listener's problem, not the run's.
         }

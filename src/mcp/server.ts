@@ -56,7 +56,7 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     throw new TypeError(`createCodeModeServer: progressIntervalMs must be at least 10 ms; got ${String(progressIntervalMs)}`);
   }
   const server = new McpServer(options.serverInfo ?? { name: "ts-code-mode", version: "0.0.0" }, {
-    capabilities: { tools: {}, resources: { listChanged: true } },
+    capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },
     instructions: SERVER_INSTRUCTIONS,
   });
   const resources = registerCodeModeResources(server, session);

@@ -29,7 +29,7 @@ import {
 } from "./format.js";
 import type { ClientApprovals } from "./approvals.js";
 import { fitItems, fitText, truncationNote, type Truncation } from "./bounds.js";
-import { startProgress, type ToolExtra } from "./progress.js";
+import { startProgress, streamOutput, type ToolExtra } from "./progress.js";
 import { inputs, outputs } from "./schemas.js";
 
 /** Which MCP tools are offered: run_code alone (the default), or one tool per facade operation too. */
@@ -119,13 +119,17 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     { title: "Run TypeScript", description: RUN_CODE_DESCRIPTION, inputSchema: inputs.run_code, outputSchema: outputs.run_code, annotations: { openWorldHint: true } },
     guard(async ({ code, timeout_ms }, extra) => {
       const stop = startProgress(extra, "run_code", options.progressIntervalMs);
+      // With a progress token, what the run prints is streamed as logging notifications.
+      const log = streamOutput(extra, maxOutput);
       try {
         // A client's notifications/cancelled aborts extra.signal: the run stops as on a timeout.
-        const run = () => session.run(code, { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), signal: extra.signal });
+        const run = () =>
+          session.run(code, { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), signal: extra.signal, ...(log ? { onOutput: log.onOutput } : {}) });
         const result = await (options.approvals ? options.approvals.during(extra, run) : run());
         const { text, structured } = formatRunResult(result, maxOutput);
         return { text, structured, isError: !result.ok };
       } finally {
+        log?.close();
         stop();
         storeChanged();
       }

@@ -1,10 +1,10 @@
 /**
  * Long run_code calls over stdio and HTTP: with a progress token the server sends heartbeats, and a
  * client's notifications/cancelled stops the run (a `for(;;){}` loop that only a restart can stop)
- * while the session stays usable.
+ * while the session stays usable; what the run prints arrives as logging notifications while it runs.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import { LoggingMessageNotificationSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   callTool,
@@ -75,5 +75,26 @@ describe.each(Object.keys(transports))("mcp over %s: progress and cancellation",
     const after = await callTool(client, "run_code", { code: "40 + 2" });
     expect(structuredOf(after)).toMatchObject({ ok: true, value: 42 });
     expect(await childPid(client)).not.toBe(before);
+  });
+
+  it("streams the run's stdout/stderr as logging notifications while it runs, only when the client asked for progress", async () => {
+    const client = await transports[transport]!();
+    const logs: Array<{ level: string; data: unknown; settled: boolean }> = [];
+    let settled = false;
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push({ level: n.params.level, data: n.params.data, settled });
+    });
+    const code = 'console.log("first"); await new Promise((r) => setTimeout(r, 300)); console.log("second"); console.error("oops"); 1';
+    const call = client.callTool({ name: "run_code", arguments: { code } }, undefined, { onprogress: () => undefined });
+    void call.then(() => (settled = true));
+    expect(structuredOf(await call)).toMatchObject({ ok: true, value: 1 });
+    // The first line came on its own, before the run ended (the second line was printed later).
+    expect(logs[0]).toEqual({ level: "info", data: "first\n", settled: false });
+    expect(logs.filter((l) => l.level === "info").map((l) => l.data).join("")).toBe("first\nsecond\n");
+    expect(logs.filter((l) => l.level === "warning").map((l) => l.data).join("")).toBe("oops\n");
+    // Without a progress token nothing is streamed: the output comes with the reply only.
+    logs.length = 0;
+    await callTool(client, "run_code", { code: 'console.log("quiet"); 2' });
+    expect(logs).toEqual([]);
   });
 });
