@@ -13,6 +13,7 @@ import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { executorConformance } from "../conformance/executor.js";
+import { waitFor } from "../helpers/processes.js";
 
 executorConformance("SandboxExecutor (deno)", (opts) => new SandboxExecutor({ engine: "deno", ...opts }));
 
@@ -22,14 +23,6 @@ function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function waitFor(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 

@@ -18,18 +18,11 @@ import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { executorConformance } from "../conformance/executor.js";
+import { waitFor } from "../helpers/processes.js";
 
 executorConformance("SandboxExecutor (quickjs)", (opts) => new SandboxExecutor(opts), { cancels: { syncLoop: false } });
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-async function waitFor(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe("SandboxExecutor", () => {
   let dir: string;

@@ -5,7 +5,7 @@
  * and close() still end everything while it is frozen. Real child processes; effects are read
  * from files the guest's code appends to, states from `ps`.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { once } from "node:events";
 import { mkdtemp, rm, stat } from "node:fs/promises";
@@ -17,30 +17,12 @@ import { deathSignalLauncher } from "../../src/execution/freeze.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
+import { processesWith, waitFor } from "../helpers/processes.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** `ps` lines (pid, state, command) whose command line contains `text`, zombies left out. */
-function processesWith(text: string): { pid: number; state: string }[] {
-  const out = execFileSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" });
-  return out
-    .split("\n")
-    .filter((line) => line.includes(text))
-    .map((line) => line.trim().split(/\s+/))
-    .map(([pid, state]) => ({ pid: Number(pid), state: state ?? "" }))
-    .filter((p) => !p.state.startsWith("Z"));
-}
-
 async function size(file: string): Promise<number> {
   return (await stat(file).catch(() => ({ size: 0 }))).size;
-}
-
-async function waitFor(check: () => Promise<boolean> | boolean, what: string, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is frozen between runs", () => {

@@ -6,7 +6,6 @@
  *   - every message the child sends is validated and size-checked: a forged result with a
  *     50 M-character display is refused and the child replaced.
  */
-import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -17,22 +16,9 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
+import { processesWith, waitFor } from "../helpers/processes.js";
 
 const onLinux = process.platform === "linux";
-
-/** Lines of `ps` whose command line contains `text`. */
-function processesWith(text: string): string[] {
-  const out = execFileSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" });
-  return out.split("\n").filter((line) => line.includes(text) && !/^\s*\d+\s+Z/.test(line));
-}
-
-async function waitFor(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("SubprocessExecutor limits", () => {
   let dir: string;
