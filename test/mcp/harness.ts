@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAIN, REPO } from "../cli/harness.js";
+import { waitFor } from "../helpers/processes.js";
 
 export { cleanup, cli, ensureBuilt, MAIN, REPO, tempDir } from "../cli/harness.js";
 
@@ -57,12 +58,8 @@ export function isAlive(pid: number): boolean {
 }
 
 /** Resolves once `check()` is true; rejects after `limitMs` (a hang guard, not a timing assertion). */
-export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, limitMs = 20_000): Promise<void> {
-  const giveUp = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > giveUp) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+export function waitUntil(check: () => boolean | Promise<boolean>, what: string, limitMs = 20_000): Promise<void> {
+  return waitFor(check, what, limitMs, 50);
 }
 
 /** The text of a tool result's first content block. */

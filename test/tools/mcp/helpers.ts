@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { waitFor as waitForCondition } from "../../helpers/processes.js";
 
 export const FIXTURE_SERVER = fileURLToPath(new URL("../../fixtures/mcp/server.mjs", import.meta.url));
 export const EVERYTHING_SERVER = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
@@ -45,12 +46,8 @@ export function isAlive(pid: number | null | undefined): boolean {
   }
 }
 
-export async function waitFor(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function waitFor(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  return waitForCondition(check, what, ms);
 }
 
 export interface HttpFixture {
