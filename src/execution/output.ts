@@ -62,39 +62,61 @@ export function newOutput(streamer: OutputStreamer | null): RunOutput {
   };
 }
 
-/** A console bound to `target()`, read at each call so one console serves every run. */
-export function createGuestConsole(target: () => RunOutput | null): Record<string, (...args: unknown[]) => void> {
-  const out = (stream: "stdout" | "stderr") => (...args: unknown[]) => target()?.[stream].write(`${format(...args)}\n`);
+export type ConsoleMethods = Record<string, (...args: unknown[]) => void>;
+
+export interface GuestConsole {
+  methods: ConsoleMethods;
+  /** Forget console.count/time labels (reset() and close()). */
+  clear(): void;
+}
+
+/**
+ * A console bound to `target()`, read at each call so one console serves every run. `prepare` is
+ * applied to every argument before Node formats it: the sandbox, whose console formats on the
+ * host, passes a bounded copy there (sandbox/display.ts); a guest running in its own realm formats
+ * its own values.
+ */
+export function createGuestConsole(target: () => RunOutput | null, prepare: (value: unknown) => unknown = (v) => v): GuestConsole {
+  const write = (stream: "stdout" | "stderr", text: string) => target()?.[stream].write(text);
+  const formatted = (args: unknown[]) => format(...args.map(prepare));
+  const out = (stream: "stdout" | "stderr") => (...args: unknown[]) => write(stream, `${formatted(args)}\n`);
   const counts = new BoundedCache<string, number>(MAX_CONSOLE_LABELS, MAX_CONSOLE_LABELS * MAX_LABEL_CHARS, (k) => k.length);
   const timers = new BoundedCache<string, number>(MAX_CONSOLE_LABELS, MAX_CONSOLE_LABELS * MAX_LABEL_CHARS, (k) => k.length);
   const labelOf = (label: unknown): string => {
-    const text = String(label);
+    const text = typeof label === "string" ? label : String(prepare(label));
     return text.length > MAX_LABEL_CHARS ? `${text.slice(0, MAX_LABEL_CHARS)}…` : text;
   };
-  return {
+  const methods: ConsoleMethods = {
     log: out("stdout"),
     info: out("stdout"),
     debug: out("stdout"),
     error: out("stderr"),
     warn: out("stderr"),
-    trace: (...args: unknown[]) => target()?.stderr.write(`Trace: ${format(...args)}\n`),
-    dir: (value: unknown) => target()?.stdout.write(`${inspect(value, { depth: 4 })}\n`),
-    table: (value: unknown) => target()?.stdout.write(`${inspect(value, { depth: 4 })}\n`),
+    trace: (...args: unknown[]) => write("stderr", `Trace: ${formatted(args)}\n`),
+    dir: (value: unknown) => write("stdout", `${inspect(prepare(value), { depth: 4 })}\n`),
+    table: (value: unknown) => write("stdout", `${inspect(prepare(value), { depth: 4 })}\n`),
     count: (label: unknown = "default") => {
       const key = labelOf(label);
       const n = (counts.get(key) ?? 0) + 1;
       counts.set(key, n);
-      target()?.stdout.write(`${key}: ${n}\n`);
+      write("stdout", `${key}: ${n}\n`);
     },
     time: (label: unknown = "default") => void timers.set(labelOf(label), performance.now()),
     timeEnd: (label: unknown = "default") => {
       const key = labelOf(label);
       const t = timers.get(key);
-      if (t !== undefined) target()?.stdout.write(`${key}: ${(performance.now() - t).toFixed(3)}ms\n`);
+      if (t !== undefined) write("stdout", `${key}: ${(performance.now() - t).toFixed(3)}ms\n`);
       timers.delete(key);
     },
     assert: (cond: unknown, ...args: unknown[]) => {
-      if (!cond) target()?.stderr.write(`Assertion failed${args.length ? `: ${format(...args)}` : ""}\n`);
+      if (!cond) write("stderr", `Assertion failed${args.length ? `: ${formatted(args)}` : ""}\n`);
+    },
+  };
+  return {
+    methods,
+    clear: () => {
+      counts.clear();
+      timers.clear();
     },
   };
 }

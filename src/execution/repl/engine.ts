@@ -283,7 +283,7 @@ export class ReplEngine {
       queueMicrotask(() => this.guard(fn, []));
     };
     const globals: Record<string, unknown> = {
-      console: createGuestConsole(() => this.output),
+      console: createGuestConsole(() => this.output).methods,
       setTimeout: tracked(setTimeout, true),
       setInterval: tracked(setInterval, false),
       clearTimeout: untrack,

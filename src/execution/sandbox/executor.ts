@@ -43,7 +43,8 @@ import { CONSOLE_METHODS } from "./guest/runtime.js";
 import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
 import { cancelledError, onAbort, streamerFor } from "../output-stream.js";
-import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput, type SandboxConsole } from "./output.js";
+import type { GuestConsole } from "../output.js";
+import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
 import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
 
 export interface SandboxExecutorOptions {
@@ -132,7 +133,7 @@ export class SandboxExecutor implements Executor {
   private active: ActiveRun | null = null;
   private runSeq = 0;
   private readonly queue = new SerialQueue();
-  private readonly console: SandboxConsole;
+  private readonly console: GuestConsole;
   private closed = false;
   private readonly deno: DenoEngine | null = null;
   /** Replies of calls left running by an earlier run, for the next run (see park). */

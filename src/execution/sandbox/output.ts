@@ -3,8 +3,7 @@
  * buffers capped in BYTES (UTF-8), as the `maxOutputBytes` option promises. Beyond the cap the
  * text is cut, a marker says how much was dropped, and the run goes on.
  */
-import { format, inspect } from "node:util";
-import { OutputBuffer, type RunOutput } from "../output.js";
+import { createGuestConsole, OutputBuffer, type GuestConsole, type RunOutput } from "../output.js";
 import type { OutputStreamer } from "../output-stream.js";
 import { pruneForDisplay } from "./display.js";
 
@@ -60,72 +59,10 @@ export function newRunOutput(maxBytes: number, streamer: OutputStreamer | null =
   };
 }
 
-/** console.count / console.time labels kept at once, and the longest label kept (characters). */
-export const MAX_CONSOLE_LABELS = 1_000;
-export const MAX_LABEL_CHARS = 200;
-
-export interface SandboxConsole {
-  methods: Record<string, (...args: unknown[]) => void>;
-  /** Forget the count and time labels (reset(), close()). */
-  clear(): void;
-}
-
 /**
- * The sandbox's console on the host: the shared console's formatting, with every argument pruned
- * first (display.ts: a DAG or a wide, deep value renders in bounded time) and the label maps of
- * console.count/time bounded in entries and bytes (labels come from the guest; beyond the cap a
- * label is not tracked and the output says so). Cleared on reset() and close().
+ * The sandbox's console: the shared console (../output.ts), whose formatting runs on the host, so
+ * every argument is pruned first (display.ts: a DAG or a wide, deep value renders in bounded time).
  */
-export function createSandboxConsole(target: () => RunOutput | null): SandboxConsole {
-  const counts = new Map<string, number>();
-  const timers = new Map<string, number>();
-  const pruned = (args: unknown[]) => args.map((a) => pruneForDisplay(a).value);
-  const write = (stream: "stdout" | "stderr", text: string) => target()?.[stream].write(text);
-  const out = (stream: "stdout" | "stderr") => (...args: unknown[]) => write(stream, `${format(...pruned(args))}\n`);
-  const labelOf = (label: unknown): string => {
-    const text = typeof label === "string" ? label : label === undefined ? "default" : format(pruneForDisplay(label).value);
-    return text.length > MAX_LABEL_CHARS ? `${text.slice(0, MAX_LABEL_CHARS)}…` : text;
-  };
-  const room = (map: Map<string, number>, label: string, method: string): boolean => {
-    if (map.has(label) || map.size < MAX_CONSOLE_LABELS) return true;
-    write("stderr", `console.${method}: more than ${MAX_CONSOLE_LABELS} labels in use; "${label}" is not tracked\n`);
-    return false;
-  };
-  const methods: Record<string, (...args: unknown[]) => void> = {
-    log: out("stdout"),
-    info: out("stdout"),
-    debug: out("stdout"),
-    error: out("stderr"),
-    warn: out("stderr"),
-    trace: (...args: unknown[]) => write("stderr", `Trace: ${format(...pruned(args))}\n`),
-    dir: (value: unknown) => write("stdout", `${inspect(pruneForDisplay(value).value, { depth: 4 })}\n`),
-    table: (value: unknown) => write("stdout", `${inspect(pruneForDisplay(value).value, { depth: 4 })}\n`),
-    count: (label?: unknown) => {
-      const key = labelOf(label);
-      if (!room(counts, key, "count")) return;
-      const n = (counts.get(key) ?? 0) + 1;
-      counts.set(key, n);
-      write("stdout", `${key}: ${n}\n`);
-    },
-    time: (label?: unknown) => {
-      const key = labelOf(label);
-      if (room(timers, key, "time")) timers.set(key, performance.now());
-    },
-    timeEnd: (label?: unknown) => {
-      const key = labelOf(label);
-      const t = timers.get(key);
-      if (t !== undefined) write("stdout", `${key}: ${(performance.now() - t).toFixed(3)}ms\n`);
-      timers.delete(key);
-    },
-    assert: (cond: unknown, ...args: unknown[]) => {
-      if (!cond) write("stderr", `Assertion failed${args.length ? `: ${format(...pruned(args))}` : ""}\n`);
-    },
-  };
-  return {
-    methods,
-    clear: () => {
-      counts.clear();
-      timers.clear();
-    },
-  };
+export function createSandboxConsole(target: () => RunOutput | null): GuestConsole {
+  return createGuestConsole(target, (value) => pruneForDisplay(value).value);
 }

@@ -35,7 +35,8 @@ import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
 import { Opaque } from "../instance.js";
 import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
 import { cancelledError, onAbort, streamerFor } from "../../output-stream.js";
-import { createSandboxConsole, newRunOutput, type SandboxConsole } from "../output.js";
+import type { GuestConsole } from "../../output.js";
+import { createSandboxConsole, newRunOutput } from "../output.js";
 import { denoGuestProgram } from "./driver.js";
 import { DenoProcess, denoBinaryPath, describeExit, type DenoExit, type Frame } from "./process.js";
 
@@ -90,7 +91,7 @@ export class DenoEngine {
   private runSeq = 0;
   private notice: string | null = null;
   private readonly queue = new SerialQueue();
-  private readonly console: SandboxConsole;
+  private readonly console: GuestConsole;
   private readonly stopWaiters = new Map<number, (confirmed: boolean) => void>();
   /** Processes the engine is ending on purpose (their exit is not a crash). */
   private readonly ending = new WeakSet<DenoProcess>();
