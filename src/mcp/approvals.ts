@@ -17,6 +17,9 @@ import { callName } from "../tools/middleware/types.js";
 import { cutMiddle } from "./truncate.js";
 import type { ToolExtra } from "./progress.js";
 
+/** Longest rejection reason from the user passed on to the agent. */
+export const MAX_REASON_CHARS = 2_000;
+
 /** How long a question may stay unanswered before the call is refused. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
 /** The arguments shown in the question are cut to this many characters (they come from the agent's code). */
@@ -92,7 +95,9 @@ export class ClientApprovals {
 function decision(action: string, content: Record<string, unknown> | undefined): ApprovalDecision {
   if (action === "accept" && content?.["approve"] === true) return true;
   if (action === "accept") {
-    const reason = typeof content?.["reason"] === "string" && content["reason"].trim() !== "" ? content["reason"].trim() : "rejected by the user";
+    const given = typeof content?.["reason"] === "string" ? content["reason"].trim() : "";
+    // The client's text goes into the agent's error: cut it like any value from the network.
+    const reason = given === "" ? "rejected by the user" : cutMiddle(given, MAX_REASON_CHARS);
     return { approve: false, reason };
   }
   return { approve: false, reason: action === "decline" ? "the user declined" : "the user dismissed the question without deciding" };

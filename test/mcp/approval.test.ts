@@ -73,6 +73,15 @@ describe.each(Object.keys(connect))("mcp over %s: approval through the client", 
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/ToolError: .*echo\.say was not approved: not on Fridays/);
   });
+
+  it("a rejection reason of any length reaches the agent cut to 2,000 characters", async () => {
+    const { client } = elicitingClient({ action: "accept", content: { approve: false, reason: "n".repeat(1_000_000) } });
+    await connect[transport]!(client);
+    const r = await callTool(client, "run_code", { code: 'await tools.echo.say({ text: ["x"] })' });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/was not approved: n+\n\[… 998,000 characters cut …\]\nn+/);
+    expect(textOf(r)).not.toMatch(/n{2001}/);
+  });
 });
 
 describe("approval fallback and deadlines", () => {
