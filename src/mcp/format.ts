@@ -15,18 +15,22 @@ import { cutMiddle, fitSections, renderSections, type Section } from "./truncate
 
 export type RunCodeOutput = z.infer<typeof runCodeOutput>;
 
-/** The run's value, stdout, stderr and error as labelled sections (empty ones left out), within `maxChars`. */
-export function formatRunResult(result: ExecutionResult, maxChars: number): { text: string; structured: RunCodeOutput } {
+/**
+ * The run's value, stdout, stderr and error as labelled sections (empty ones left out), within
+ * `maxChars`. `limit` names the setting in the truncation note: `--max-output` for the MCP server,
+ * the option's name for the framework adapters (src/adapters), which share this one format.
+ */
+export function formatRunResult(result: ExecutionResult, maxChars: number, limit = "--max-output"): { text: string; structured: RunCodeOutput } {
   const sections: Section[] = [];
   if (result.display !== "") sections.push({ label: "value", text: result.display });
   if (result.stdout !== "") sections.push({ label: "stdout", text: result.stdout });
   if (result.stderr !== "") sections.push({ label: "stderr", text: result.stderr });
   if (result.error) sections.push({ label: "error", text: errorText(result.error) });
 
-  const fitted = fitSections(sections, maxChars - truncationNote(Number.MAX_SAFE_INTEGER, maxChars).length - 1);
+  const fitted = fitSections(sections, maxChars - truncationNote(Number.MAX_SAFE_INTEGER, maxChars, limit).length - 1);
   const get = (label: string) => fitted.sections.find((s) => s.label === label);
   let text = sections.length === 0 ? "(no value and no output)" : renderSections(fitted.sections);
-  if (fitted.cut > 0) text += `\n${truncationNote(fitted.cut, maxChars)}`;
+  if (fitted.cut > 0) text += `\n${truncationNote(fitted.cut, maxChars, limit)}`;
 
   const structured: RunCodeOutput = {
     ok: result.ok,
@@ -42,8 +46,8 @@ export function formatRunResult(result: ExecutionResult, maxChars: number): { te
   return { text, structured };
 }
 
-function truncationNote(cut: number, maxChars: number): string {
-  return `[output cut to ${maxChars.toLocaleString("en-US")} characters (--max-output): ${cut.toLocaleString("en-US")} characters left out; return less, or save big results with artifacts.save]`;
+function truncationNote(cut: number, maxChars: number, limit: string): string {
+  return `[output cut to ${maxChars.toLocaleString("en-US")} characters (${limit}): ${cut.toLocaleString("en-US")} characters left out; return less, or save big results with artifacts.save]`;
 }
 
 /** `Name: message` and the stack frames in the agent's code, without repeating the first line. */
@@ -64,9 +68,9 @@ function structuredError(error: ExecutionError | null, section: { text: string; 
 const MARKER_ROOM = 48;
 
 /** Any other tool's text, cut in the middle (with cutMiddle's marker) when it is longer than `maxChars`. */
-export function bounded(text: string, maxChars: number): string {
+export function bounded(text: string, maxChars: number, limit = "--max-output"): string {
   if (text.length <= maxChars) return text;
-  const note = `\n[text cut to ${maxChars.toLocaleString("en-US")} characters (--max-output); get what you need in run_code, a part at a time]`;
+  const note = `\n[text cut to ${maxChars.toLocaleString("en-US")} characters (${limit}); get what you need in run_code, a part at a time]`;
   return cutMiddle(text, Math.max(0, maxChars - note.length - MARKER_ROOM)) + note;
 }
 

@@ -1,0 +1,179 @@
+/**
+ * What the three framework adapters share: the tools (name, description, input schema, handler)
+ * and the system-prompt text. The texts and the result format are the MCP server's own
+ * (src/mcp/descriptions.ts, src/mcp/format.ts), so a model sees the same run_code whichever way it
+ * reaches ts-code-mode. Each framework file only wraps these specs in its framework's tool type;
+ * nothing here imports a framework.
+ */
+import { z } from "zod";
+import type { ExecutionResult } from "../execution/protocol.js";
+import { DESCRIPTIONS, RUN_CODE_DESCRIPTION } from "../mcp/descriptions.js";
+import { bounded, formatRunResult, formatToolList, formatWorkflowList, type RunCodeOutput } from "../mcp/format.js";
+import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT } from "../mcp/limits.js";
+import { inputs } from "../mcp/schemas.js";
+import type { Session } from "../session.js";
+import { ValidationError } from "../errors.js";
+
+export type { RunCodeOutput };
+
+/** Decides whether one run_code call needs a human's approval (before any of its code runs). */
+export type NeedsApproval = boolean | ((code: string) => boolean | Promise<boolean>);
+
+export interface CodeModeToolsOptions {
+  /** Also offer search_tools, describe_tool and search_workflows (the same data run_code reaches). Default false. */
+  discovery?: boolean;
+  /** Longest text a tool returns to the model, in characters. Default 24,000 (about 6,000 tokens). */
+  maxOutput?: number;
+  /**
+   * Ask before run_code runs, through the framework's own approval mechanism (AI SDK and OpenAI
+   * Agents `needsApproval`; LangChain: `codeModeApproval()` middleware). `true` asks for every
+   * call; a function sees the code. Approval of single tool calls made *inside* the code is the
+   * `approval()` tool middleware's job. Default false.
+   */
+  needsApproval?: NeedsApproval;
+}
+
+/** What a tool returns: text for the model, the same data structured for programs. */
+export interface ToolReply {
+  text: string;
+  structured: Record<string, unknown>;
+  /** The run failed (or the lookup did): frameworks that can mark a result as an error do. */
+  isError: boolean;
+}
+
+export interface RunCodeReply extends ToolReply {
+  structured: RunCodeOutput;
+}
+
+/** One tool, framework-neutral. */
+export interface ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  name: string;
+  description: string;
+  inputSchema: z.ZodObject<Shape>;
+  execute(input: z.infer<z.ZodObject<Shape>>, signal?: AbortSignal): Promise<ToolReply>;
+}
+
+/** The name options are given under in truncation notes the model reads. */
+const LIMIT_NAME = "maxOutput";
+
+export const runCodeInput = z.object(inputs.run_code);
+export type RunCodeInput = z.infer<typeof runCodeInput>;
+const searchInput = z.object(inputs.search);
+const toolInput = z.object(inputs.tool);
+
+/** The options with their defaults, checked (a bad value fails when the tools are made, not on the model's first call). */
+export function resolveOptions(options: CodeModeToolsOptions = {}): Required<CodeModeToolsOptions> {
+  const maxOutput = options.maxOutput ?? DEFAULT_MAX_OUTPUT;
+  if (!Number.isInteger(maxOutput) || maxOutput < MIN_MAX_OUTPUT) {
+    throw new ValidationError(`maxOutput must be a whole number of characters >= ${MIN_MAX_OUTPUT}; got ${String(options.maxOutput)}`);
+  }
+  const needsApproval = options.needsApproval ?? false;
+  if (typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
+    throw new ValidationError(`needsApproval must be true, false or a function (code) => boolean; got ${typeof needsApproval}`);
+  }
+  return { discovery: options.discovery ?? false, maxOutput, needsApproval };
+}
+
+/** Whether this run_code call must be approved first (the framework asks the human). */
+export async function runNeedsApproval(needsApproval: NeedsApproval, code: string): Promise<boolean> {
+  return typeof needsApproval === "function" ? (await needsApproval(code)) === true : needsApproval;
+}
+
+/** The run_code tool: runs the code in the session; the result is trimmed to `maxOutput` as for MCP. */
+export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<typeof inputs.run_code> {
+  return {
+    name: "run_code",
+    description: RUN_CODE_DESCRIPTION,
+    inputSchema: runCodeInput,
+    async execute(input, signal): Promise<RunCodeReply> {
+      // The framework validated already; parse again so a caller that skips validation cannot pass junk.
+      const { code, timeout_ms } = runCodeInput.parse(input);
+      // session.run never throws for the agent's code; a closed session comes back as ok:false too.
+      const result: ExecutionResult = await session.run(code, { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), ...(signal ? { signal } : {}) });
+      const { text, structured } = formatRunResult(result, maxOutput, LIMIT_NAME);
+      return { text, structured, isError: !result.ok };
+    },
+  };
+}
+
+/** The optional discovery tools: the host-side twins of tools.search, tools.describe and workflows.search. */
+export function discoverySpecs(session: Session, maxOutput: number): ToolSpec[] {
+  const searchTools: ToolSpec<typeof inputs.search> = {
+    name: "search_tools",
+    description: DESCRIPTIONS.search_tools,
+    inputSchema: searchInput,
+    execute: (input) =>
+      reply(maxOutput, async () => {
+        const { query, limit } = searchInput.parse(input);
+        const tools = await session.searchTools(query, limit !== undefined ? { limit } : {});
+        return { text: formatToolList(tools, `No tools match ${JSON.stringify(query)}.`), structured: { tools } };
+      }),
+  };
+  const describeTool: ToolSpec<typeof inputs.tool> = {
+    name: "describe_tool",
+    description: DESCRIPTIONS.describe_tool,
+    inputSchema: toolInput,
+    execute: (input) =>
+      reply(maxOutput, async () => {
+        const { name } = toolInput.parse(input);
+        const declaration = await session.describeTool(name);
+        return { text: declaration, structured: { name } };
+      }),
+  };
+  const searchWorkflows: ToolSpec<typeof inputs.search> = {
+    name: "search_workflows",
+    description: DESCRIPTIONS.search_workflows,
+    inputSchema: searchInput,
+    execute: (input) =>
+      reply(maxOutput, async () => {
+        const { query, limit } = searchInput.parse(input);
+        const workflows = await session.searchWorkflows(query, limit !== undefined ? { limit } : {});
+        return { text: formatWorkflowList(workflows, `No workflows match ${JSON.stringify(query)}.`), structured: { workflows } };
+      }),
+  };
+  return [searchTools, describeTool, searchWorkflows] as ToolSpec[];
+}
+
+/** All the tools for these options, run_code first. */
+export function toolSpecs(session: Session, options: Required<CodeModeToolsOptions>): ToolSpec[] {
+  const specs: ToolSpec[] = [runCodeSpec(session, options.maxOutput) as unknown as ToolSpec];
+  if (options.discovery) specs.push(...discoverySpecs(session, options.maxOutput));
+  return specs;
+}
+
+/**
+ * A lookup's reply with its text bounded; a failure (unknown tool, bad query) is a reply the model
+ * reads, naming what was wrong, never an exception that ends the agent's loop. Only the text goes
+ * to the model: the structured data of a discovery tool is for programs and is not bounded here.
+ */
+async function reply(maxOutput: number, fn: () => Promise<{ text: string; structured: Record<string, unknown> }>): Promise<ToolReply> {
+  try {
+    const { text, structured } = await fn();
+    return { text: bounded(text, maxOutput, LIMIT_NAME), structured, isError: false };
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    return { text: bounded(`${e.name}: ${e.message}`, maxOutput, LIMIT_NAME), structured: { error: { name: e.name, message: e.message } }, isError: true };
+  }
+}
+
+/**
+ * Text for the agent's system prompt: what run_code is for and what this session holds, as counts
+ * (never the lists themselves, so the prompt stays the same few hundred characters with 5 tools
+ * or 500; the model finds them with tools.search inside run_code).
+ */
+export async function codeModeSystemPrompt(session: Session): Promise<string> {
+  const [tools, workflows, artifacts] = await Promise.all([session.listTools(), session.listWorkflows(), session.listArtifacts()]);
+  return [
+    "You can run TypeScript with the run_code tool. Prefer one run_code call that does several steps (loops, Promise.all) over many small calls.",
+    "Inside run_code these namespaces are in scope; every call returns a Promise:",
+    `- tools: ${count(tools.length, "tool")} (CLI commands and APIs). Find them with tools.search("what you need"), read one with tools.describe(name), call tools.<name>.<callable>({ ...args }).`,
+    `- workflows: ${count(workflows.length, "saved workflow")}. workflows.search("task"), then workflows.<name>({ ...args }); save new ones with workflows.create.`,
+    `- artifacts: ${count(artifacts.length, "stored artifact")}. artifacts.list(), artifacts.load(name), artifacts.save(name, data).`,
+    "- deps: deps.list() shows the packages code may import.",
+    "Return only what you need: long output is cut, so save large results as artifacts.",
+  ].join("\n");
+}
+
+function count(n: number, what: string): string {
+  return `${n.toLocaleString("en-US")} ${what}${n === 1 ? "" : "s"}`;
+}

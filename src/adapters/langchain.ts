@@ -1,0 +1,66 @@
+/**
+ * `ts-code-mode/langchain`: code mode as LangChain tools for `createAgent`.
+ *
+ * ```ts
+ * const agent = createAgent({ model, tools: codeModeTools(session), systemPrompt: await codeModeSystemPrompt(session) });
+ * ```
+ *
+ * Each tool answers with `content_and_artifact`: the text a model reads (the MCP server's format)
+ * as the ToolMessage content and the structured result as its `artifact`. LangChain has no
+ * approval flag on a tool; its human-in-the-loop middleware is the equivalent, so approval is
+ * `codeModeApproval()` in `createAgent({ middleware, checkpointer })`.
+ */
+import type { DynamicStructuredTool } from "@langchain/core/tools";
+import type { AgentMiddleware } from "langchain";
+import { codeModeSystemPrompt, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type NeedsApproval, type ToolSpec } from "./core.js";
+import { loadPeer } from "./peer.js";
+import type { Session } from "../session.js";
+import { ValidationError } from "../errors.js";
+
+const [core, langchain] = await Promise.all([
+  loadPeer<typeof import("@langchain/core/tools")>({ name: "@langchain/core/tools", adapter: "ts-code-mode/langchain", install: "@langchain/core@^1.4 langchain@^1.5" }),
+  loadPeer<typeof import("langchain")>({ name: "langchain", adapter: "ts-code-mode/langchain", install: "@langchain/core@^1.4 langchain@^1.5" }),
+]);
+
+export { codeModeSystemPrompt, type NeedsApproval };
+export { MissingPeerError } from "./peer.js";
+
+/** As for the other adapters, without `needsApproval`: approval is the `codeModeApproval()` middleware here. */
+export type LangChainToolsOptions = Omit<CodeModeToolsOptions, "needsApproval">;
+
+/** LangChain tools for `createAgent({ tools })`: run_code first; search_tools, describe_tool, search_workflows with `discovery: true`. */
+export function codeModeTools(session: Session, options: LangChainToolsOptions = {}): DynamicStructuredTool[] {
+  if ("needsApproval" in options) {
+    throw new ValidationError("ts-code-mode/langchain: LangChain tools carry no approval flag; add codeModeApproval() to createAgent's middleware (with a checkpointer) instead of needsApproval");
+  }
+  return toolSpecs(session, resolveOptions(options)).map(toLangChainTool);
+}
+
+function toLangChainTool(spec: ToolSpec): DynamicStructuredTool {
+  const t = core.tool(
+    async (input: Record<string, unknown>, config: { signal?: AbortSignal }): Promise<[string, Record<string, unknown>]> => {
+      const reply = await spec.execute(input, config?.signal);
+      return [reply.text, { ...reply.structured, isError: reply.isError }];
+    },
+    { name: spec.name, description: spec.description, schema: spec.inputSchema, responseFormat: "content_and_artifact" },
+  );
+  return t as unknown as DynamicStructuredTool;
+}
+
+/**
+ * LangChain's human-in-the-loop middleware set up for run_code: the agent stops before the code
+ * runs (an interrupt; resume with `new Command({ resume: { decisions: [{ type: "approve" }] } })`
+ * or `{ type: "reject", message }`). `needsApproval` as for the other adapters: `true` (default)
+ * for every call, or a function of the code. Needs a checkpointer on the agent.
+ */
+export function codeModeApproval(needsApproval: NeedsApproval = true): AgentMiddleware {
+  if (typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
+    throw new ValidationError(`needsApproval must be true, false or a function (code) => boolean; got ${typeof needsApproval}`);
+  }
+  const when = (request: { toolCall: { args: Record<string, unknown> } }) => runNeedsApproval(needsApproval, String(request.toolCall.args["code"]));
+  return langchain.humanInTheLoopMiddleware({
+    interruptOn: {
+      run_code: { allowedDecisions: ["approve", "reject"], description: "The agent wants to run this code (run_code)", when },
+    },
+  }) as unknown as AgentMiddleware;
+}

@@ -1,0 +1,159 @@
+/**
+ * ts-code-mode/ai in a full AI SDK loop: generateText with the SDK's own MockLanguageModelV3 (a
+ * scripted model: the one stand-in these tests allow), the adapter's tools and a real session
+ * whose snippets call real CLI tools in a child process.
+ */
+import { generateText, stepCountIs, type ModelMessage } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { codeModeSystemPrompt, codeModeTools } from "../../src/adapters/ai.js";
+import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
+
+let t: TestSession;
+beforeAll(async () => {
+  t = await testSession();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+
+function turn(content: LanguageModelV3Content[]): LanguageModelV3GenerateResult {
+  const calls = content.some((c) => c.type === "tool-call");
+  return { content, finishReason: { unified: calls ? "tool-calls" : "stop", raw: undefined }, usage, warnings: [] };
+}
+
+const call = (toolName: string, input: Record<string, unknown>, id = `call-${toolName}`): LanguageModelV3Content => ({ type: "tool-call", toolCallId: id, toolName, input: JSON.stringify(input) });
+
+/** The text of the last tool result the model was sent, and whether it was an error result. */
+function lastToolResult(options: LanguageModelV3CallOptions): { text: string; isError: boolean } {
+  const tool = options.prompt.filter((m) => m.role === "tool").at(-1);
+  const part = tool?.content.filter((p) => p.type === "tool-result").at(-1);
+  if (!part || part.type !== "tool-result") throw new Error("no tool result in the prompt");
+  const out = part.output;
+  if (out.type === "text" || out.type === "error-text") return { text: out.value, isError: out.type === "error-text" };
+  throw new Error(`unexpected tool output type ${out.type}`);
+}
+
+/** A model that plays `script` one step at a time; each step may look at what the previous tool returned. */
+function scripted(script: Array<(options: LanguageModelV3CallOptions) => LanguageModelV3Content[]>): MockLanguageModelV3 {
+  let step = 0;
+  return new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      const next = script[step++];
+      if (!next) throw new Error(`the scripted model has no step ${step}`);
+      return turn(next(options));
+    },
+  });
+}
+
+describe("ts-code-mode/ai: a full generateText loop", () => {
+  it("the model calls run_code, the snippet runs real tools in the session, the model reads the trimmed result", async () => {
+    const model = scripted([
+      () => [call("run_code", { code: ECHO_SNIPPET })],
+      (options) => [{ type: "text", text: `the tool said: ${lastToolResult(options).text}` }],
+    ]);
+    const result = await generateText({ model, tools: codeModeTools(t.session), system: await codeModeSystemPrompt(t.session), prompt: "say code mode", stopWhen: stepCountIs(5) });
+    expect(result.steps).toHaveLength(2);
+    expect(result.text).toBe("the tool said: --- value ---\nCODE MODE");
+    // The output for programs: the structured result, as MCP's structuredContent.
+    const toolResult = result.steps[0]!.toolResults[0]!;
+    expect(toolResult.output).toMatchObject({ isError: false, structured: { ok: true, value: "CODE MODE", cutChars: 0 } });
+    // It really ran: the artifact is in the store, and the REPL variable persists into the next run.
+    expect(await t.session.loadArtifact("said.txt")).toBe("code mode");
+    expect((await t.session.run("said")).value).toBe("code mode");
+    // The system prompt went to the model.
+    expect(JSON.stringify(model.doGenerateCalls[0]!.prompt[0])).toContain("run_code");
+  });
+
+  it("a failing snippet comes back to the model as an error result naming the mistake; the loop goes on", async () => {
+    let seen: { text: string; isError: boolean } | undefined;
+    const model = scripted([
+      () => [call("run_code", { code: 'await tools.ech.say({ text: ["x"] })' })],
+      (options) => {
+        seen = lastToolResult(options);
+        return [{ type: "text", text: "fixed it" }];
+      },
+    ]);
+    const result = await generateText({ model, tools: codeModeTools(t.session), prompt: "go", stopWhen: stepCountIs(5) });
+    expect(result.text).toBe("fixed it");
+    expect(seen?.isError).toBe(true);
+    expect(seen?.text).toMatch(/--- error ---\nNotFoundError: tools\.ech\.say: Unknown tool: ech\. Did you mean: echo/);
+  });
+
+  it("output past maxOutput is cut for the model, with a note naming the option", async () => {
+    const model = scripted([() => [call("run_code", { code: '"x".repeat(50_000)' })], () => [{ type: "text", text: "ok" }]]);
+    const result = await generateText({ model, tools: codeModeTools(t.session, { maxOutput: 1_000 }), prompt: "go", stopWhen: stepCountIs(5) });
+    const sent = lastToolResult(model.doGenerateCalls[1]!).text;
+    expect(sent.length).toBeLessThanOrEqual(1_000);
+    expect(sent).toContain("(maxOutput)");
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ structured: { ok: true } });
+  });
+
+  it("discovery tools find and describe the session's real tools", async () => {
+    const model = scripted([
+      () => [call("search_tools", { query: "print text", limit: 2 }, "c1")],
+      () => [call("describe_tool", { name: "echo" }, "c2")],
+      () => [call("describe_tool", { name: "ecko" }, "c3")],
+      () => [{ type: "text", text: "done" }],
+    ]);
+    const tools = codeModeTools(t.session, { discovery: true });
+    expect(Object.keys(tools)).toEqual(["run_code", "search_tools", "describe_tool", "search_workflows"]);
+    await generateText({ model, tools, prompt: "go", stopWhen: stepCountIs(6) });
+    expect(lastToolResult(model.doGenerateCalls[1]!).text).toContain("tools.echo.say(");
+    expect(lastToolResult(model.doGenerateCalls[2]!).text).toContain("say(");
+    const unknown = lastToolResult(model.doGenerateCalls[3]!);
+    expect(unknown).toMatchObject({ isError: true });
+    expect(unknown.text).toMatch(/Did you mean: echo/);
+  });
+});
+
+describe("ts-code-mode/ai: approval through the SDK's needsApproval", () => {
+  const snippet = 'await artifacts.save("approved.txt", "yes"); "saved"';
+
+  async function askThenAnswer(approved: boolean) {
+    const model = scripted([() => [call("run_code", { code: snippet }, "a1")], () => [{ type: "text", text: "after" }]]);
+    const asked: string[] = [];
+    const tools = codeModeTools(t.session, { needsApproval: (code) => (asked.push(code), code.includes("artifacts.save")) });
+    const first = await generateText({ model, tools, prompt: "save it", stopWhen: stepCountIs(5) });
+    const request = first.content.find((c) => c.type === "tool-approval-request");
+    expect(request, "the step ends with an approval request").toBeDefined();
+    expect(asked).toEqual([snippet]);
+    // Nothing ran while the question was open.
+    await expect(t.session.loadArtifact("approved.txt")).rejects.toThrow(/approved\.txt/);
+    const messages: ModelMessage[] = [
+      { role: "user", content: "save it" },
+      ...first.response.messages,
+      { role: "tool", content: [{ type: "tool-approval-response", approvalId: request!.approvalId, approved, ...(approved ? {} : { reason: "not today" }) }] },
+    ];
+    const second = await generateText({ model, tools, messages, stopWhen: stepCountIs(5) });
+    return { second, model };
+  }
+
+  it("a rejected run_code never runs its code", async () => {
+    const { second } = await askThenAnswer(false);
+    expect(second.text).toBe("after");
+    await expect(t.session.loadArtifact("approved.txt")).rejects.toThrow(/approved\.txt/);
+  });
+
+  it("an approved run_code runs", async () => {
+    const { second } = await askThenAnswer(true);
+    expect(second.text).toBe("after");
+    expect(await t.session.loadArtifact("approved.txt")).toBe("yes");
+    await t.session.deleteArtifact("approved.txt");
+  });
+
+  it("code the function does not flag runs without asking", async () => {
+    const model = scripted([() => [call("run_code", { code: "1 + 1" })], () => [{ type: "text", text: "two" }]]);
+    const result = await generateText({ model, tools: codeModeTools(t.session, { needsApproval: (code) => code.includes("artifacts") }), prompt: "add", stopWhen: stepCountIs(5) });
+    expect(result.content.some((c) => c.type === "tool-approval-request")).toBe(false);
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ structured: { value: 2 } });
+  });
+
+  it("bad options fail when the tools are made", () => {
+    expect(() => codeModeTools(t.session, { maxOutput: 10 })).toThrow(/maxOutput must be a whole number of characters >= 500/);
+    expect(() => codeModeTools(t.session, { needsApproval: "yes" as unknown as boolean })).toThrow(/needsApproval must be/);
+  });
+});

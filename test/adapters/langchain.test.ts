@@ -1,0 +1,94 @@
+/**
+ * ts-code-mode/langchain in a full createAgent loop: LangChain's own fake chat model (`fakeModel()`,
+ * scripted; the model is the one stand-in these tests allow), the adapter's tools and a real
+ * session whose snippets call real CLI tools in a child process.
+ */
+import { Command, MemorySaver } from "@langchain/langgraph";
+import { AIMessage, createAgent, fakeModel, ToolMessage, type BaseMessage } from "langchain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { codeModeApproval, codeModeSystemPrompt, codeModeTools } from "../../src/adapters/langchain.js";
+import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
+
+let t: TestSession;
+beforeAll(async () => {
+  t = await testSession();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function lastTool(messages: BaseMessage[]): ToolMessage {
+  const m = messages.filter((x): x is ToolMessage => ToolMessage.isInstance(x)).at(-1);
+  if (!m) throw new Error("no ToolMessage");
+  return m;
+}
+
+const text = (m: BaseMessage) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
+
+describe("ts-code-mode/langchain: a full createAgent loop", () => {
+  it("the agent calls run_code, the snippet runs real tools, the model reads the text and programs get the artifact", async () => {
+    const model = fakeModel()
+      .respondWithTools([{ name: "run_code", args: { code: ECHO_SNIPPET }, id: "c1" }])
+      .respond((messages) => new AIMessage(`the tool said: ${text(lastTool(messages))}`));
+    const agent = createAgent({ model, tools: codeModeTools(t.session), systemPrompt: await codeModeSystemPrompt(t.session) });
+    const result = await agent.invoke({ messages: [{ role: "user", content: "say code mode" }] });
+    expect(text(result.messages.at(-1)!)).toBe("the tool said: --- value ---\nCODE MODE");
+    expect(lastTool(result.messages).artifact).toMatchObject({ isError: false, ok: true, value: "CODE MODE" });
+    expect(await t.session.loadArtifact("said.txt")).toBe("code mode");
+    expect(text(model.calls[0]!.messages[0]!)).toContain("run_code");
+  });
+
+  it("a failing snippet comes back as text naming the mistake", async () => {
+    const model = fakeModel()
+      .respondWithTools([{ name: "run_code", args: { code: 'await tools.ech.say({ text: ["x"] })' }, id: "c1" }])
+      .respond(new AIMessage("done"));
+    const result = await createAgent({ model, tools: codeModeTools(t.session) }).invoke({ messages: [{ role: "user", content: "go" }] });
+    expect(text(lastTool(result.messages))).toMatch(/--- error ---\nNotFoundError: tools\.ech\.say: Unknown tool: ech\. Did you mean: echo/);
+    expect(lastTool(result.messages).artifact).toMatchObject({ isError: true, ok: false });
+  });
+
+  it("discovery tools describe the session's real tools", async () => {
+    const model = fakeModel()
+      .respondWithTools([{ name: "describe_tool", args: { name: "wc" }, id: "c1" }])
+      .respond(new AIMessage("ok"));
+    const tools = codeModeTools(t.session, { discovery: true });
+    expect(tools.map((tool) => tool.name)).toEqual(["run_code", "search_tools", "describe_tool", "search_workflows"]);
+    const result = await createAgent({ model, tools }).invoke({ messages: [{ role: "user", content: "go" }] });
+    expect(text(lastTool(result.messages))).toContain("lines(");
+  });
+
+  it("needsApproval is refused with the way to do it in LangChain", () => {
+    expect(() => codeModeTools(t.session, { needsApproval: true } as never)).toThrow(/codeModeApproval\(\)/);
+  });
+});
+
+describe("ts-code-mode/langchain: approval through the human-in-the-loop middleware", () => {
+  const snippet = 'await artifacts.save("lc-approved.txt", "yes"); "saved"';
+
+  async function interrupted(threadId: string) {
+    const model = fakeModel()
+      .respondWithTools([{ name: "run_code", args: { code: snippet }, id: "a1" }])
+      .respond((messages) => new AIMessage(`after: ${text(lastTool(messages))}`));
+    const agent = createAgent({ model, tools: codeModeTools(t.session), middleware: [codeModeApproval((code) => code.includes("artifacts.save"))], checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: threadId } };
+    const first = await agent.invoke({ messages: [{ role: "user", content: "save it" }] }, config);
+    expect(first.__interrupt__, "the run stops with an interrupt").toBeDefined();
+    await expect(t.session.loadArtifact("lc-approved.txt")).rejects.toThrow(/lc-approved/);
+    return { agent, config };
+  }
+
+  it("a rejected run_code never runs; the model reads the reason", async () => {
+    const { agent, config } = await interrupted("reject");
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: "reject", message: "not today" }] } }), config);
+    expect(text(second.messages.at(-1)!)).toContain("not today");
+    await expect(t.session.loadArtifact("lc-approved.txt")).rejects.toThrow(/lc-approved/);
+  });
+
+  it("an approved run_code runs", async () => {
+    const { agent, config } = await interrupted("approve");
+    const second = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config);
+    expect(text(second.messages.at(-1)!)).toBe("after: --- value ---\nsaved");
+    expect(await t.session.loadArtifact("lc-approved.txt")).toBe("yes");
+    await t.session.deleteArtifact("lc-approved.txt");
+  });
+});

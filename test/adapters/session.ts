@@ -1,0 +1,38 @@
+/**
+ * A real session for the adapter tests: FileStorage in a temp folder and a SubprocessExecutor (a
+ * real child node) with the example tool YAMLs (echo, wc, ... run as real commands).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
+import { Session } from "../../src/session.js";
+import { FileStorage } from "../../src/storage/file/storage.js";
+import { ensureBuilt, REPO } from "../cli/harness.js";
+
+export const EXAMPLE_TOOLS = path.join(REPO, "examples", "tools");
+
+export interface TestSession {
+  session: Session;
+  close(): Promise<void>;
+}
+
+export async function testSession(): Promise<TestSession> {
+  await ensureBuilt(); // the child runtime is dist/execution/subprocess/child.js
+  const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-adapters-"));
+  const session = new Session({
+    storage: new FileStorage({ basePath: path.join(dir, "store") }),
+    executor: new SubprocessExecutor({ toolsPath: EXAMPLE_TOOLS, defaultTimeoutMs: 20_000 }),
+  });
+  await session.start();
+  return {
+    session,
+    async close() {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A snippet that calls a real CLI tool, keeps a variable and saves an artifact: proof the code really ran. */
+export const ECHO_SNIPPET = 'const said = (await tools.echo.say({ text: ["code", "mode"] })).trim();\nawait artifacts.save("said.txt", said);\nsaid.toUpperCase()';
