@@ -29,7 +29,7 @@ const model = {
   async getResponse(request) {
     return { usage: new Usage(), output: turns.shift()(request) };
   },
-  async *getStreamedResponse() {
+  getStreamedResponse() {
     throw new Error("not streamed in this example");
   },
 };
