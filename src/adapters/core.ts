@@ -98,17 +98,18 @@ export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<typeo
 
 /** The optional discovery tools: the host-side twins of tools.search, tools.describe and workflows.search. */
 export function discoverySpecs(session: Session, maxOutput: number): ToolSpec[] {
-  const searchTools: ToolSpec<typeof inputs.search> = {
-    name: "search_tools",
-    description: DESCRIPTIONS.search_tools,
+  /** A search tool: the query and limit checked, the hits as the MCP server lists them. */
+  const search = <T>(name: string, description: string, find: (query: string, options: { limit?: number }) => Promise<T[]>, format: (hits: T[], empty: string) => string): ToolSpec<typeof inputs.search> => ({
+    name,
+    description,
     inputSchema: searchInput,
     execute: (input) =>
       reply(maxOutput, async () => {
         const { query, limit } = searchInput.parse(input);
-        const tools = await session.searchTools(query, limit !== undefined ? { limit } : {});
-        return { text: formatToolList(tools, `No tools match ${JSON.stringify(query)}.`), structured: { tools } };
+        const hits = await find(query, limit !== undefined ? { limit } : {});
+        return { text: format(hits, `No matches for ${JSON.stringify(query)}.`), structured: { hits } };
       }),
-  };
+  });
   const describeTool: ToolSpec<typeof inputs.tool> = {
     name: "describe_tool",
     description: DESCRIPTIONS.describe_tool,
@@ -116,22 +117,14 @@ export function discoverySpecs(session: Session, maxOutput: number): ToolSpec[] 
     execute: (input) =>
       reply(maxOutput, async () => {
         const { name } = toolInput.parse(input);
-        const declaration = await session.describeTool(name);
-        return { text: declaration, structured: { name } };
+        return { text: await session.describeTool(name), structured: { name } };
       }),
   };
-  const searchWorkflows: ToolSpec<typeof inputs.search> = {
-    name: "search_workflows",
-    description: DESCRIPTIONS.search_workflows,
-    inputSchema: searchInput,
-    execute: (input) =>
-      reply(maxOutput, async () => {
-        const { query, limit } = searchInput.parse(input);
-        const workflows = await session.searchWorkflows(query, limit !== undefined ? { limit } : {});
-        return { text: formatWorkflowList(workflows, `No workflows match ${JSON.stringify(query)}.`), structured: { workflows } };
-      }),
-  };
-  return [searchTools, describeTool, searchWorkflows] as ToolSpec[];
+  return [
+    search("search_tools", DESCRIPTIONS.search_tools, (q, o) => session.searchTools(q, o), formatToolList),
+    describeTool,
+    search("search_workflows", DESCRIPTIONS.search_workflows, (q, o) => session.searchWorkflows(q, o), formatWorkflowList),
+  ] as ToolSpec[];
 }
 
 /** All the tools for these options, run_code first. */

@@ -9,6 +9,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, REPO } from "../cli/harness.js";
+import { readmeSection } from "../helpers/readme.js";
 
 const EXAMPLES = [
   { file: "ai-sdk.mjs", label: "Vercel AI SDK", subpath: "ts-code-mode/ai" },
@@ -27,13 +28,6 @@ async function marked(file: string, label: string): Promise<string> {
   return source.slice(source.indexOf("\n", start) + 1, end).trimEnd();
 }
 
-async function frameworkSection(): Promise<string> {
-  const readme = await readFile(path.join(REPO, "README.md"), "utf8");
-  const start = readme.indexOf("\n## Use it from your framework\n");
-  expect(start, "README.md has a '## Use it from your framework' section").toBeGreaterThan(-1);
-  const end = readme.indexOf("\n## ", start + 1);
-  return readme.slice(start, end === -1 ? undefined : end);
-}
 
 describe("adapter examples and the README's framework snippets", () => {
   it.each(EXAMPLES)("examples/$file runs a full loop: the snippet found and called a real tool", async ({ file }) => {
@@ -42,7 +36,7 @@ describe("adapter examples and the README's framework snippets", () => {
   });
 
   it.each(EXAMPLES)("the README's $label snippet is the marked part of examples/$file", async ({ file, label, subpath }) => {
-    const blocks = [...(await frameworkSection()).matchAll(/```js\n([\s\S]*?)\n```/g)].map((m) => m[1] ?? "");
+    const blocks = [...(await readmeSection("Use it from your framework")).matchAll(/```js\n([\s\S]*?)\n```/g)].map((m) => m[1] ?? "");
     const snippet = await marked(file, label);
     expect(snippet).toContain(`from "${subpath}"`);
     expect(blocks).toContain(snippet);

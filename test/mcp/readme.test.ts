@@ -3,9 +3,9 @@
  * of README.md, its placeholder paths replaced with real ones, and the exact command and args are
  * started by the SDK's stdio client.
  */
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { readmeSection } from "../helpers/readme.js";
 import { baseWithExampleTools, callTool, cleanup, connectStdio, ensureBuilt, REPO, structuredOf, tempDir, type StdioConnection } from "./harness.js";
 
 let dir: string;
@@ -22,13 +22,7 @@ afterEach(async () => {
 });
 
 /** The README's "## MCP server" section. */
-async function mcpSection(): Promise<string> {
-  const readme = await readFile(path.join(REPO, "README.md"), "utf8");
-  const start = readme.indexOf("\n## MCP server\n");
-  expect(start, "README.md has a '## MCP server' section").toBeGreaterThan(-1);
-  const end = readme.indexOf("\n## ", start + 1);
-  return readme.slice(start, end === -1 ? undefined : end);
-}
+const mcpSection = () => readmeSection("MCP server");
 
 interface DesktopConfig {
   mcpServers: Record<string, { command: string; args: string[] }>;
