@@ -86,8 +86,15 @@ export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<typeo
     description: RUN_CODE_DESCRIPTION,
     inputSchema: runCodeInput,
     async execute(input, signal): Promise<RunCodeReply> {
-      // The framework validated already; parse again so a caller that skips validation cannot pass junk.
-      const { code, timeout_ms } = runCodeInput.parse(input);
+      // Not every framework validates (OpenAI Agents' non-strict tools do not): check here, and
+      // answer a bad input as a failed run the model can read and correct.
+      const parsed = runCodeInput.safeParse(input);
+      if (!parsed.success) {
+        const message = invalidInput("run_code", parsed.error);
+        const error = { name: "ValidationError", message };
+        return { text: bounded(`--- error ---\nValidationError: ${message}`, maxOutput, LIMIT_NAME), structured: { ok: false, display: "", stdout: "", stderr: "", error, durationMs: 0, cutChars: 0 }, isError: true };
+      }
+      const { code, timeout_ms } = parsed.data;
       // session.run never throws for the agent's code; a closed session comes back as ok:false too.
       const result: ExecutionResult = await session.run(code, { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), ...(signal ? { signal } : {}) });
       const { text, structured } = formatRunResult(result, maxOutput, LIMIT_NAME);
@@ -105,7 +112,7 @@ export function discoverySpecs(session: Session, maxOutput: number): ToolSpec[] 
     inputSchema: searchInput,
     execute: (input) =>
       reply(maxOutput, async () => {
-        const { query, limit } = searchInput.parse(input);
+        const { query, limit } = parse(searchInput, input, name);
         const hits = await find(query, limit !== undefined ? { limit } : {});
         return { text: format(hits, `No matches for ${JSON.stringify(query)}.`), structured: { hits } };
       }),
@@ -116,7 +123,7 @@ export function discoverySpecs(session: Session, maxOutput: number): ToolSpec[] 
     inputSchema: toolInput,
     execute: (input) =>
       reply(maxOutput, async () => {
-        const { name } = toolInput.parse(input);
+        const { name } = parse(toolInput, input, "describe_tool");
         return { text: await session.describeTool(name), structured: { name } };
       }),
   };
@@ -132,6 +139,17 @@ export function toolSpecs(session: Session, options: Required<CodeModeToolsOptio
   const specs: ToolSpec[] = [runCodeSpec(session, options.maxOutput) as unknown as ToolSpec];
   if (options.discovery) specs.push(...discoverySpecs(session, options.maxOutput));
   return specs;
+}
+
+/** "run_code: invalid input: ✖ Invalid input: expected string, received undefined → at code" */
+function invalidInput(tool: string, error: z.ZodError): string {
+  return `${tool}: invalid input: ${z.prettifyError(error).replace(/\n+/g, " ")}`;
+}
+
+function parse<T>(schema: z.ZodType<T>, input: unknown, tool: string): T {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw new ValidationError(invalidInput(tool, parsed.error));
+  return parsed.data;
 }
 
 /**

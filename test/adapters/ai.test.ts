@@ -11,9 +11,10 @@ import { codeModeSystemPrompt, codeModeTools } from "../../src/adapters/ai.js";
 import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
 
 let t: TestSession;
+// A first run may build dist (the child runtime) on a busy machine.
 beforeAll(async () => {
   t = await testSession();
-});
+}, 180_000);
 afterAll(async () => {
   await t?.close();
 });
@@ -90,6 +91,20 @@ describe("ts-code-mode/ai: a full generateText loop", () => {
     expect(sent.length).toBeLessThanOrEqual(1_000);
     expect(sent).toContain("(maxOutput)");
     expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ structured: { ok: true } });
+  });
+
+  it("aborting the loop stops a running snippet (the SDK's abortSignal reaches the session)", { timeout: 30_000 }, async () => {
+    const controller = new AbortController();
+    const model = scripted([
+      () => {
+        // The model's turn is over; the run starts right after it. Abort while the loop spins.
+        setTimeout(() => controller.abort(), 300);
+        return [call("run_code", { code: "while (true) {}", timeout_ms: 120_000 })];
+      },
+    ]);
+    await expect(generateText({ model, tools: codeModeTools(t.session), prompt: "spin", abortSignal: controller.signal, stopWhen: stepCountIs(3) })).rejects.toThrow();
+    // Without the signal the loop would hold the session for two minutes and this run would wait behind it.
+    expect((await t.session.run("1 + 1")).value).toBe(2);
   });
 
   it("discovery tools find and describe the session's real tools", async () => {

@@ -17,7 +17,7 @@ const EXAMPLES = [
   { file: "langchain.mjs", label: "LangChain", subpath: "ts-code-mode/langchain" },
 ] as const;
 
-beforeAll(ensureBuilt);
+beforeAll(ensureBuilt, 180_000);
 
 /** The lines between `// --- README: <label> ---` and `// --- end ---` in the example. */
 async function marked(file: string, label: string): Promise<string> {

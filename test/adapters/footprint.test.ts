@@ -16,9 +16,10 @@ import { testSession, type TestSession } from "./session.js";
 
 const BUDGET = 4_000;
 let t: TestSession;
+// A first run may build dist (the child runtime) on a busy machine.
 beforeAll(async () => {
   t = await testSession();
-});
+}, 180_000);
 afterAll(async () => {
   await t?.close();
 });

@@ -10,9 +10,10 @@ import { codeModeApproval, codeModeSystemPrompt, codeModeTools } from "../../src
 import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
 
 let t: TestSession;
+// A first run may build dist (the child runtime) on a busy machine.
 beforeAll(async () => {
   t = await testSession();
-});
+}, 180_000);
 afterAll(async () => {
   await t?.close();
 });

@@ -20,7 +20,7 @@ let dir: string;
 beforeAll(async () => {
   await ensureBuilt();
   dir = await mkdtemp(path.join(os.tmpdir(), "tcm-adapters-loading-"));
-});
+}, 180_000);
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
