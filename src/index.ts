@@ -40,3 +40,4 @@ export {
   type ToolErrorCode,
   type ToolErrorInit,
 } from "./errors.js";
+export * from "./agents/index.js";

@@ -1,0 +1,301 @@
+/**
+ * The agent runtime. One AgentRuntime per process or embedding holds what is shared: the project,
+ * approval policy and session approvals, usage totals, the event stream and the entry's history
+ * (kept across `run()` calls, which is what `--chat` does). Each agent call gets its own
+ * CallContext: depth, a fresh history (the entry's is the one exception), and toolset instances
+ * (a ts-code-mode Session among them) that are closed when the call ends. Agents named in `tools`
+ * are tools whose result is the child's answer; the parent never sees the child's messages.
+ *
+ * The AI SDK is imported on first use, so importing ts-code-mode stays fast.
+ */
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { readFile } from "node:fs/promises";
+import type { LanguageModel, ModelMessage, Tool } from "ai";
+import { z } from "zod";
+import type { Session } from "../session.js";
+import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
+import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
+import type { AgentSpec, ApprovalMode, Project, ToolsetName } from "./files.js";
+import { resolveModel } from "./models.js";
+import { defaultSessionFactory } from "./session-factory.js";
+import { codeToolset } from "./toolsets/code.js";
+import { directToolset } from "./toolsets/direct-tools.js";
+import { filesystemToolset } from "./toolsets/filesystem.js";
+import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
+import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
+
+export const DEFAULT_MAX_OUTPUT_CHARS = 24_000;
+
+export interface RuntimeOptions {
+  /** Overrides the project's approval_mode (the CLI's --approve-all / --reject-all). */
+  approvalMode?: ApprovalMode;
+  /** Answers approval prompts (mode "prompt"); without one, calls that need approval are rejected. */
+  onApproval?: ApprovalHandler;
+  onEvent?: (event: RuntimeEvent) => void;
+  /** A model to use instead of resolving the agent's `provider:model` (tests, custom providers). */
+  model?: LanguageModel | ((agent: AgentSpec) => LanguageModel | undefined);
+  /** Where API keys and OPENAI_BASE_URL are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Root of filesystem_cwd; default process.cwd(). */
+  cwd?: string;
+  /** A started Session for one agent call's code/tools/shell toolsets; closed when the call ends. */
+  createSession?: (project: Project) => Promise<Session>;
+  /** Longest text one tool returns to the model (default 24,000). */
+  maxOutputChars?: number;
+  signal?: AbortSignal;
+}
+
+export interface AgentRunResult {
+  answer: string;
+  usage: UsageReport;
+  events: RuntimeEvent[];
+}
+
+/** A call past `max_depth`; the calling model reads this message as the tool's error. */
+export class MaxDepthError extends Error {
+  override readonly name = "MaxDepthError";
+}
+
+/** A tool call was rejected and the project says `permission_errors: "fatal"`: the run ends. */
+export class PermissionDeniedError extends Error {
+  override readonly name = "PermissionDeniedError";
+}
+
+interface CallContext {
+  spec: AgentSpec;
+  depth: number;
+  chain: string[];
+  history: ModelMessage[];
+  session: Promise<Session> | null;
+  abort: AbortController;
+  fatal: Error | null;
+}
+
+/** What a code entry (`file#export`) receives: it may call agents and nothing else. */
+export interface EntryContext {
+  callAgent(name: string, input: unknown): Promise<string>;
+}
+
+export class AgentRuntime {
+  readonly usage = new UsageTotals();
+  private readonly log = new EventLog();
+  private readonly approvals: Approvals;
+  private readonly entryHistory: ModelMessage[] = [];
+  private readonly maxOutputChars: number;
+
+  constructor(
+    readonly project: Project,
+    private readonly options: RuntimeOptions = {},
+  ) {
+    this.approvals = new Approvals(options.approvalMode ?? project.config.approval_mode, options.onApproval ?? null);
+    this.maxOutputChars = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  }
+
+  get events(): RuntimeEvent[] {
+    return this.log.list();
+  }
+
+  /** One turn of the entry. The entry agent keeps its history across turns (a chat). */
+  async run(input: unknown): Promise<AgentRunResult> {
+    const entry = this.project.entry;
+    let answer: string;
+    if (entry.kind === "agent") answer = await this.callAgent(entry.name, input, 0, this.entryHistory, []);
+    else {
+      const fn = await loadEntryFunction(entry.file, entry.exportName);
+      const context: EntryContext = Object.freeze({ callAgent: (name: string, childInput: unknown) => this.callAgent(name, childInput, 1, [], ["(entry code)"]) });
+      const value = await fn(input, context);
+      answer = typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? "");
+    }
+    return { answer, usage: this.usage.report(), events: this.events };
+  }
+
+  private emit(agent: string, depth: number, event: AgentEvent): void {
+    const e = { agent, depth, event };
+    this.log.push(e);
+    this.options.onEvent?.(e);
+  }
+
+  async callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<string> {
+    const spec = this.project.agents.get(name);
+    if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
+    const max = this.project.config.max_depth;
+    if (depth > max) {
+      throw new MaxDepthError(`calling agent ${name} would run at depth ${depth}, past max_depth ${max} (project.json); call chain: ${[...chain, name].join(" → ")}. Answer without this call.`);
+    }
+    const ai = await import("ai");
+    const model = this.observed(ai, await this.model(spec), name, depth);
+    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, abort: new AbortController(), fatal: null };
+    const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;
+    const prompt = typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "");
+    this.emit(name, depth, { type: "agent_start", input: eventText(prompt) });
+    try {
+      const tools: Record<string, Tool> = {};
+      for (const t of await this.buildTools(ctx)) {
+        tools[t.name] = ai.tool({
+          description: t.description,
+          inputSchema: t.inputSchema,
+          execute: (args: unknown, opts: { abortSignal?: AbortSignal }) => this.invoke(ctx, t, args, opts.abortSignal ?? stop),
+        } as Tool);
+      }
+      const userMessage: ModelMessage = { role: "user", content: prompt };
+      const result = await ai.generateText({
+        model,
+        ...(spec.instructions ? { system: spec.instructions } : {}),
+        messages: [...ctx.history, userMessage],
+        tools,
+        stopWhen: ai.stepCountIs(spec.maxSteps),
+        abortSignal: stop,
+      });
+      ctx.history.push(userMessage, ...result.response.messages);
+      this.emit(name, depth, { type: "agent_end", answer: eventText(result.text) });
+      return result.text;
+    } catch (err) {
+      throw ctx.fatal ?? err;
+    } finally {
+      if (ctx.session) await ctx.session.then((s) => s.close(), () => undefined);
+    }
+  }
+
+  /**
+   * The model wrapped so each request is an event and its usage is counted when it happens (the
+   * SDK's onStepFinish fires only after the step's tools ran, which would misorder the call tree).
+   */
+  private observed(ai: typeof import("ai"), model: LanguageModel, agent: string, depth: number): LanguageModel {
+    if (typeof model === "string" || model.specificationVersion !== "v3") return model;
+    let step = 0;
+    return ai.wrapLanguageModel({
+      model,
+      middleware: {
+        specificationVersion: "v3",
+        wrapGenerate: async ({ doGenerate }) => {
+          this.emit(agent, depth, { type: "model_request", step: ++step });
+          const r = await doGenerate();
+          const inputTokens = r.usage.inputTokens.total ?? 0;
+          const outputTokens = r.usage.outputTokens.total ?? 0;
+          this.usage.add(agent, inputTokens, outputTokens);
+          const text = r.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
+          const toolCalls = r.content.flatMap((c) => (c.type === "tool-call" ? [c.toolName] : []));
+          this.emit(agent, depth, { type: "model_response", step, text: eventText(text), toolCalls, inputTokens, outputTokens });
+          return r;
+        },
+      },
+    });
+  }
+
+  private async model(spec: AgentSpec): Promise<LanguageModel> {
+    const given = typeof this.options.model === "function" ? this.options.model(spec) : this.options.model;
+    if (given) return given;
+    return resolveModel({
+      model: spec.model,
+      agent: spec.name,
+      file: spec.file,
+      line: spec.modelLine,
+      providers: this.project.config.providers,
+      env: this.options.env ?? process.env,
+    });
+  }
+
+  private needsApproval(ctx: CallContext, tool: AgentTool, isAgent: boolean): boolean {
+    const override = this.project.config.overrides[ctx.spec.name]?.needs_approval?.[tool.name];
+    if (override !== undefined) return override;
+    return isAgent ? this.project.config.agent_calls_need_approval : tool.needsApproval;
+  }
+
+  /** One tool call: events, approval, then the tool. A thrown error reaches the model as the tool's error. */
+  private async invoke(ctx: CallContext, tool: AgentTool, args: unknown, signal: AbortSignal): Promise<string> {
+    const { name } = ctx.spec;
+    this.emit(name, ctx.depth, { type: "tool_call", tool: tool.name, args: eventText(args) });
+    let runArgs = args;
+    if (this.needsApproval(ctx, tool, this.project.agents.has(tool.name))) {
+      const outcome = await this.approvals.decide({ agent: name, depth: ctx.depth, tool: tool.name, args });
+      this.emit(name, ctx.depth, { type: "approval", tool: tool.name, approved: outcome.approved, how: outcome.approved ? outcome.how : outcome.reason });
+      if (!outcome.approved) {
+        const text = rejectionText(tool.name, outcome.reason);
+        if (this.project.config.permission_errors === "fatal") {
+          ctx.fatal = new PermissionDeniedError(`${name}: ${text}`);
+          ctx.abort.abort(ctx.fatal);
+          throw ctx.fatal;
+        }
+        this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: false, result: eventText(text) });
+        return text;
+      }
+      if (outcome.how === "edited") {
+        // Edited arguments get the same validation the model's arguments got.
+        const checked = tool.inputSchema.safeParse(outcome.args);
+        if (!checked.success) throw new Error(`the edited arguments are not valid for ${tool.name}: ${z.prettifyError(checked.error)}`);
+        runArgs = checked.data;
+      }
+    }
+    try {
+      const out = await tool.execute(runArgs, signal);
+      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: true, result: eventText(out) });
+      return out;
+    } catch (err) {
+      const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: false, result: eventText(message) });
+      throw err;
+    }
+  }
+
+  private async buildTools(ctx: CallContext): Promise<AgentTool[]> {
+    const env: ToolsetEnv = {
+      projectDir: this.project.dir,
+      cwd: this.options.cwd ?? process.cwd(),
+      maxOutputChars: this.maxOutputChars,
+      session: () => (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project)),
+    };
+    const out: AgentTool[] = [];
+    for (const name of ctx.spec.tools) {
+      const child = this.project.agents.get(name);
+      if (child) out.push(this.agentTool(ctx, child));
+      else out.push(...(await toolset(name as ToolsetName, env)));
+    }
+    return out;
+  }
+
+  private agentTool(ctx: CallContext, child: AgentSpec): AgentTool {
+    const input = child.input ? z.fromJSONSchema(child.input as Parameters<typeof z.fromJSONSchema>[0]) : z.string().describe("what you want from this agent");
+    return {
+      name: child.name,
+      description: `${child.description}\n(Another agent: it starts with no memory of this conversation, so give it everything it needs in input.)`,
+      inputSchema: z.object({ input }),
+      needsApproval: true,
+      execute: (args) => this.callAgent(child.name, (args as { input: unknown }).input, ctx.depth + 1, [], ctx.chain),
+    };
+  }
+}
+
+async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]> {
+  switch (name) {
+    case "code":
+      return codeToolset(env);
+    case "tools":
+      return directToolset(env);
+    case "filesystem_project":
+    case "filesystem_project_ro":
+      return filesystemToolset(env.projectDir, name.endsWith("_ro"), env.maxOutputChars);
+    case "filesystem_cwd":
+    case "filesystem_cwd_ro":
+      return filesystemToolset(env.cwd, name.endsWith("_ro"), env.maxOutputChars);
+    case "shell_readonly":
+      return shellReadonlyToolset(env.projectDir);
+    case "shell":
+      return shellToolset(env);
+  }
+}
+
+type EntryFunction = (input: unknown, context: EntryContext) => unknown;
+
+/** A code entry's function. TypeScript is stripped with sucrase (already a dependency) and imported as a data URL. */
+async function loadEntryFunction(file: string, exportName: string): Promise<EntryFunction> {
+  let mod: Record<string, unknown>;
+  if (/\.(ts|mts)$/.test(file)) {
+    const { transform } = await import("sucrase");
+    const js = transform(await readFile(file, "utf8"), { transforms: ["typescript"], filePath: file }).code;
+    mod = (await import(`data:text/javascript;base64,${Buffer.from(js).toString("base64")}`)) as Record<string, unknown>;
+  } else mod = (await import(pathToFileURL(path.resolve(file)).href)) as Record<string, unknown>;
+  const fn = mod[exportName];
+  if (typeof fn !== "function") throw new Error(`${file}: no exported function ${exportName} (exports: ${Object.keys(mod).join(", ") || "none"})`);
+  return fn as EntryFunction;
+}

@@ -1,0 +1,129 @@
+/**
+ * The runtime with scripted models: delegation (the child starts with a fresh history and the
+ * parent sees only the call and its result), the entry's history across chat turns, max depth,
+ * usage per agent and per run, events, and the code toolset running real snippets on real tools.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, runAgent, type AgentSpec } from "../../src/index.js";
+import { removeProject, writeProject } from "./project.js";
+import { scripted, toolResults } from "./scripted.js";
+
+const EXAMPLE_TOOLS = fileURLToPath(new URL("../../examples/tools/", import.meta.url));
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await removeProject(d);
+});
+async function project(...args: Parameters<typeof writeProject>): Promise<string> {
+  const dir = await writeProject(...args);
+  dirs.push(dir);
+  return dir;
+}
+
+describe("agent runtime", () => {
+  it("delegates to a child agent with a fresh history; the parent sees only the call and result; usage is summed", async () => {
+    const dir = await project(
+      [
+        { name: "main", tools: ["analyst"] },
+        { name: "analyst", tools: ["code"], description: "Computes things" },
+      ],
+      { agent_calls_need_approval: false, code_mode: { base: ".code-mode", executor: "in-process" } },
+    );
+    const main = scripted([{ tool: "analyst", args: { input: "what is 6*7?" } }, { text: "The answer is 42." }, { text: "Still 42." }]);
+    const analyst = scripted([{ tool: "run_code", args: { code: "const secret = 'child-only'; 6 * 7" } }, { text: "42" }, { tool: "run_code", args: { code: "typeof secret" } }, { text: "fresh" }]);
+    const models = { main, analyst };
+    const runtime = await createRuntime(dir, { model: (a: AgentSpec) => models[a.name as keyof typeof models] });
+
+    const first = await runtime.run("Ask the analyst.");
+    expect(first.answer).toBe("The answer is 42.");
+    // The child's first request: its instructions and the input only, nothing of the parent's conversation.
+    const childFirst = analyst.prompts[0]!.prompt;
+    expect(childFirst.map((m) => m.role)).toEqual(["system", "user"]);
+    expect(JSON.stringify(childFirst)).toContain("what is 6*7?");
+    expect(JSON.stringify(childFirst)).not.toContain("Ask the analyst.");
+    // The parent sees the analyst call and its answer, not the child's run_code.
+    expect(toolResults(main.prompts[1])).toEqual(["42"]);
+    expect(JSON.stringify(main.prompts[1]!.prompt)).not.toContain("run_code");
+    expect(JSON.stringify(main.prompts[1]!.prompt)).not.toContain("child-only");
+
+    // Second turn of a chat: the entry keeps its history.
+    const second = await runtime.run("And again?");
+    expect(second.answer).toBe("Still 42.");
+    const again = JSON.stringify(main.prompts[2]!.prompt);
+    expect(again).toContain("Ask the analyst.");
+    expect(again).toContain("The answer is 42.");
+    expect(again).toContain("And again?");
+
+    expect(second.usage.total).toEqual({ inputTokens: 50, outputTokens: 25, requests: 5 });
+    expect(second.usage.agents).toEqual({
+      main: { inputTokens: 30, outputTokens: 15, requests: 3 },
+      analyst: { inputTokens: 20, outputTokens: 10, requests: 2 },
+    });
+    const kinds = first.events.map((e) => `${e.agent}@${e.depth}:${e.event.type}`);
+    expect(kinds).toEqual([
+      "main@0:agent_start",
+      "main@0:model_request",
+      "main@0:model_response",
+      "main@0:tool_call",
+      "analyst@1:agent_start",
+      "analyst@1:model_request",
+      "analyst@1:model_response",
+      "analyst@1:tool_call",
+      "analyst@1:tool_result",
+      "analyst@1:model_request",
+      "analyst@1:model_response",
+      "analyst@1:agent_end",
+      "main@0:tool_result",
+      "main@0:model_request",
+      "main@0:model_response",
+      "main@0:agent_end",
+    ]);
+  });
+
+  it("a child call gets its own code session: variables of one call are not in the next", async () => {
+    const dir = await project([{ name: "main", tools: ["analyst"] }, { name: "analyst", tools: ["code"] }], {
+      agent_calls_need_approval: false,
+      code_mode: { base: ".code-mode", executor: "in-process" },
+    });
+    const main = scripted([{ tool: "analyst", args: { input: "one" } }, { tool: "analyst", args: { input: "two" } }, { text: "ok" }]);
+    const analyst = scripted([{ tool: "run_code", args: { code: "var kept = 1; kept" } }, { text: "set" }, { tool: "run_code", args: { code: "typeof kept" } }, { text: "checked" }]);
+    await runAgent(dir, "go", { model: (a) => (a.name === "main" ? main : analyst) });
+    expect(toolResults(analyst.prompts[3])).toEqual(["--- value ---\nundefined"]);
+  });
+
+  it("stops recursion at max_depth with an error the calling model reads", async () => {
+    const dir = await project([{ name: "loop", tools: ["loop"] }], { max_depth: 2, agent_calls_need_approval: false });
+    const model = scripted([
+      { tool: "loop", args: { input: "deeper" } },
+      { tool: "loop", args: { input: "deeper" } },
+      { tool: "loop", args: { input: "deeper" } },
+      { text: "depth 2 gave up" },
+      { text: "depth 1 done" },
+      { text: "depth 0 done" },
+    ]);
+    const result = await runAgent(dir, "start", { model });
+    expect(result.answer).toBe("depth 0 done");
+    const starts = result.events.filter((e) => e.event.type === "agent_start").map((e) => e.depth);
+    expect(starts).toEqual([0, 1, 2]);
+    const atDepth2 = toolResults(model.prompts[3]);
+    expect(atDepth2.join("\n")).toMatch(/calling agent loop would run at depth 3, past max_depth 2.*loop → loop → loop → loop/);
+  });
+
+  it("the code toolset runs real snippets against real tools in a subprocess session", async () => {
+    const dir = await project([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", tools: EXAMPLE_TOOLS } });
+    const model = scripted([
+      { tool: "run_code", args: { code: 'const found = await tools.search("print text"); const said = await tools.echo.say({ text: ["hi", "there"] }); [found.length > 0, said.trim()]' } },
+      { tool: "run_code", args: { code: "await artifacts.save('note.txt', 'kept'); throw new Error('boom')" } },
+      { text: "done" },
+    ]);
+    const result = await runAgent(dir, "use code", { model });
+    expect(result.answer).toBe("done");
+    const [first, second] = toolResults(model.prompts[2]);
+    expect(first).toBe("--- value ---\n[ true, 'hi there' ]");
+    expect(second).toMatch(/--- error ---\nError: boom/);
+    // The session's storage is the project's code_mode.base: the artifact outlives the call.
+    expect(await readFile(path.join(dir, ".code-mode/artifacts/note.txt"), "utf8").catch(() => "missing")).not.toBe("missing");
+  });
+});
