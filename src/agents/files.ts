@@ -156,8 +156,9 @@ export function parseProjectJson(file: string, text: string): ProjectConfig {
     raw = JSON.parse(text);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    // Node 20's JSON.parse names no position; the YAML parser (JSON is YAML) finds the line.
     const pos = /position (\d+)/.exec(message);
-    const line = pos ? text.slice(0, Number(pos[1])).split("\n").length : 1;
+    const line = pos ? text.slice(0, Number(pos[1])).split("\n").length : (locate(text).doc.errors[0]?.linePos?.[0]?.line ?? 1);
     throw new AgentFileError(file, line, `not valid JSON: ${message}`);
   }
   const parsed = projectSchema.safeParse(raw);

@@ -9,7 +9,6 @@ import path from "node:path";
 import { z } from "zod";
 import { ToolError } from "../../errors.js";
 import { writeFileAtomic } from "../../storage/atomic.js";
-import { globToRegExp } from "../../tools/middleware/glob.js";
 import type { AgentTool } from "./types.js";
 
 const DEFAULT_MAX_CHARS = 20_000;
@@ -93,7 +92,7 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
         const a = args as { path?: string; pattern?: string };
         const start = await confine(root, a.path ?? ".", "list_files");
         const realRoot = await realpath(root);
-        const match = a.pattern ? globToRegExp(a.pattern.replaceAll("/", ".")) : null;
+        const match = a.pattern ? pathGlob(a.pattern) : null;
         const found: string[] = [];
         const queue = [start];
         let visited = 0;
@@ -106,7 +105,7 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
             const rel = path.relative(realRoot, full);
             // Symlinked folders are not followed: they could lead outside or loop.
             if (e.isDirectory()) queue.push(full);
-            else if (!match || match.test(rel.replaceAll(path.sep, "."))) found.push(rel);
+            else if (!match || match.test(rel.split(path.sep).join("/"))) found.push(rel);
             if (found.length >= MAX_LISTED) break;
           }
         }
@@ -133,4 +132,23 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
     },
   });
   return tools;
+}
+
+// A glob on /-separated paths: ** crosses folders (followed by a slash it also matches no folder),
+// * and ? stay within one name.
+function pathGlob(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*" && glob[i + 1] === "*") {
+      i++;
+      if (glob[i + 1] === "/") {
+        i++;
+        re += "(?:.*/)?";
+      } else re += ".*";
+    } else if (c === "*") re += "[^/]*";
+    else if (c === "?") re += "[^/]";
+    else re += c.replace(/[\\^$.|+()[\]{}]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`);
 }
