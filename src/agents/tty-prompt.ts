@@ -13,6 +13,8 @@ const SHOWN_ARGS_CHARS = 4_000;
 
 export interface TtyPrompt {
   handler: ApprovalHandler;
+  /** One line from the terminal (null when it closed); chat prompts share the reader with approvals. */
+  ask(question: string): Promise<string | null>;
   close(): void;
 }
 
@@ -55,5 +57,5 @@ export function ttyPrompt(input: Readable, output: Writable): TtyPrompt {
       output.write("  answer y, s, e or n\n");
     }
   };
-  return { handler, close: () => rl?.close() };
+  return { handler, ask, close: () => rl?.close() };
 }

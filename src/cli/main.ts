@@ -5,6 +5,7 @@
  * inherit exitOverride: every failure comes back here and leaves with one exit code.
  */
 import { Command } from "commander";
+import { registerAgentCommands } from "./commands/agent.js";
 import { registerDepsCommands } from "./commands/deps.js";
 import { registerInitCommand } from "./commands/init.js";
 import { registerMcpCommand } from "./commands/mcp.js";
@@ -35,6 +36,7 @@ registerToolsCommands(program);
 registerWorkflowsCommands(program);
 registerStoreCommands(program);
 registerDepsCommands(program);
+registerAgentCommands(program);
 
 ignoreClosedStdout();
 let code: number;

@@ -1,0 +1,185 @@
+/**
+ * `ts-code-mode agent …` as users run it (the built CLI), against a fake OpenAI API on 127.0.0.1
+ * through the real @ai-sdk/openai provider: the example project end to end (main delegates to the
+ * analyst, which runs real code against the real wc tool), --json, agent new/check, and the
+ * interactive approval prompt driven through a pseudo-terminal (python3's pty module).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { cp, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cleanup, cli, ensureBuilt, MAIN, REPO, tempDir } from "../cli/harness.js";
+import { startFakeOpenAI, type FakeOpenAI, type FakeRequest, type FakeStep } from "./fake-openai.js";
+import { agentFile } from "./project.js";
+
+let dir: string;
+let server: FakeOpenAI | null = null;
+beforeAll(async () => {
+  await ensureBuilt();
+});
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+afterAll(async () => {
+  if (dir) await cleanup(dir);
+});
+
+function withEnv<T>(url: string, fn: () => Promise<T>): Promise<T> {
+  const saved = { key: process.env.OPENAI_API_KEY, base: process.env.OPENAI_BASE_URL };
+  process.env.OPENAI_API_KEY = "sk-test-key";
+  process.env.OPENAI_BASE_URL = url;
+  return fn().finally(() => {
+    if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
+    else process.env.OPENAI_API_KEY = saved.key;
+    if (saved.base === undefined) delete process.env.OPENAI_BASE_URL;
+    else process.env.OPENAI_BASE_URL = saved.base;
+  });
+}
+
+/** The example's scripted conversation: main lists the notes, asks the analyst, reports its answer. */
+function exampleScript(req: FakeRequest): FakeStep {
+  if (req.tools.includes("run_code")) {
+    if (req.lastToolOutput === undefined) {
+      return { tool: "run_code", args: { code: 'const counts = await tools.wc.words({ files: ["notes/ideas.md", "notes/todo.md"] });\ncounts.trim().split("\\n").at(-1)' } };
+    }
+    return { text: `Counted with wc: ${req.lastToolOutput.replace(/\s+/g, " ").trim()}` };
+  }
+  if (req.lastToolOutput === undefined) return { tool: "list_files", args: { pattern: "notes/*.md" } };
+  if (req.lastToolOutput.includes("notes/ideas.md")) {
+    return { tool: "analyst", args: { input: { question: "How many words in total?", files: req.lastToolOutput.split("\n") } } };
+  }
+  return { text: `The notes hold these words. Analyst: ${req.lastToolOutput}` };
+}
+
+describe("ts-code-mode agent", () => {
+  it("runs the example project end to end through the real OpenAI provider (Responses API)", async () => {
+    dir = await tempDir();
+    await cp(path.join(REPO, "examples/agents"), path.join(dir, "agents"), { recursive: true });
+    await cp(path.join(REPO, "examples/tools"), path.join(dir, "tools"), { recursive: true });
+    server = await startFakeOpenAI(exampleScript);
+    const r = await withEnv(server.url, () => cli(["agent", "run", ".", "How many words are in the notes?", "-v"], { cwd: path.join(dir, "agents"), timeoutMs: 60_000 }));
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    // wc's own total for the two notes, computed by the analyst's run_code on the real tool.
+    const words = spawnSync("wc", ["-w", "notes/ideas.md", "notes/todo.md"], { cwd: path.join(dir, "agents"), encoding: "utf8" }).stdout.trim().split("\n").at(-1)!.trim().split(/\s+/)[0]!;
+    expect(r.stdout).toBe(`The notes hold these words. Analyst: Counted with wc: --- value --- ${words} total\n`);
+    expect(r.stderr).toContain("▸ main\n");
+    expect(r.stderr).toContain("  ▸ analyst (depth 1)\n");
+    expect(r.stderr).toContain("    → run_code ");
+    expect(r.stderr).toMatch(/usage: 5 model requests \(main 3, analyst 2\), 500 input \+ 100 output tokens/);
+    expect(server.requests.every((q) => q.path === "/v1/responses" && q.authorization === "Bearer sk-test-key")).toBe(true);
+    process.stdout.write(`--- transcript: agent run examples/agents -v ---\n$ ts-code-mode agent run . 'How many words are in the notes?' -v\n${r.stderr}${r.stdout}`);
+  });
+
+  it("--json prints answer, usage and the event log; a prompt can come from stdin", async () => {
+    server = await startFakeOpenAI(exampleScript);
+    const r = await withEnv(server.url, () => cli(["agent", "run", path.join(dir, "agents"), "--json"], { cwd: path.join(dir, "agents"), input: "How many words?", timeoutMs: 60_000 }));
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { answer: string; usage: { total: { requests: number } }; events: Array<{ agent: string; depth: number; event: { type: string } }> };
+    expect(out.answer).toMatch(/total/);
+    expect(out.usage.total.requests).toBe(5);
+    expect(out.events.filter((e) => e.event.type === "agent_start").map((e) => `${e.agent}@${e.depth}`)).toEqual(["main@0", "analyst@1"]);
+    const first = server.requests[0]!.body.input as Array<{ role?: string; content?: unknown }>;
+    expect(JSON.stringify(first)).toContain("How many words?");
+  });
+
+  it("agent new creates a project that agent check accepts; check names file and line of a mistake", async () => {
+    const r = await cli(["agent", "new", "my-agent"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/created my-agent\/project\.json and my-agent\.agent\.md/);
+    const ok = await cli(["agent", "check", "my-agent"], { cwd: dir });
+    expect(ok.stdout).toBe("ok: 1 agent (my-agent), entry my-agent\n");
+    const good = await readFile(path.join(dir, "my-agent/my-agent.agent.md"), "utf8");
+    await writeFile(path.join(dir, "my-agent/my-agent.agent.md"), good.replace("[code, ", "[code, shell_everything, "));
+    const bad = await cli(["agent", "check", "my-agent"], { cwd: dir });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/my-agent\.agent\.md:5: unknown tool "shell_everything"/);
+    await writeFile(path.join(dir, "my-agent/my-agent.agent.md"), good);
+    const missingKey = await cli(["agent", "run", "my-agent", "hi"], { cwd: dir });
+    expect(missingKey.code).toBe(1);
+    expect(missingKey.stderr).toMatch(/needs the environment variable OPENAI_API_KEY/);
+  });
+});
+
+describe("interactive approval through a pseudo-terminal", () => {
+  /** Runs the CLI in a pty, answering each prompt that appears with the next line of `answers`. */
+  // Asynchronous: the fake server answers from this process, so its event loop must keep running.
+  function inPty(args: string[], cwd: string, answers: string[], env: Record<string, string>): Promise<{ output: string; code: number }> {
+    const script = `
+import os, pty, sys, json, select
+answers = json.loads(sys.argv[1]); argv = json.loads(sys.argv[2])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(argv[0], argv)
+out = b""; pending = list(answers)
+while True:
+    r, _, _ = select.select([fd], [], [], 30)
+    if not r: break
+    try: chunk = os.read(fd, 4096)
+    except OSError: break
+    if not chunk: break
+    out += chunk
+    if pending and out.rstrip().endswith(b">"):
+        os.write(fd, (pending.pop(0) + "\\n").encode())
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("utf8", "replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+`;
+    return new Promise((resolve, reject) => {
+      const child = spawn("python3", ["-c", script, JSON.stringify(answers), JSON.stringify([process.execPath, MAIN, ...args])], { cwd, env: { ...process.env, ...env } });
+      let output = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      child.on("error", reject);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ output, code: code ?? -1 });
+      });
+    });
+  }
+
+  function writerScript(req: FakeRequest): FakeStep {
+    if (req.lastToolOutput === undefined) return { tool: "write_file", args: { path: "out.txt", content: "from the model" } };
+    return { text: `tool said: ${req.lastToolOutput}` };
+  }
+
+  async function writerProject(): Promise<string> {
+    const p = path.join(dir, `writer-${Math.random().toString(36).slice(2)}`);
+    await cp(path.join(REPO, "examples/agents/notes"), path.join(p, "notes"), { recursive: true });
+    await writeFile(path.join(p, "project.json"), JSON.stringify({ version: 1, agents: ["main.agent.md"], entry: "main" }));
+    await writeFile(path.join(p, "main.agent.md"), agentFile({ name: "main", tools: ["filesystem_project"], model: "openai:gpt-4o-mini" }));
+    return p;
+  }
+
+  it("n + reason: the call is not run and the model reads the reason", async () => {
+    server = await startFakeOpenAI(writerScript);
+    const p = await writerProject();
+    const r = await inPty(["agent", "run", ".", "write it"], p, ["n", "not today"], { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url });
+    expect(r.output).toContain("main (depth 0) wants to call write_file with:");
+    expect(r.output).toMatch(/tool said: Tool call write_file was not run: the user rejected it: not today/);
+    expect(r.code).toBe(0);
+    await expect(readFile(path.join(p, "out.txt"), "utf8")).rejects.toThrow();
+  });
+
+  it("e + JSON: the edited arguments run; a stray answer asks again", async () => {
+    server = await startFakeOpenAI(writerScript);
+    const p = await writerProject();
+    const r = await inPty(["agent", "run", ".", "write it"], p, ["maybe", "e", '{"path":"out.txt","content":"from the human"}'], { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url });
+    expect(r.output).toContain("answer y, s, e or n");
+    expect(r.output).toMatch(/tool said: wrote 14 characters to out\.txt/);
+    expect(await readFile(path.join(p, "out.txt"), "utf8")).toBe("from the human");
+  });
+
+  it("y approves once; without a terminal the same call is rejected and the model told why", async () => {
+    server = await startFakeOpenAI(writerScript);
+    const p = await writerProject();
+    const r = await inPty(["agent", "run", ".", "write it"], p, ["y"], { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url });
+    expect(r.output).toMatch(/tool said: wrote 14 characters/);
+    expect(await readFile(path.join(p, "out.txt"), "utf8")).toBe("from the model");
+    const other = await writerProject();
+    const headless = await withEnv(server.url, () => cli(["agent", "run", ".", "write it"], { cwd: other }));
+    expect(headless.stdout).toMatch(/tool said: Tool call write_file was not run: no one can approve it/);
+    expect(headless.stderr).toMatch(/✗ rejected write_file/);
+  });
+});
