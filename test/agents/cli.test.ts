@@ -16,6 +16,7 @@ let dir: string;
 let server: FakeOpenAI | null = null;
 beforeAll(async () => {
   await ensureBuilt();
+  dir = await tempDir();
 });
 afterEach(async () => {
   await server?.close();
@@ -54,7 +55,6 @@ function exampleScript(req: FakeRequest): FakeStep {
 
 describe("ts-code-mode agent", () => {
   it("runs the example project end to end through the real OpenAI provider (Responses API)", async () => {
-    dir = await tempDir();
     await cp(path.join(REPO, "examples/agents"), path.join(dir, "agents"), { recursive: true });
     await cp(path.join(REPO, "examples/tools"), path.join(dir, "tools"), { recursive: true });
     server = await startFakeOpenAI(exampleScript);
@@ -99,6 +99,53 @@ describe("ts-code-mode agent", () => {
     const missingKey = await cli(["agent", "run", "my-agent", "hi"], { cwd: dir });
     expect(missingKey.code).toBe(1);
     expect(missingKey.stderr).toMatch(/needs the environment variable OPENAI_API_KEY/);
+  });
+});
+
+describe("chat, providers and lazy loading", () => {
+  it("--chat answers one prompt per line of piped stdin; the entry keeps its history", async () => {
+    const p = path.join(dir, "chat");
+    await cp(path.join(REPO, "examples/agents/notes"), path.join(p, "notes"), { recursive: true });
+    await writeFile(path.join(p, "project.json"), JSON.stringify({ version: 1, agents: ["main.agent.md"], entry: "main" }));
+    await writeFile(path.join(p, "main.agent.md"), agentFile({ name: "main", model: "openai:gpt-4o-mini" }));
+    server = await startFakeOpenAI((req) => {
+      const users = (req.body.input as Array<{ role?: string; content?: unknown }>).filter((m) => m.role === "user");
+      return { text: `turn ${users.length}: ${users.map((u) => JSON.stringify(u.content).match(/(first|second)/)?.[0]).join("+")}` };
+    });
+    const r = await withEnv(server.url, () => cli(["agent", "run", ".", "--chat"], { cwd: p, input: "first\nsecond\n" }));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("turn 1: first\nturn 2: first+second\n");
+  });
+
+  it("an OpenAI-compatible provider from project.json is called through /chat/completions with its key", async () => {
+    server = await startFakeOpenAI((req) => (req.lastToolOutput === undefined ? { tool: "list_files", args: { pattern: "*.md" } } : { text: `files: ${req.lastToolOutput}` }));
+    const p = path.join(dir, "compat");
+    await cp(path.join(REPO, "examples/agents/notes"), p, { recursive: true });
+    await writeFile(
+      path.join(p, "project.json"),
+      JSON.stringify({ version: 1, agents: ["main.agent.md"], entry: "main", providers: { local: { base_url: server.url, api_key_env: "LOCAL_LLM_KEY" } } }),
+    );
+    await writeFile(path.join(p, "main.agent.md"), agentFile({ name: "main", model: "local:llama-3", tools: ["filesystem_project_ro"] }));
+    process.env.LOCAL_LLM_KEY = "local-secret";
+    try {
+      const r = await cli(["agent", "run", ".", "list"], { cwd: p });
+      expect(r.stdout).toBe("files: ideas.md\nmain.agent.md\ntodo.md\n");
+    } finally {
+      delete process.env.LOCAL_LLM_KEY;
+    }
+    expect(server.requests.map((q) => [q.path, q.authorization, q.body.model])).toEqual([
+      ["/v1/chat/completions", "Bearer local-secret", "llama-3"],
+      ["/v1/chat/completions", "Bearer local-secret", "llama-3"],
+    ]);
+  });
+
+  it("importing ts-code-mode and its CLI commands does not load the AI SDK", async () => {
+    const hook = `data:text/javascript,${encodeURIComponent(
+      "export async function resolve(s, c, next) { const r = await next(s, c); if (/node_modules\\/(ai|@ai-sdk)\\//.test(r.url)) console.log('LOADED ' + r.url); return r; }",
+    )}`;
+    const code = `import { register } from "node:module"; register(${JSON.stringify(hook)}); await import(${JSON.stringify(path.join(REPO, "dist/index.js"))}); await import(${JSON.stringify(path.join(REPO, "dist/cli/commands/agent.js"))}); console.log("imported");`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { encoding: "utf8" });
+    expect(r.stdout).toBe("imported\n");
   });
 });
 
