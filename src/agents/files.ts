@@ -198,6 +198,14 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
   const parsed = frontmatterSchema.safeParse(where.doc.toJS());
   if (!parsed.success) throw zodFileError(file, where, parsed.error);
   const fm = parsed.data;
+  if (fm.input) {
+    // The schema becomes the zod validator of the agent's tool input; one zod cannot build is refused here, not mid-run.
+    try {
+      z.fromJSONSchema(fm.input as Parameters<typeof z.fromJSONSchema>[0]);
+    } catch (err) {
+      throw new AgentFileError(file, where.lineOf(["input"]), `input is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   const override = config.overrides[fm.name];
   const model = override?.model ?? fm.model ?? config.model;
   if (model === undefined) throw new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`);

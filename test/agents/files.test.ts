@@ -37,6 +37,7 @@ describe("agent project files", () => {
     expect(await problem([{ name: "main", model: "gpt-4o" }])).toMatch(/^main\.agent\.md:3: model: expected "provider:model"/);
     expect(await problem([{ name: "main", model: "mystery:m1" }])).toMatch(/^main\.agent\.md:3: unknown model provider "mystery"/);
     expect(await problem([{ name: "Main" }])).toMatch(/^Main\.agent\.md:2: name: expected a lower-case name/);
+    expect(await problem([{ name: "main", input: { type: "objekt" } }])).toMatch(/^main\.agent\.md:5: input is not a usable JSON Schema: Unsupported type: objekt/);
     const dup = await writeProject([{ name: "main" }, { name: "other" }]);
     dirs.push(dup);
     await writeFile(path.join(dup, "other.agent.md"), "---\nname: main\nmodel: openai:x\n---\nhi\n");

@@ -31,7 +31,12 @@ describe("agent runtime", () => {
       ],
       { agent_calls_need_approval: false, code_mode: { base: ".code-mode", executor: "in-process" } },
     );
-    const main = scripted([{ tool: "analyst", args: { input: "what is 6*7?" } }, { text: "The answer is 42." }, { text: "Still 42." }]);
+    const main = scripted([
+      { tool: "analyst", args: { input: "what is 6*7?" } },
+      { text: "The answer is 42." },
+      { tool: "analyst", args: { input: "is secret set?" } },
+      { text: "Still 42." },
+    ]);
     const analyst = scripted([{ tool: "run_code", args: { code: "const secret = 'child-only'; 6 * 7" } }, { text: "42" }, { tool: "run_code", args: { code: "typeof secret" } }, { text: "fresh" }]);
     const models = { main, analyst };
     const runtime = await createRuntime(dir, { model: (a: AgentSpec) => models[a.name as keyof typeof models] });
@@ -52,14 +57,18 @@ describe("agent runtime", () => {
     const second = await runtime.run("And again?");
     expect(second.answer).toBe("Still 42.");
     const again = JSON.stringify(main.prompts[2]!.prompt);
+    // The second call of the child starts fresh again: nothing of the parent's chat, nothing of its first call.
+    expect(analyst.prompts[2]!.prompt.map((m) => m.role)).toEqual(["system", "user"]);
+    expect(JSON.stringify(analyst.prompts[2]!.prompt)).not.toMatch(/6\*7|Ask the analyst|child-only/);
+    expect(toolResults(analyst.prompts[3])).toEqual(["--- value ---\nundefined"]);
     expect(again).toContain("Ask the analyst.");
     expect(again).toContain("The answer is 42.");
     expect(again).toContain("And again?");
 
-    expect(second.usage.total).toEqual({ inputTokens: 50, outputTokens: 25, requests: 5 });
+    expect(second.usage.total).toEqual({ inputTokens: 80, outputTokens: 40, requests: 8 });
     expect(second.usage.agents).toEqual({
-      main: { inputTokens: 30, outputTokens: 15, requests: 3 },
-      analyst: { inputTokens: 20, outputTokens: 10, requests: 2 },
+      main: { inputTokens: 40, outputTokens: 20, requests: 4 },
+      analyst: { inputTokens: 40, outputTokens: 20, requests: 4 },
     });
     const kinds = first.events.map((e) => `${e.agent}@${e.depth}:${e.event.type}`);
     expect(kinds).toEqual([
