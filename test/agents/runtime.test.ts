@@ -135,4 +135,39 @@ describe("agent runtime", () => {
     // The session's storage is the project's code_mode.base: the artifact outlives the call.
     expect(await readFile(path.join(dir, ".code-mode/artifacts/note.txt"), "utf8").catch(() => "missing")).not.toBe("missing");
   });
+
+  it("a called agent's input schema validates the caller's input; a bad input is the caller's tool error", async () => {
+    const dir = await project(
+      [{ name: "main", tools: ["counter"] }, { name: "counter", input: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } }],
+      { agent_calls_need_approval: false },
+    );
+    const main = scripted([{ tool: "counter", args: { input: { n: "three" } } }, { tool: "counter", args: { input: { n: 3 } } }, { text: "ok" }]);
+    const counter = scripted([{ text: "counted" }]);
+    await runAgent(dir, "go", { model: (a) => (a.name === "main" ? main : counter) });
+    const [bad, good] = toolResults(main.prompts[2]);
+    expect(bad).toMatch(/Invalid input for tool counter/);
+    expect(good).toBe("counted");
+    expect(JSON.stringify(counter.prompts[0]!.prompt)).toContain('\\"n\\": 3');
+  });
+
+  it("the tools toolset exposes each ts-code-mode tool callable as a plain tool call", async () => {
+    const dir = await project([{ name: "main", tools: ["tools"] }], { code_mode: { base: ".code-mode", tools: EXAMPLE_TOOLS, executor: "in-process" } });
+    const model = scripted([{ tool: "echo__say", args: { text: ["plain", "call"] } }, { text: "ok" }]);
+    await runAgent(dir, "go", { model });
+    const offered = model.prompts[0]!.tools?.map((t) => t.name) ?? [];
+    expect(offered).toContain("echo__say");
+    expect(offered).toContain("wc__words");
+    expect(toolResults(model.prompts[1])).toEqual(["plain call\n"]);
+  });
+
+  it("the shell toolset runs an argv on the host after approval, and not without it", async () => {
+    const dir = await project([{ name: "main", tools: ["shell"] }], { code_mode: { base: ".code-mode", executor: "in-process" } });
+    const ran = scripted([{ tool: "shell", args: { argv: ["sh", "-c", "echo $0", "a b;c"] } }, { text: "ok" }]);
+    await runAgent(dir, "go", { model: ran });
+    expect(toolResults(ran.prompts[1])).toEqual(["exit code 0\na b;c\n"]);
+    const refused = scripted([{ tool: "shell", args: { argv: ["touch", "made"] } }, { text: "ok" }]);
+    await runAgent(dir, "go", { model: refused, approvalMode: "reject_all" });
+    expect(toolResults(refused.prompts[1])[0]).toMatch(/Tool call shell was not run/);
+    await expect(readFile(path.join(dir, "made"))).rejects.toThrow();
+  });
 });
