@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import { readFile } from "node:fs/promises";
 import type { LanguageModel, ModelMessage, Tool } from "ai";
 import { z } from "zod";
+import { bounded } from "../mcp/format.js";
 import type { Session } from "../session.js";
 import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
@@ -261,7 +262,8 @@ export class AgentRuntime {
       description: `${child.description}\n(Another agent: it starts with no memory of this conversation, so give it everything it needs in input.)`,
       inputSchema: z.object({ input }),
       needsApproval: true,
-      execute: (args) => this.callAgent(child.name, (args as { input: unknown }).input, ctx.depth + 1, [], ctx.chain),
+      // The child's answer is model text of any length; the caller reads it like any tool's output.
+      execute: async (args) => bounded(await this.callAgent(child.name, (args as { input: unknown }).input, ctx.depth + 1, [], ctx.chain), this.maxOutputChars),
     };
   }
 }

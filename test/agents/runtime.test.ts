@@ -170,4 +170,14 @@ describe("agent runtime", () => {
     expect(toolResults(refused.prompts[1])[0]).toMatch(/Tool call shell was not run/);
     await expect(readFile(path.join(dir, "made"))).rejects.toThrow();
   });
+
+  it("a child's answer reaches the caller cut to the output limit", async () => {
+    const dir = await project([{ name: "main", tools: ["talker"] }, { name: "talker" }], { agent_calls_need_approval: false });
+    const main = scripted([{ tool: "talker", args: { input: "talk" } }, { text: "ok" }]);
+    const talker = scripted([{ text: "blah ".repeat(10_000) }]);
+    await runAgent(dir, "go", { model: (a) => (a.name === "main" ? main : talker), maxOutputChars: 1_000 });
+    const [seen] = toolResults(main.prompts[1]);
+    expect(seen!.length).toBeLessThanOrEqual(1_000);
+    expect(seen).toMatch(/text cut to 1,000 characters/);
+  });
 });

@@ -3,6 +3,7 @@
  * root (.., absolute paths, symlinks out), reads are bounded, and shell_readonly refuses shell
  * syntax, commands off the allow-list, writing options and paths out of the folder.
  */
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -56,6 +57,14 @@ describe("filesystem toolsets", () => {
     // Listing the root does not follow the symlinked folder.
     expect(await tool(fs, "list_files").execute({}, signal)).not.toMatch(/secret/);
     await expect(readFile(path.join(top, "planted.txt"))).rejects.toThrow();
+  });
+
+  it("reads only regular files, and only the first 16 MiB of one", async () => {
+    const fifo = path.join(root, "pipe");
+    spawnSync("mkfifo", [fifo]);
+    const fs = filesystemToolset(root, true, 24_000);
+    await expect(tool(fs, "read_file").execute({ path: "pipe" }, signal)).rejects.toThrow(/pipe is not a regular file/);
+    await expect(tool(fs, "read_file").execute({ path: "a.txt", offset: 10_000_000 }, signal)).rejects.toThrow(/offset 10000000 is past/);
   });
 
   it("the _ro variants have no write_file", () => {

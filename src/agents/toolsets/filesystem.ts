@@ -4,7 +4,7 @@
  * exists of it is checked again, so `..` and symlinks that point outside are both refused. Reads
  * and listings are bounded: a model cannot make the host read a huge file or walk a huge tree.
  */
-import { lstat, open, readdir, realpath } from "node:fs/promises";
+import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { ToolError } from "../../errors.js";
@@ -16,6 +16,8 @@ const MAX_LISTED = 1_000;
 /** Directories visited by one list_files, whatever the pattern. */
 const MAX_VISITED_DIRS = 5_000;
 const MAX_WRITE_CHARS = 1_000_000;
+/** Bytes of one file read_file looks at, whatever offset is asked for. */
+const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 function refuse(tool: string, message: string): ToolError {
   return new ToolError({ tool, callable: null, code: "PERMISSION", message });
@@ -65,10 +67,14 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
         const max = a.max_chars ?? Math.min(DEFAULT_MAX_CHARS, maxOutputChars);
         const offset = a.offset ?? 0;
         // Read only the bytes that can hold the wanted characters (4 bytes per character at most).
+        // A FIFO or device would block the open (or never end); only regular files are read.
+        const info = await stat(file);
+        if (!info.isFile()) throw refuse("read_file", `${a.path} is not a regular file`);
+        if (offset * 4 > MAX_READ_BYTES) throw refuse("read_file", `offset ${offset} is past what read_file reads of a file (the first ${MAX_READ_BYTES / 1024 / 1024} MiB)`);
         const handle = await open(file, "r");
         try {
           const size = (await handle.stat()).size;
-          const want = Math.min(size, (offset + max) * 4);
+          const want = Math.min(size, (offset + max) * 4, MAX_READ_BYTES);
           const buf = Buffer.alloc(want);
           const { bytesRead } = await handle.read(buf, 0, want, 0);
           const text = buf.subarray(0, bytesRead).toString("utf8");
