@@ -5,7 +5,7 @@
  * interactive approval prompt driven through a pseudo-terminal (python3's pty module).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, MAIN, REPO, tempDir } from "../cli/harness.js";
@@ -146,6 +146,26 @@ describe("chat, providers and lazy loading", () => {
     const code = `import { register } from "node:module"; register(${JSON.stringify(hook)}); await import(${JSON.stringify(path.join(REPO, "dist/index.js"))}); await import(${JSON.stringify(path.join(REPO, "dist/cli/commands/agent.js"))}); console.log("imported");`;
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { encoding: "utf8" });
     expect(r.stdout).toBe("imported\n");
+  });
+});
+
+describe("examples/agents/embed.mjs", () => {
+  it("runs the example project through the library with onApproval and onEvent", async () => {
+    server = await startFakeOpenAI(exampleScript);
+    const script = path.join(REPO, "examples/agents/embed.mjs");
+    try {
+      const r = await new Promise<{ stdout: string; code: number | null }>((resolve, reject) => {
+        const child = spawn(process.execPath, [script], { env: { ...process.env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
+        let stdout = "";
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ stdout, code }));
+      });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^main → list_files\nmain → analyst\n  analyst → run_code\nanswer: The notes hold these words\. Analyst: Counted with wc: --- value --- \d+ total\nusage: \{"inputTokens":500,"outputTokens":100,"requests":5\}\n$/);
+    } finally {
+      await rm(path.join(REPO, "examples/agents/.code-mode"), { recursive: true, force: true });
+    }
   });
 });
 
