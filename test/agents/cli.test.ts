@@ -162,7 +162,7 @@ describe("examples/agents/embed.mjs", () => {
         child.on("close", (code) => resolve({ stdout, code }));
       });
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/^main → list_files\nmain → analyst\n  analyst → run_code\nanswer: The notes hold these words\. Analyst: Counted with wc: --- value --- \d+ total\nusage: \{"inputTokens":500,"outputTokens":100,"requests":5\}\n$/);
+      expect(r.stdout).toMatch(/^main → list_files\nmain → analyst\n {2}analyst → run_code\nanswer: The notes hold these words\. Analyst: Counted with wc: --- value --- \d+ total\nusage: \{"inputTokens":500,"outputTokens":100,"requests":5\}\n$/);
     } finally {
       await rm(path.join(REPO, "examples/agents/.code-mode"), { recursive: true, force: true });
     }
