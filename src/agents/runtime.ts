@@ -27,6 +27,8 @@ import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 24_000;
+/** Files one agent call may attach. */
+const MAX_ATTACHMENTS = 8;
 
 export interface RuntimeOptions {
   /** Overrides the project's approval_mode (the CLI's --approve-all / --reject-all). */
@@ -257,13 +259,27 @@ export class AgentRuntime {
 
   private agentTool(ctx: CallContext, child: AgentSpec): AgentTool {
     const input = child.input ? z.fromJSONSchema(child.input as Parameters<typeof z.fromJSONSchema>[0]) : z.string().describe("what you want from this agent");
+    // Attachments are read with read_file of filesystem_project_ro: the same root and the same bounds.
+    const [readFile] = filesystemToolset(this.project.dir, true, this.maxOutputChars);
     return {
       name: child.name,
       description: `${child.description}\n(Another agent: it starts with no memory of this conversation, so give it everything it needs in input.)`,
-      inputSchema: z.object({ input }),
+      inputSchema: z.object({
+        input,
+        attachments: z.array(z.string().min(1)).max(MAX_ATTACHMENTS).optional().describe("paths of project files to give the agent (text, relative to the project folder)"),
+      }),
       needsApproval: true,
-      // The child's answer is model text of any length; the caller reads it like any tool's output.
-      execute: async (args) => bounded(await this.callAgent(child.name, (args as { input: unknown }).input, ctx.depth + 1, [], ctx.chain), this.maxOutputChars),
+      execute: async (args, signal) => {
+        const a = args as { input: unknown; attachments?: string[] };
+        let childInput = a.input;
+        if (a.attachments?.length) {
+          const parts = [typeof a.input === "string" ? a.input : (JSON.stringify(a.input, null, 2) ?? "")];
+          for (const p of a.attachments) parts.push(`Attachment ${p}:\n${await readFile!.execute({ path: p }, signal)}`);
+          childInput = parts.join("\n\n");
+        }
+        // The child's answer is model text of any length; the caller reads it like any tool's output.
+        return bounded(await this.callAgent(child.name, childInput, ctx.depth + 1, [], ctx.chain), this.maxOutputChars);
+      },
     };
   }
 }

@@ -180,4 +180,21 @@ describe("agent runtime", () => {
     expect(seen!.length).toBeLessThanOrEqual(1_000);
     expect(seen).toMatch(/text cut to 1,000 characters/);
   });
+
+  it("attachments: project files are given to the called agent; paths out of the project are refused", async () => {
+    const dir = await writeProject([{ name: "main", tools: ["reader"] }, { name: "reader" }], { agent_calls_need_approval: false }, { "docs/plan.md": "step one, step two" });
+    dirs.push(dir);
+    const main = scripted([
+      { tool: "reader", args: { input: "summarise", attachments: ["docs/plan.md"] } },
+      { tool: "reader", args: { input: "steal", attachments: ["../../etc/passwd"] } },
+      { text: "ok" },
+    ]);
+    const reader = scripted([{ text: "two steps" }, { text: "never" }]);
+    await runAgent(dir, "go", { model: (a) => (a.name === "main" ? main : reader) });
+    expect(JSON.stringify(reader.prompts[0]!.prompt)).toContain("summarise\\n\\nAttachment docs/plan.md:\\nstep one, step two");
+    expect(reader.prompts).toHaveLength(1);
+    const [first, second] = toolResults(main.prompts[2]);
+    expect(first).toBe("two steps");
+    expect(second).toMatch(/outside the allowed folder/);
+  });
 });
