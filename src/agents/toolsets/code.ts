@@ -1,11 +1,11 @@
 /**
  * The `code` toolset: `run_code` on the call's ts-code-mode Session — the point of code mode: one
- * call, many steps, with tools/workflows/artifacts/deps in scope. The description and the result
- * text are the MCP server's, so the model reads the same thing through either door.
+ * call, many steps, with tools/workflows/artifacts/deps in scope. It is the framework adapters'
+ * run_code (src/adapters/core.ts: the MCP server's description, input and result text), so the
+ * model reads the same tool through every door; only the session is started on first use.
  */
-import { z } from "zod";
+import { runCodeInput, runCodeSpec } from "../../adapters/core.js";
 import { RUN_CODE_DESCRIPTION } from "../../mcp/descriptions.js";
-import { formatRunResult } from "../../mcp/format.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 
 export function codeToolset(env: ToolsetEnv): AgentTool[] {
@@ -13,13 +13,11 @@ export function codeToolset(env: ToolsetEnv): AgentTool[] {
     {
       name: "run_code",
       description: RUN_CODE_DESCRIPTION,
-      inputSchema: z.object({ code: z.string().min(1).describe("TypeScript to run; the last expression's value is returned") }),
+      inputSchema: runCodeInput,
       needsApproval: false,
       async execute(args, signal) {
-        const { code } = args as { code: string };
-        const session = await env.session();
-        const result = await session.run(code, { signal });
-        return formatRunResult(result, env.maxOutputChars).text;
+        const reply = await runCodeSpec(await env.session(), env.maxOutputChars).execute(args as { code: string }, signal);
+        return reply.text;
       },
     },
   ];
