@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import { readFile } from "node:fs/promises";
 import type { LanguageModel, ModelMessage, Tool } from "ai";
 import { z } from "zod";
+import { ValidationError } from "../errors.js";
 import { bounded } from "../mcp/format.js";
 import type { Session } from "../session.js";
 import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
@@ -103,7 +104,15 @@ export class AgentRuntime {
   async run(input: unknown): Promise<AgentRunResult> {
     const entry = this.project.entry;
     let answer: string;
-    if (entry.kind === "agent") answer = await this.callAgent(entry.name, input, 0, this.entryHistory, []);
+    if (entry.kind === "agent") {
+      const schema = this.project.agents.get(entry.name)?.input;
+      if (schema) {
+        // The entry's input comes from the user (--input-json), not a model: a bad one is refused before any request.
+        const checked = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(input);
+        if (!checked.success) throw new ValidationError(`the input does not match agent ${entry.name}'s input schema: ${z.prettifyError(checked.error).replace(/\n+/g, " ")}`);
+      }
+      answer = await this.callAgent(entry.name, input, 0, this.entryHistory, []);
+    }
     else {
       const fn = await loadEntryFunction(entry.file, entry.exportName);
       const context: EntryContext = Object.freeze({ callAgent: (name: string, childInput: unknown) => this.callAgent(name, childInput, 1, [], ["(entry code)"]) });

@@ -197,4 +197,12 @@ describe("agent runtime", () => {
     expect(first).toBe("two steps");
     expect(second).toMatch(/outside the allowed folder/);
   });
+
+  it("the entry's input is checked against its input schema before any model request", async () => {
+    const dir = await project([{ name: "main", input: { type: "object", properties: { deck: { type: "string" } }, required: ["deck"] } }]);
+    const model = scripted([{ text: "read it" }]);
+    await expect(runAgent(dir, { slides: 3 }, { model })).rejects.toThrow(/the input does not match agent main's input schema: .*deck/);
+    expect(model.prompts).toHaveLength(0);
+    expect((await runAgent(dir, { deck: "q3.pdf" }, { model })).answer).toBe("read it");
+  });
 });
