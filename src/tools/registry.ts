@@ -14,6 +14,7 @@ import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexic
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
 import { callableSignature, describeTool } from "./describe.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
+import type { ToolableHostOptions } from "./adapters/toolable/host.js";
 import { assertToolName, validateArgs } from "./validate.js";
 import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
 
@@ -42,6 +43,8 @@ export interface ToolRegistryOptions {
   factories?: ToolFactories;
   /** Run around every call, first outermost (see tools/middleware). */
   middleware?: ToolMiddleware[];
+  /** Events and sampling of `type: toolable` tools (ignored when `factories` is given). */
+  toolable?: ToolableHostOptions;
 }
 
 /** What a callable is called for each tool type, in messages. */
@@ -59,7 +62,7 @@ export class ToolRegistry {
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
-    this.factories = options.factories ?? defaultToolFactories();
+    this.factories = options.factories ?? defaultToolFactories(options.toolable);
     if (options.middleware) this.use(...options.middleware);
   }
 
@@ -98,7 +101,7 @@ export class ToolRegistry {
         const doc = await readYaml(file);
         const adapter = await createToolAdapter(doc, { file, dir }, registry.factories);
         const declared = (doc as { type?: unknown } | null)?.type;
-        registry.add(adapter, file, declared === "mcp" || declared === "http" ? declared : "cli");
+        registry.add(adapter, file, declared === "mcp" || declared === "http" || declared === "toolable" ? declared : "cli");
       } catch (e) {
         if (e instanceof ValidationError) problems.push(e.message);
         else {
