@@ -8,7 +8,6 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../../src/errors.js";
 import { ToolableToolAdapter } from "../../../src/tools/adapters/toolable/adapter.js";
@@ -17,7 +16,7 @@ import { ToolRegistry } from "../../../src/tools/registry.js";
 import { processesWith, waitFor } from "../../helpers/processes.js";
 import { typeErrors } from "../../helpers/typecheck.js";
 
-export const PYTOOL = fileURLToPath(new URL("../../fixtures/toolable/pytool.py", import.meta.url));
+import { PYTOOL } from "./fixture.js";
 
 const dirs: string[] = [];
 function tmp(): string {
