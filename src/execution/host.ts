@@ -25,6 +25,7 @@ import { callLabel } from "../tools/validate.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { ToolSessions } from "./tool-sessions.js";
+import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { WorkflowLibrary } from "../workflows/library.js";
 import type { WorkflowPrincipal } from "../workflows/provenance.js";
 import { describeCut } from "../values/explain.js";
@@ -54,6 +55,8 @@ export interface HostServicesOptions {
   origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined };
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
   maxInFlightBytes?: number;
+  /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
+  toolable?: ToolableHostOptions;
 }
 
 /** Longest tool, callable, workflow or artifact name, package spec or search query accepted. */
@@ -184,7 +187,7 @@ export class HostServices {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
     // A registry passed in keeps the ranker it was built with; one loaded here ranks semantically.
     const search = SearchSetup.create(options.storage, options.search);
-    const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath) }));
+    const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) }));
     if (options.middleware?.length) tools.use(...options.middleware);
     // Load the model in the background (not awaited): start() stays fast, and a search issued
     // before the model is ready waits for it, bounded (see SemanticRanker).

@@ -39,3 +39,12 @@ export interface ToolableHostOptions {
   /** `stdin` (default) or `http`: answer sampling through a one-call listener on 127.0.0.1. */
   sampleVia?: "stdin" | "http";
 }
+
+/** One line for a human (the CLI's stderr): `[tools.py.count] progress 50%: counted 1`. Control characters are shown escaped. */
+export function eventLine(e: ToolableEvent): string {
+  const ev = e.event;
+  const text =
+    ev.type === "progress" ? `progress${ev.percent !== undefined ? ` ${ev.percent}%` : ""}: ${ev.message}` : ev.type === "log" ? `${ev.level}: ${ev.message}` : `artifact ${ev.name}: ${ev.uri}`;
+  // eslint-disable-next-line no-control-regex
+  return `[tools.${e.tool}.${e.callable}] ${text}`.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
