@@ -99,3 +99,27 @@ describe.each(executors)("toolable through the %s executor", (name, make) => {
     }
   });
 });
+
+describe("toolable sessions are bounded per executor", () => {
+  it(`at most ${16} live sessions; the next open is refused with PRECONDITION, and all die with the run`, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "tcm-toolable-cap-"));
+    dirs.push(dir);
+    writeFileSync(path.join(dir, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+    const tools = await ToolRegistry.load(dir);
+    const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, "store") }), executor: new InProcessExecutor({ tools, defaultTimeoutMs: 30_000 }) });
+    await session.start();
+    try {
+      const r = await session.run(`
+        const opened = [];
+        let refused = null;
+        for (let i = 0; i < 17; i++) {
+          try { opened.push(await tools.py.repl.session({ greeting: "capped-session" })); } catch (e) { refused = e.code; }
+        }
+        [opened.length, refused];`);
+      expect(r.value).toEqual([16, "PRECONDITION"]);
+      await waitFor(() => processesWith("capped-session").length === 0, "the run's sessions to die with it");
+    } finally {
+      await session.close();
+    }
+  });
+});
