@@ -9,7 +9,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CreateMessageRequestSchema, LoggingMessageNotificationSchema, type CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { cleanup, connectStdio, ensureBuilt, runCli, structuredOf, tempDir } from "../../mcp/harness.js";
+import { cleanup, connectHttp, connectStdio, ensureBuilt, runCli, startHttpServer, structuredOf, tempDir } from "../../mcp/harness.js";
 import { PYTOOL } from "./fixture.js";
 
 let dir: string;
@@ -62,5 +62,19 @@ describe("toolable in the CLI and the MCP server", () => {
     const value = structuredOf<{ value: [string, string] }>(r).value;
     expect(value[0]).toBe("DEPENDENCY");
     expect(value[1]).toContain("does not support sampling");
+  });
+
+  it("MCP over HTTP: sampling goes to the client of the session that ran the code", async () => {
+    const server = await startHttpServer(["--base", "base"], { cwd: dir });
+    toClose.push(() => server.stop());
+    const client = new Client({ name: "sampler", version: "1" }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      const first = request.params.messages[0]?.content;
+      return { role: "assistant", model: "m", content: { type: "text", text: `http says ${first && "text" in first ? String(first.text) : "?"}` } };
+    });
+    await connectHttp(server.url, undefined, client);
+    toClose.push(() => client.close());
+    const r = await client.callTool({ name: "run_code", arguments: { code: "await tools.py.ask({ question: 'ping' })" } });
+    expect(structuredOf(r)).toMatchObject({ ok: true, value: { answer: "http says ping" } });
   });
 });
