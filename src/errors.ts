@@ -84,6 +84,12 @@ export interface ToolErrorInit {
   status?: number;
   /** Bounded excerpt of the tool's stderr / response body. */
   stderr?: string;
+  /** Overrides the code's default (a toolable tool may say so in its envelope). */
+  recoverable?: boolean;
+  /** What the agent could do instead (toolable envelopes). */
+  suggestion?: string;
+  /** Structured detail from the tool (toolable envelopes); JSON data. */
+  context?: Record<string, unknown>;
 }
 
 /** A tool call failed. `recoverable` says whether the agent can fix its input and retry. */
@@ -96,16 +102,20 @@ export class ToolError extends Error {
   readonly exitCode?: number;
   readonly status?: number;
   readonly stderr?: string;
+  readonly suggestion?: string;
+  readonly context?: Record<string, unknown>;
 
   constructor(init: ToolErrorInit) {
     super(init.message);
     this.tool = init.tool;
     this.callable = init.callable;
     this.code = init.code;
-    this.recoverable = RECOVERABLE.has(init.code);
+    this.recoverable = init.recoverable ?? RECOVERABLE.has(init.code);
     if (init.exitCode !== undefined) this.exitCode = init.exitCode;
     if (init.status !== undefined) this.status = init.status;
     if (init.stderr !== undefined) this.stderr = init.stderr;
+    if (init.suggestion !== undefined) this.suggestion = init.suggestion;
+    if (init.context !== undefined) this.context = init.context;
   }
 
   static isRecoverable(code: ToolErrorCode): boolean {

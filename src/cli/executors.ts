@@ -8,6 +8,7 @@ import { InProcessExecutor } from "../execution/in-process/executor.js";
 import type { Executor } from "../execution/protocol.js";
 import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
+import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
 
@@ -34,6 +35,8 @@ export interface CliExecutorOptions {
   search?: EmbedderSpec;
   /** --engine: the sandbox's engine (quickjs or deno); only with the sandbox executor. */
   engine?: "quickjs" | "deno";
+  /** Sampler / event listener of `type: toolable` tools. */
+  toolable?: ToolableHostOptions;
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -54,6 +57,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
   const middleware = {
     ...(options.middleware?.length ? { middleware: options.middleware } : {}),
     ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
+    ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
   };
   const common = {
     ...middleware,

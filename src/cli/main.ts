@@ -12,6 +12,7 @@ import { registerMcpCommand } from "./commands/mcp.js";
 import { registerRunCommand } from "./commands/run.js";
 import { registerStoreCommands } from "./commands/store.js";
 import { registerToolsCommands } from "./commands/tools.js";
+import { registerToolableCommands } from "./commands/toolable.js";
 import { registerWorkflowsCommands } from "./commands/workflows.js";
 import { packageVersion } from "./package-root.js";
 import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
@@ -37,6 +38,7 @@ registerWorkflowsCommands(program);
 registerStoreCommands(program);
 registerDepsCommands(program);
 registerAgentCommands(program);
+registerToolableCommands(program);
 
 ignoreClosedStdout();
 let code: number;

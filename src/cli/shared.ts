@@ -14,6 +14,7 @@ import { FileStorage } from "../storage/file/storage.js";
 import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
 import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
+import { eventLine } from "../tools/adapters/toolable/host.js";
 import { createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
 
 export const EXIT_OK = 0;
@@ -227,6 +228,8 @@ export async function withSession<T>(
       middleware: middlewareFromFlags(flags),
       ...(flags.search !== undefined ? { search: flags.search } : {}),
       ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+      // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
+      toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`) },
     });
     session = new Session({ storage, executor });
     return await fn(session);

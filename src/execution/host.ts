@@ -24,6 +24,8 @@ import type { CallContext } from "../tools/protocol.js";
 import { callLabel } from "../tools/validate.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
+import { ToolSessions } from "./tool-sessions.js";
+import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { WorkflowLibrary } from "../workflows/library.js";
 import type { WorkflowPrincipal } from "../workflows/provenance.js";
 import { describeCut } from "../values/explain.js";
@@ -53,6 +55,8 @@ export interface HostServicesOptions {
   origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined };
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
   maxInFlightBytes?: number;
+  /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
+  toolable?: ToolableHostOptions;
 }
 
 /** Longest tool, callable, workflow or artifact name, package spec or search query accepted. */
@@ -93,6 +97,11 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
       z.tuple([str("tool"), str("callable").nullable(), z.unknown()]),
       (h, [tool, callable, args], ctx) => h.tools.call(tool, callable, args, ctx),
     ),
+    // Sessions with toolable session tools (guest side: tools.<tool>.<callable>.session(args)).
+    session: op("session(tool, callable, args)", z.tuple([str("tool"), str("callable"), z.unknown()]), (h, [tool, callable, args], ctx) => h.toolSessions.start(tool, callable, args, ctx)),
+    sessionSend: op("sessionSend(id, message)", z.tuple([str("id", 64), z.unknown()]), (h, [id, message]) => h.toolSessions.send(id, message)),
+    sessionNext: op("sessionNext(id)", z.tuple([str("id", 64)]), (h, [id], ctx) => h.toolSessions.next(id, ctx)),
+    sessionClose: op("sessionClose(id)", z.tuple([str("id", 64)]), (h, [id]) => h.toolSessions.close(id)),
   },
   workflows: {
     list: op("list()", z.tuple([]), (h) => h.workflows.list()),
@@ -140,6 +149,8 @@ const DEFAULT_DEPS_UNAVAILABLE =
 
 export class HostServices {
   readonly tools: ToolRegistry;
+  /** Live toolable sessions opened by guest code; executors call `toolSessions.endRun(runId)` when a run ends. */
+  readonly toolSessions: ToolSessions;
   readonly workflows: WorkflowLibrary;
   readonly artifacts: ArtifactStore;
   readonly storage: StorageBackend;
@@ -163,6 +174,7 @@ export class HostServices {
     this.storage = storage;
     this.deps = deps;
     this.tools = tools;
+    this.toolSessions = new ToolSessions(tools);
     this.toolsPath = toolsPath;
     // Fail closed: only an executor that says it runs trusted code gets a trusted principal.
     const principal: WorkflowPrincipal = { executor: origin?.kind ?? "unknown", trust: origin?.trust === "trusted" ? "trusted" : "untrusted" };
@@ -175,7 +187,7 @@ export class HostServices {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
     // A registry passed in keeps the ranker it was built with; one loaded here ranks semantically.
     const search = SearchSetup.create(options.storage, options.search);
-    const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath) }));
+    const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) }));
     if (options.middleware?.length) tools.use(...options.middleware);
     // Load the model in the background (not awaited): start() stays fast, and a search issued
     // before the model is ready waits for it, bounded (see SemanticRanker).
@@ -249,6 +261,7 @@ export class HostServices {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.toolSessions.closeAll();
     await this.tools.close();
   }
 }

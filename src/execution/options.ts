@@ -8,6 +8,7 @@ import { ValidationError } from "../errors.js";
 import type { DepsConfig } from "../deps/index.js";
 import { searchOptionsSchema, type SearchOptions } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
+import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** Upper bound on a run's timeout: one day. Anything larger is almost certainly a unit mistake. */
@@ -27,6 +28,8 @@ export interface ExecutorOptions {
    * together; past it a call fails at once with a ValidationError (default 256 MiB).
    */
   maxInFlightBytes?: number;
+  /** `type: toolable` tools: `sampler` answers their sampling requests, `onEvent` gets their progress/log/artifact events. */
+  toolable?: ToolableHostOptions;
 }
 
 export const timeoutSchema = z
@@ -44,12 +47,25 @@ export const baseOptionsShape = {
     })
     .optional(),
   search: searchOptionsSchema.optional(),
+  toolable: z
+    .strictObject(
+      {
+        sampler: z.custom<NonNullable<ToolableHostOptions["sampler"]>>((v) => typeof v === "function", "must be a function (request) => Promise<string>").optional(),
+        onEvent: z.custom<NonNullable<ToolableHostOptions["onEvent"]>>((v) => typeof v === "function", "must be a function (event) => void").optional(),
+        sampleVia: z.enum(["stdin", "http"]).optional(),
+      },
+      { error: "must be { sampler?, onEvent?, sampleVia? }" },
+    )
+    .optional(),
   maxInFlightBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_024, "must be at least 1024 bytes").max(Number.MAX_SAFE_INTEGER).optional(),
 };
 
 /** The HostServices part of parsed options (what every executor passes on as it is). */
-export function hostLimitsOf(options: { maxInFlightBytes?: number | undefined }): { maxInFlightBytes?: number } {
-  return options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {};
+export function hostLimitsOf(options: { maxInFlightBytes?: number | undefined; toolable?: ToolableHostOptions | undefined }): { maxInFlightBytes?: number; toolable?: ToolableHostOptions } {
+  return {
+    ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
+    ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
+  };
 }
 
 export const depsOptionsShape = {

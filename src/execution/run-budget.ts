@@ -29,6 +29,11 @@ export class RunBudget {
     this.deadline = performance.now() + timeoutMs;
   }
 
+  /** The run's id (what tool calls see as `runId`). */
+  get id(): string {
+    return this.runId;
+  }
+
   /** Between runs: calls from code left running (not awaited) get no run deadline, only their own. */
   static idle(executor: string): RunBudget {
     return new RunBudget(Number.POSITIVE_INFINITY, executor, "between-runs");

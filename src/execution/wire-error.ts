@@ -13,7 +13,7 @@ export interface WireError {
 }
 
 /** Own properties worth carrying across (ToolError fields, NotFoundError suggestions). */
-const DETAIL_KEYS = ["tool", "callable", "code", "recoverable", "exitCode", "status", "stderr", "suggestions"] as const;
+const DETAIL_KEYS = ["tool", "callable", "code", "recoverable", "exitCode", "status", "stderr", "suggestions", "suggestion", "context"] as const;
 
 /** Turn anything thrown into a WireError; `prefix` (e.g. "tools.call") is put in front of the message. */
 export function toWireError(err: unknown, prefix?: string): WireError {

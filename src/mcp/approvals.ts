@@ -7,14 +7,17 @@
  * decides, the run's deadline is held (see the approval middleware), and the question is withdrawn
  * when the run stops (timeout, cancel).
  *
- * The same binding (the session's server plus the run_code request being served) is where a
- * sampling passthrough (`sampling/createMessage` for a tool that asks the caller's model) would go
- * once tools can ask for it; nothing does yet.
+ * The same binding (the session's server plus the run_code request being served) carries the
+ * `type: toolable` tools' needs (`toolable`, given to the session's executor): their sampling
+ * requests go to the client's model (`sampling/createMessage`) when the client declares sampling,
+ * and their progress/log/artifact events go out as logging notifications (logger "toolable") of the
+ * run_code request, when the client sent a progress token (asked to hear about the call).
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ApprovalDecision, Approver } from "../tools/middleware/builtins.js";
 import { callName } from "../tools/middleware/types.js";
 import { cutMiddle } from "./truncate.js";
+import { eventLine, type ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import type { ToolExtra } from "./progress.js";
 
 /** Longest rejection reason from the user passed on to the agent. */
@@ -24,6 +27,10 @@ export const MAX_REASON_CHARS = 2_000;
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
 /** The arguments shown in the question are cut to this many characters (they come from the agent's code). */
 const MAX_ARGS_CHARS = 2_000;
+
+export const NO_SAMPLING_REASON = "the MCP client does not support sampling (it declared no sampling capability), so the tool's request for a completion was refused";
+/** Longest completion passed back to a tool, in characters. */
+export const MAX_SAMPLE_CHARS = 200_000;
 
 export const NO_ELICITATION_REASON =
   "the MCP client cannot ask its user (it does not support elicitation), so calls that need approval are refused; " +
@@ -70,6 +77,33 @@ export class ClientApprovals {
       if (this.current === extra) this.current = null;
     }
   }
+
+  /** Give to the session's executor (`toolable` option): sampling through the client, events as notifications. */
+  readonly toolable: ToolableHostOptions = {
+    sampler: async (req) => {
+      const server = this.server?.server;
+      if (!server?.getClientCapabilities()?.sampling) throw new Error(NO_SAMPLING_REASON);
+      const result = await server.createMessage(
+        {
+          messages: [{ role: "user", content: { type: "text", text: req.prompt } }],
+          maxTokens: req.max_tokens,
+          ...(req.system !== undefined ? { systemPrompt: req.system } : {}),
+          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+          ...(req.stop_sequences !== undefined ? { stopSequences: req.stop_sequences } : {}),
+        },
+        { timeout: this.timeoutMs, signal: req.signal, ...(this.current ? { relatedRequestId: this.current.requestId } : {}) },
+      );
+      const parts: unknown[] = Array.isArray(result.content) ? result.content : [result.content];
+      const text = parts.map((p) => (typeof p === "object" && p !== null && (p as { type?: unknown }).type === "text" ? String((p as { text?: unknown }).text ?? "") : "")).join("");
+      return text.length > MAX_SAMPLE_CHARS ? text.slice(0, MAX_SAMPLE_CHARS) : text;
+    },
+    onEvent: (e) => {
+      const extra = this.current;
+      if (extra?._meta?.progressToken === undefined) return;
+      const level = e.event.type === "log" && ["debug", "info", "notice", "warning", "error"].includes(e.event.level) ? (e.event.level as "info") : "info";
+      extra.sendNotification({ method: "notifications/message", params: { level, logger: "toolable", data: cutMiddle(eventLine(e), 8_192) } }).catch(() => {});
+    },
+  };
 
   readonly approver: Approver = async (call) => {
     const server = this.server?.server;

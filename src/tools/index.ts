@@ -23,3 +23,8 @@ export { McpToolAdapter, mcpCallableInfo } from "./adapters/mcp/adapter.js";
 export { parseMcpTool, DEFAULT_MCP_TIMEOUT_SECONDS, SAFE_ENV_VARS, type McpToolSpec, type McpStdioServer, type McpHttpServer } from "./adapters/mcp/schema.js";
 export { paramsFromInputSchema, typeTextFromSchema } from "./adapters/mcp/json-schema.js";
 export * from "./middleware/index.js";
+export { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
+export { parseToolableTool, type ToolableSpec } from "./adapters/toolable/schema.js";
+export type { ToolableHostOptions, ToolableEvent, SampleRequest, Sampler } from "./adapters/toolable/host.js";
+export type { ToolableSession, SessionEvent } from "./adapters/toolable/session.js";
+export type { PartialResult, ToolableEventBody } from "./adapters/toolable/envelope.js";

@@ -14,7 +14,10 @@ import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexic
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
 import { callableSignature, describeTool } from "./describe.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
-import { assertToolName, validateArgs } from "./validate.js";
+import type { ToolableHostOptions } from "./adapters/toolable/host.js";
+import { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
+import type { ToolableSession } from "./adapters/toolable/session.js";
+import { assertToolName, callLabel, validateArgs } from "./validate.js";
 import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
 
 export interface CallableListing {
@@ -42,6 +45,8 @@ export interface ToolRegistryOptions {
   factories?: ToolFactories;
   /** Run around every call, first outermost (see tools/middleware). */
   middleware?: ToolMiddleware[];
+  /** Events and sampling of `type: toolable` tools (ignored when `factories` is given). */
+  toolable?: ToolableHostOptions;
 }
 
 /** What a callable is called for each tool type, in messages. */
@@ -59,7 +64,7 @@ export class ToolRegistry {
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
-    this.factories = options.factories ?? defaultToolFactories();
+    this.factories = options.factories ?? defaultToolFactories(options.toolable);
     if (options.middleware) this.use(...options.middleware);
   }
 
@@ -98,7 +103,7 @@ export class ToolRegistry {
         const doc = await readYaml(file);
         const adapter = await createToolAdapter(doc, { file, dir }, registry.factories);
         const declared = (doc as { type?: unknown } | null)?.type;
-        registry.add(adapter, file, declared === "mcp" || declared === "http" ? declared : "cli");
+        registry.add(adapter, file, declared === "mcp" || declared === "http" || declared === "toolable" ? declared : "cli");
       } catch (e) {
         if (e instanceof ValidationError) problems.push(e.message);
         else {
@@ -200,6 +205,23 @@ export class ToolRegistry {
       signal: ctx.signal,
       ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
     });
+  }
+
+  /**
+   * Open a session with a toolable session tool. Arguments are validated like a call's, and the
+   * middleware chain (policy, approval, audit, limits) sees it as a call of `tool.callable`.
+   */
+  async openSession(tool: string, callable: string, args: unknown, ctx: CallContext = {}): Promise<ToolableSession> {
+    const adapter = this.get(tool);
+    const target = findCallable(await adapter.info(), callable);
+    const cleaned = validateArgs(tool, callable, target, args);
+    if (!(adapter instanceof ToolableToolAdapter)) {
+      throw new ToolError({ tool, callable, code: "INVALID_INPUT", message: `${callLabel(tool, callable)}.session: only toolable session tools can be opened as sessions; call ${callLabel(tool, callable)}(args)` });
+    }
+    const open = (c: ToolCallContext) => adapter.openSession(callable, c.args, { ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), runId: c.runId, ...(c.signal ? { signal: c.signal } : {}) });
+    if (this.middleware.length === 0) return open({ tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+    const chain = compose(this.middleware, (c) => open({ ...c, args: validateArgs(c.tool, callable, target, c.args) }));
+    return (await chain({ tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal })) as ToolableSession;
   }
 
   /** The end of the middleware chain. Middleware (approval) may have edited the arguments: check them again. */

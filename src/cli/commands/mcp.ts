@@ -154,6 +154,8 @@ async function serve(flags: McpFlags): Promise<void> {
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
+        // toolable tools: sampling through the client's model, events as notifications.
+        toolable: approvals.toolable,
       }),
     });
   const serverOptions: CodeModeServerOptions = {

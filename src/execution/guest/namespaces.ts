@@ -71,7 +71,9 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     },
     (toolName) => {
       const direct = (args?: unknown) => call("tools", "call", [toolName, null, args]);
-      return memberProxy({}, (callable) => (args?: unknown) => call("tools", "call", [toolName, callable, args]), direct);
+      // `tools.x.repl.session(args)` opens a session with a toolable session tool (host: ToolSessions).
+      const member = (callable: string) => Object.assign((args?: unknown) => call("tools", "call", [toolName, callable, args]), { session: (args?: unknown) => openToolSession(call, toolName, callable, args) });
+      return memberProxy({}, member, direct);
     },
   );
 
@@ -197,4 +199,26 @@ function memberProxy(
       return typeof prop === "string" && Object.hasOwn(methods, prop);
     },
   });
+}
+
+/**
+ * The guest's handle of a toolable session: `send(message)`, `next()` (an event, or null at the
+ * end), `for await (const ev of s)`, `close()` (the final envelope). Each is one RPC call.
+ */
+async function openToolSession(call: (ns: string, op: string, args: unknown[]) => Promise<unknown>, tool: string, callable: string, args: unknown) {
+  const { id } = (await call("tools", "session", [tool, callable, args])) as { id: string };
+  const next = () => call("tools", "sessionNext", [id]) as Promise<Record<string, unknown> | null>;
+  return {
+    send: (message: unknown) => call("tools", "sessionSend", [id, message]),
+    next,
+    close: () => call("tools", "sessionClose", [id]),
+    [Symbol.asyncIterator]() {
+      return {
+        next: async () => {
+          const value = await next();
+          return value === null ? { done: true as const, value: undefined } : { done: false as const, value };
+        },
+      };
+    },
+  };
 }

@@ -128,6 +128,7 @@ export class InProcessExecutor implements Executor {
       if (this.callsInFlight > 0 || stopped) this.budget.abort(stopped ? `the run was stopped (${result.error?.name})` : "the run ended");
       return { ...result, durationMs: performance.now() - startedAt };
     } finally {
+      this.hostServices?.toolSessions.endRun(this.budget.id);
       this.budget = RunBudget.idle(this.kind);
     }
   }

@@ -316,6 +316,7 @@ export class SandboxExecutor implements Executor {
       for (const t of run.timers.values()) clearTimeout(t);
       run.timers.clear();
       this.active = null;
+      this.hostServices?.toolSessions.endRun(this.budget.id);
       this.budget = RunBudget.idle(this.kind);
       // Replies that arrived as the run ended belong to calls left running: kept for the next run.
       if (run.replies.length) this.park(run.instance, run.replies.splice(0));

@@ -305,6 +305,7 @@ export class SubprocessExecutor implements Executor {
       if (killTimer) clearTimeout(killTimer);
       if (onAbort) options.signal?.removeEventListener("abort", onAbort);
       this.pending = null;
+      this.hostServices?.toolSessions.endRun(this.budget.id);
       this.budget = RunBudget.idle(this.kind);
     }
   }

@@ -8,9 +8,11 @@ import type { ToolAdapter } from "../protocol.js";
 import { CliToolAdapter } from "./cli/adapter.js";
 import { HttpToolAdapter } from "./http/adapter.js";
 import { McpToolAdapter } from "./mcp/adapter.js";
+import { ToolableToolAdapter } from "./toolable/adapter.js";
+import type { ToolableHostOptions } from "./toolable/host.js";
 
 /** Values of `type:` in a tool YAML. Absent means "cli". */
-export const YAML_TOOL_TYPES = ["cli", "mcp", "http"] as const;
+export const YAML_TOOL_TYPES = ["cli", "mcp", "http", "toolable"] as const;
 export type YamlToolType = (typeof YAML_TOOL_TYPES)[number];
 
 export interface ToolSource {
@@ -30,8 +32,9 @@ export type ToolFactory = (doc: Record<string, unknown>, source: ToolSource) => 
 export type ToolFactories = Partial<Record<YamlToolType, ToolFactory>>;
 
 /** The factories this build ships. mcp and http arrive with their adapters. */
-export function defaultToolFactories(): ToolFactories {
+export function defaultToolFactories(toolable: ToolableHostOptions = {}): ToolFactories {
   return {
+    toolable: (doc, source) => ToolableToolAdapter.fromDocument(doc, source, toolable),
     cli: (doc, source) => CliToolAdapter.fromDocument(doc, source.file),
     http: (doc, source) => HttpToolAdapter.fromDocument(doc, source.file),
     mcp: (doc, source) => McpToolAdapter.fromDocument(doc, source),

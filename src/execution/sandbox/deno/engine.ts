@@ -219,6 +219,7 @@ export class DenoEngine {
       stopListening();
       streamer?.close();
       if (this.active?.seq === seq) this.active = null;
+      this.hostServices?.toolSessions.endRun(this.budget.id);
       this.budget = RunBudget.idle("sandbox");
     }
     const { restartNote, ...result } = fields;

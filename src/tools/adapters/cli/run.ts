@@ -30,7 +30,8 @@ export interface RunCommandOptions {
 
 type StopReason = "timeout" | "cap" | "abort";
 
-function killGroup(child: ChildProcess): void {
+/** SIGKILL the child's process group (spawned with `detached: true`), or the child alone when the group is gone. */
+export function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, "SIGKILL");
