@@ -14,6 +14,7 @@ import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { waitFor } from "../helpers/processes.js";
+import { executorConformance } from "../conformance/executor.js";
 
 const isAlive = (pid: number | undefined): boolean => {
   if (pid === undefined) return false;
@@ -205,3 +206,5 @@ describe("PythonExecutor", () => {
     });
   });
 });
+
+executorConformance("PythonExecutor", (opts) => new PythonExecutor(opts), { language: "python" });
