@@ -14,7 +14,7 @@ import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { waitFor } from "../helpers/processes.js";
-import { executorConformance } from "../conformance/executor.js";
+import { EXAMPLE_TOOLS_PATH, executorConformance } from "../conformance/executor.js";
 
 const isAlive = (pid: number | undefined): boolean => {
   if (pid === undefined) return false;
@@ -196,6 +196,17 @@ describe("PythonExecutor", () => {
       const r = await session.run("try:\n    artifacts.load('missing.txt')\nexcept Exception as e:\n    out = [type(e).__name__, str(e)]\nout");
       expect((r.value as string[])[0]).toBe("NotFoundError");
       expect((r.value as string[])[1]).toMatch(/missing\.txt/);
+    });
+
+    it("tools.describe answers in Python stubs, the same text as the Session facade's describeTool", async () => {
+      await open({ toolsPath: EXAMPLE_TOOLS_PATH, tools: undefined });
+      const text = (await session.run("tools.describe('echo')")).value as string;
+      expect(text).toContain("def say(*, text: list[str]) -> Any:");
+      expect(text).toContain("def __call__(*, text: list[str], no_newline: bool = None, escapes: bool = None) -> Any:");
+      expect(text).toContain("call_async");
+      expect(await session.describeTool("echo")).toBe(text);
+      // The stubs are valid Python.
+      expect((await session.run(`import ast\nast.parse(${JSON.stringify(text)}) is not None`)).value).toBe(true);
     });
 
     it("a value that is not plain data is refused in the guest with a TypeError", async () => {
