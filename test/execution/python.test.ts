@@ -84,6 +84,18 @@ describe("PythonExecutor", () => {
       expect((await session.run("1 + 1")).value).toBe(2);
     });
 
+    it("an interrupt never splits a frame: a timeout while sending a large call still keeps the variables", async () => {
+      await open();
+      // The host refuses the unknown argument with a short error: the time goes into writing the frames.
+      await session.run("kept = 'yes'\nbig = 'x' * 24_000_000");
+      for (let i = 0; i < 5; i++) {
+        const r = await session.run("while True:\n    try:\n        tools.probe.sleep(ms=0, pad=big)\n    except Exception:\n        pass", { timeoutMs: 400 });
+        expect(r.error?.name).toBe("TimeoutError");
+        expect(r.error?.message).toMatch(/variables are kept/);
+      }
+      expect((await session.run("kept")).value).toBe("yes");
+    });
+
     for (const [label, code] of [
       ["swallows the interrupt (except BaseException)", "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass"],
       ["ignores SIGINT", "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass"],
@@ -131,6 +143,19 @@ describe("PythonExecutor", () => {
       const forged = await session.run('import os, json\nb = json.dumps({"type": "call", "callId": -1, "ns": "x", "op": "y", "args": []}).encode()\nos.write(4, len(b).to_bytes(4, "big") + b)\nimport time\ntime.sleep(5)');
       expect(forged.error?.message).toMatch(/outside the protocol .*callId/);
       expect((await session.run("2")).value).toBe(2);
+    });
+  });
+
+  describe("bounded results", () => {
+    it("output is capped per stream and display is cut, with markers saying so", async () => {
+      await open();
+      const r = await session.run("import sys\nprint('x' * 3_000_000)\nprint('y' * 3_000_000, file=sys.stderr)\n'z' * 200_000");
+      expect(r.ok).toBe(true);
+      expect(r.stdout.length).toBeLessThan(1_100_000);
+      expect(r.stdout).toMatch(/more characters of output cut/);
+      expect(r.stderr.length).toBeLessThan(1_100_000);
+      expect(r.display.length).toBeLessThan(21_000);
+      expect(r.display).toMatch(/more characters cut/);
     });
   });
 

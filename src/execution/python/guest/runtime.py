@@ -104,15 +104,30 @@ def encode_frame(message):
 # ---------------------------------------------------------------- the channel to the host
 
 _write_lock = threading.Lock()
+# An interrupt must never land between two writes of one frame (the host would read garbage):
+# while the main thread writes, the SIGINT handler only notes it, and send() raises afterwards.
+_sending = [False]
+_deferred = [False]
 
 
 def send(message):
     frame = encode_frame(message)
+    main = threading.current_thread() is threading.main_thread()
     with _write_lock:
-        view = memoryview(frame)
-        while view:
-            n = os.write(OUT_FD, view)
-            view = view[n:]
+        if main:
+            _sending[0] = True
+        try:
+            view = memoryview(frame)
+            while view:
+                n = os.write(OUT_FD, view)
+                view = view[n:]
+        finally:
+            if main:
+                _sending[0] = False
+    if main and _deferred[0]:
+        _deferred[0] = False
+        if _running[0]:
+            raise RunInterrupted()
 
 
 def _read_exact(n):
@@ -517,8 +532,12 @@ _running = [False]
 
 
 def _on_interrupt(signum, frame):
-    if _running[0]:
-        raise RunInterrupted()
+    if not _running[0]:
+        return
+    if _sending[0]:
+        _deferred[0] = True
+        return
+    raise RunInterrupted()
 
 
 signal.signal(signal.SIGINT, _on_interrupt)
@@ -605,6 +624,7 @@ def run(message):
     _output.begin(run_id, bool(message.get("stream")))
     value, error = _NO_VALUE, None
     try:
+        _deferred[0] = False
         _running[0] = True
         try:
             body, expr = _compile(message["script"])
