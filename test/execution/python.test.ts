@@ -14,17 +14,10 @@ import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { waitFor } from "../helpers/processes.js";
+import { isAlive as pidAlive } from "../mcp/harness.js";
 import { EXAMPLE_TOOLS_PATH, executorConformance } from "../conformance/executor.js";
 
-const isAlive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const isAlive = (pid: number | undefined): boolean => pid !== undefined && pidAlive(pid);
 
 describe("PythonExecutor", () => {
   let dir: string;
@@ -232,6 +225,16 @@ describe("PythonExecutor", () => {
       expect(await session.describeTool("echo")).toBe(text);
       // The stubs are valid Python.
       expect((await session.run(`import ast\nast.parse(${JSON.stringify(text)}) is not None`)).value).toBe(true);
+    });
+
+    it("running a (TypeScript) workflow from Python is refused clearly; listing and creating work", async () => {
+      await open();
+      const created = await session.run("workflows.create(name='triple', source='export async function run({ n }: { n: number }) { return n * 3; }')['name']");
+      expect(created.value).toBe("triple");
+      expect((await session.run("[w['name'] for w in workflows.list()]")).value).toEqual(["triple"]);
+      const r = await session.run("workflows.triple(n=4)");
+      expect(r.error?.name).toBe("RuntimeError");
+      expect(r.error?.message).toMatch(/TypeScript .*Python session cannot run/);
     });
 
     it("a value that is not plain data is refused in the guest with a TypeError", async () => {

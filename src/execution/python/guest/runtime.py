@@ -357,14 +357,20 @@ class _Tool:
         return "<tools.%s>" % self._tool
 
 
-class _Tools(_Namespace):
+class _Members(_Namespace):
+    """A namespace whose other attributes are members: tools.<tool>, workflows.<name>."""
+
+    def __init__(self, ns, ops, member):
+        super().__init__(ns, ops)
+        self._member = member
+
     def __getattr__(self, name):
         ops = self.__dict__.get("_ops", {})
         if name in ops:
             return ops[name]
-        if name.startswith("__"):
+        if name.startswith("__") or name == "_member":
             raise AttributeError(name)
-        return _Tool(name)
+        return self.__dict__["_member"](name)
 
     __getitem__ = __getattr__
 
@@ -380,33 +386,23 @@ def _workflow_invoke(name, args=None, **kwargs):
     )
 
 
-class _Workflows(_Namespace):
-    def __getattr__(self, name):
-        ops = self.__dict__.get("_ops", {})
-        if name in ops:
-            return ops[name]
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return lambda *a, **k: _workflow_invoke(name)
-
-
 def _create_shape(*args, **kwargs):
     return [_named_args("workflows.create", args, kwargs)]
 
 
-tools = _Tools("tools", {
+tools = _Members("tools", {
     "list": _positional("tools", "list", [], 0),
     "search": _positional("tools", "search", ["query", "options"], 1),
     "describe": _positional("tools", "describe", ["name"], 1),
     "call": _tool_call_shape,
-})
-workflows = _Workflows("workflows", {
+}, _Tool)
+workflows = _Members("workflows", {
     "list": _positional("workflows", "list", [], 0),
     "search": _positional("workflows", "search", ["query", "options"], 1),
     "get": _positional("workflows", "get", ["name"], 1),
     "create": _create_shape,
     "delete": _positional("workflows", "delete", ["name"], 1),
-})
+}, lambda name: lambda *a, **k: _workflow_invoke(name))
 workflows._ops["invoke"] = _workflow_invoke
 artifacts = _Namespace("artifacts", {
     "save": _positional("artifacts", "save", ["name", "data", "options"], 2),
