@@ -163,6 +163,13 @@ describe("PythonExecutor", () => {
       await waitFor(() => !isAlive(pid) && !isAlive(grandchild), "python and its sleep to be gone");
     });
 
+    it("asyncio tasks a run left pending never run later: they are cancelled when the run ends", async () => {
+      await open();
+      await session.run("import asyncio\nhits = []\nasync def later():\n    await asyncio.sleep(0.05)\n    hits.append(1)\nt = asyncio.create_task(later())\nawait asyncio.sleep(0)");
+      const r = await session.run("await asyncio.sleep(0.3)\n[hits, t.cancelled()]");
+      expect(r.value).toEqual([[], true]);
+    });
+
     it("reset() forgets globals by starting a fresh interpreter", async () => {
       await open();
       await session.run("x = 5");

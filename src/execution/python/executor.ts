@@ -114,12 +114,15 @@ export class PythonExecutor extends SubprocessExecutor {
   }
 }
 
-/** guest/runtime.py next to this module (copied to dist/ by the build); from the TypeScript sources, the one in src/. */
+/**
+ * guest/runtime.py: in a checkout, the one in src/ (a dist/ built by tsc alone has no copy, or an
+ * old one); in the installed package, the copy the build put next to this module in dist/.
+ */
 export function pythonRuntimePath(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const beside = path.join(here, "guest", "runtime.py");
-  if (existsSync(beside)) return beside;
   const source = path.resolve(here, "..", "..", "..", "src", "execution", "python", "guest", "runtime.py");
   if (existsSync(source)) return source;
+  const beside = path.join(here, "guest", "runtime.py");
+  if (existsSync(beside)) return beside;
   throw new Error(`PythonExecutor needs its guest runtime at ${beside}; run \`npm run build\` first`);
 }

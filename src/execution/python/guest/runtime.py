@@ -544,14 +544,19 @@ _loop = asyncio.new_event_loop()
 _NO_VALUE = object()
 
 
+LAST = "__ts_code_mode_last__"
+
+
 def _compile(code):
+    """One code object for the whole snippet (a coroutine when it awaits anywhere); the last
+    expression's value is assigned to LAST, so it is the run's value."""
     tree = ast.parse(code, "<run>", "exec")
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
-    body = compile(tree, "<run>", "exec", flags=FLAGS, dont_inherit=True)
-    expr = compile(last, "<run>", "eval", flags=FLAGS, dont_inherit=True) if last is not None else None
-    return body, expr
+    has_value = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    if has_value:
+        last = tree.body[-1]
+        tree.body[-1] = ast.copy_location(ast.Assign(targets=[ast.Name(id=LAST, ctx=ast.Store())], value=last.value), last)
+        ast.fix_missing_locations(tree)
+    return compile(tree, "<run>", "exec", flags=FLAGS, dont_inherit=True), has_value
 
 
 def _evaluate(code_obj):
@@ -559,11 +564,10 @@ def _evaluate(code_obj):
     if code_obj.co_flags & inspect.CO_COROUTINE:
         task = _loop.create_task(result)
         try:
-            return _loop.run_until_complete(task)
+            _loop.run_until_complete(task)
         except RunInterrupted:
             task.cancel()
             raise
-    return result
 
 
 def _end_tasks():
@@ -623,10 +627,10 @@ def run(message):
         _deferred[0] = False
         _running[0] = True
         try:
-            body, expr = _compile(message["script"])
-            _evaluate(body)
-            if expr is not None:
-                value = _evaluate(expr)
+            code_obj, has_value = _compile(message["script"])
+            _evaluate(code_obj)
+            if has_value:
+                value = user_globals.pop(LAST, None)
         finally:
             _running[0] = False
     except BaseException as exc:  # everything the code raises is its result
@@ -634,6 +638,7 @@ def run(message):
             os._exit(exc.code if isinstance(exc.code, int) else 1)
         error = _error_of(exc, timeout_ms)
     finally:
+        user_globals.pop(LAST, None)
         _end_tasks()
     wired, has_value = _wire_value(value) if error is None else (None, False)
     output = _output.end()
