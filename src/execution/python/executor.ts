@@ -72,7 +72,7 @@ export class PythonExecutor extends SubprocessExecutor {
       `timeout: at the deadline the code gets SIGINT (a RunInterrupted exception, not caught by \`except Exception\`) and the run ends with a TimeoutError, variables kept; code that has not stopped ${PYTHON_KILL_GRACE_MS} ms later is stopped by restarting the Python process, which loses variables.`,
       "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
       "processIsolation: a crash, sys.exit(), os._exit() or a signal ends only the Python process; the next run gets a fresh one.",
-      "No network or filesystem isolation: the Python process has the host user's authority. Use SandboxExecutor or ContainerExecutor to contain code.",
+      "No network or filesystem isolation: the Python process has the host user's authority. Use SandboxExecutor to contain code.",
       "Child processes: reset(), close() and every restart kill the Python process and every process it started (as for SubprocessExecutor).",
       "Runs end: asyncio tasks the code left are cancelled when its run ends, and a namespace call made after its run ended is refused by the host.",
       deathSignalLauncher() !== null
