@@ -3,6 +3,7 @@ export { Session, type SessionOptions, type FromBaseOptions } from "./session.js
 export { InProcessExecutor, type InProcessExecutorOptions } from "./execution/in-process/executor.js";
 export { SubprocessExecutor, type SubprocessExecutorOptions } from "./execution/subprocess/executor.js";
 export { SandboxExecutor, type SandboxExecutorOptions } from "./execution/sandbox/executor.js";
+export { PythonExecutor, type PythonExecutorOptions } from "./execution/python/executor.js";
 export type { ChildPermissions } from "./execution/subprocess/child-process.js";
 export { HostServices, NAMESPACES, type Namespace, type HostServicesOptions } from "./execution/host.js";
 export { DEFAULT_TIMEOUT_MS, type ExecutorOptions } from "./execution/options.js";

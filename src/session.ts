@@ -170,9 +170,10 @@ export class Session {
     return (await this.services()).tools.search(query, options);
   }
 
-  /** TypeScript declaration (with JSDoc) of one tool. Throws NotFoundError with suggestions. */
+  /** TypeScript declaration (with JSDoc) of one tool, or Python stubs in a Python session. Throws NotFoundError with suggestions. */
   async describeTool(name: string): Promise<string> {
-    return (await this.services()).tools.describe(name);
+    const host = await this.services();
+    return host.tools.describe(name, host.language);
   }
 
   /** Calls a tool from the host, as `tools.<tool>.<callable>(args)` would. */

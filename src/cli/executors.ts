@@ -11,6 +11,7 @@ import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
+import { PythonExecutor } from "../execution/python/executor.js";
 
 /** Executors this version of the CLI can create. */
 export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox"] as const;
@@ -37,6 +38,8 @@ export interface CliExecutorOptions {
   engine?: "quickjs" | "deno";
   /** Sampler / event listener of `type: toolable` tools. */
   toolable?: ToolableHostOptions;
+  /** --language: python runs the code in a python3 process (subprocess executor only). */
+  language?: "typescript" | "python";
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -64,6 +67,11 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}),
   };
+  if (options.language === "python") {
+    if (name !== "subprocess") throw new ValidationError(`--language python runs in a python3 process: use it with --executor subprocess; got --executor ${name}`);
+    // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
+    return new PythonExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+  }
   switch (name) {
     case "subprocess":
       return new SubprocessExecutor({ toolsPath: options.toolsPath, ...common });

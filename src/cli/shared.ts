@@ -50,6 +50,8 @@ export interface ExecutorFlags {
   maxToolCalls?: number;
   search?: EmbedderSpec;
   engine?: "quickjs" | "deno";
+  /** --language: the language the agent's code is written in. */
+  language?: "typescript" | "python";
 }
 
 export interface ResolvedPaths {
@@ -78,6 +80,7 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--audit-log <file>", "append one JSON line per tool call (call, args, outcome, run) to this file"))
     .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit))
     .addOption(new Option("--engine <name>", "with --executor sandbox: quickjs (default; in-process wasm) or deno (a deno process with no permissions)").choices(["quickjs", "deno"]))
+    .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (a python3 process; with --executor subprocess only)").choices(["typescript", "python"]))
     .addOption(
       new Option("--search <how>", "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)").argParser(parseSearch),
     );
@@ -100,6 +103,9 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.engine !== undefined && flags.executor !== "sandbox") {
     throw new CliUsageError(`--engine ${flags.engine} applies to --executor sandbox only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
+  }
+  if (flags.language === "python" && (flags.executor ?? DEFAULT_EXECUTOR) !== "subprocess") {
+    throw new CliUsageError(`--language python runs in a python3 process: use it with --executor subprocess (the default); got --executor ${flags.executor}`);
   }
 }
 
@@ -230,6 +236,7 @@ export async function withSession<T>(
       ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
       // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`) },
+      ...(flags.language !== undefined ? { language: flags.language } : {}),
     });
     session = new Session({ storage, executor });
     return await fn(session);

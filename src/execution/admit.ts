@@ -9,7 +9,8 @@ import { errorResult } from "./result.js";
 
 export type Admission = { script: string; result?: never } | { result: ExecutionResult; script?: never };
 
-export function admitRun(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number): Admission {
+/** `prepare` turns the code into the script the guest runs; a guest in another language passes its own (e.g. the code as it is). */
+export function admitRun(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number, prepare: (code: string) => string = (c) => prepareSnippet(c).script): Admission {
   if (state.closed || !state.started) {
     const why = state.closed ? "the executor is closed" : "the executor is not started; call session.start() first";
     return { result: errorResult({ name: "SessionClosedError", message: `Cannot run code: ${why}` }, startedAt) };
@@ -18,7 +19,7 @@ export function admitRun(code: unknown, state: { closed: boolean; started: boole
     return { result: errorResult({ name: "TypeError", message: `code must be a string of TypeScript or JavaScript; got ${typeof code}` }, startedAt) };
   }
   try {
-    return { script: prepareSnippet(code).script };
+    return { script: prepare(code) };
   } catch (err) {
     if (err instanceof CodeSyntaxError) return { result: errorResult({ name: "SyntaxError", message: err.message }, startedAt) };
     // e.g. the parser's own recursion limit on absurdly nested code: still the agent's problem.

@@ -52,7 +52,7 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined };
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
   maxInFlightBytes?: number;
   /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
@@ -91,7 +91,7 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
   tools: {
     list: op("list()", z.tuple([]), (h) => h.tools.list()),
     search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
-    describe: op("describe(name)", z.tuple([str("name")]), (h, [name]) => h.tools.describe(name)),
+    describe: op("describe(name)", z.tuple([str("name")]), (h, [name]) => h.tools.describe(name, h.language)),
     call: op(
       "call(tool, callable | null, args)",
       z.tuple([str("tool"), str("callable").nullable(), z.unknown()]),
@@ -160,6 +160,8 @@ export class HostServices {
   private closed = false;
   /** What this session's calls hold now (arguments and replies). */
   readonly inFlight: InFlightBytes;
+  /** The guest's language: tools.describe answers in it. */
+  readonly language: "typescript" | "python";
 
   private constructor(
     storage: StorageBackend,
@@ -171,6 +173,7 @@ export class HostServices {
     maxInFlightBytes: number | undefined,
   ) {
     this.inFlight = new InFlightBytes(maxInFlightBytes);
+    this.language = origin?.language ?? "typescript";
     this.storage = storage;
     this.deps = deps;
     this.tools = tools;

@@ -41,3 +41,16 @@ export const SERVER_INSTRUCTIONS =
   "ts-code-mode runs TypeScript with tools, workflows, artifacts and deps in scope. Prefer one run_code call that does " +
   "several steps over many small tool calls; discover tools with tools.search and tools.describe inside run_code. " +
   "Workflows and artifacts are also resources (workflow://{name}, artifact://{name}).";
+
+/** run_code's description when the session's code is Python (`mcp --language python`). */
+export const RUN_PYTHON_CODE_DESCRIPTION = [
+  "Run Python and get back the value of the last expression, printed output and any exception (by its class name).",
+  "Globals persist into later run_code calls; top-level await works.",
+  "Four namespaces are in scope; calls are synchronous, and each has .call_async(...) for asyncio.gather:",
+  '- tools: CLI commands and APIs. tools.search("what you need"), tools.describe("name"), then tools.<name>.<callable>(arg=value, ...).',
+  '- workflows: saved, reusable code. workflows.search("task"), workflows.list(), workflows.get(name).',
+  "- artifacts: persistent named data. artifacts.list(), artifacts.save(name, data), artifacts.load(name) (bytes stay bytes).",
+  "- deps: deps.list().",
+  "Search before guessing names. Do many calls in one snippet and return only what you need:",
+  "output past the limit is cut, so save large results as artifacts and return slices of them.",
+].join("\n");

@@ -16,7 +16,7 @@ import type { Session } from "../session.js";
 import type { ArtifactData, ArtifactInfo } from "../storage/protocol.js";
 import type { ToolListing } from "../tools/registry.js";
 import type { WorkflowDetails, WorkflowSummary } from "../workflows/library.js";
-import { DESCRIPTIONS, RUN_CODE_DESCRIPTION } from "./descriptions.js";
+import { DESCRIPTIONS, RUN_CODE_DESCRIPTION, RUN_PYTHON_CODE_DESCRIPTION } from "./descriptions.js";
 import { artifactUri } from "./resources.js";
 import {
   artifactSummary,
@@ -114,9 +114,13 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
   const readOnly = { readOnlyHint: true, openWorldHint: false };
 
   names.push("run_code");
+  // A Python session (PythonExecutor) is described in Python terms.
+  const python = (session.executor as { language?: unknown }).language === "python";
   server.registerTool(
     "run_code",
-    { title: "Run TypeScript", description: RUN_CODE_DESCRIPTION, inputSchema: inputs.run_code, outputSchema: outputs.run_code, annotations: { openWorldHint: true } },
+    python
+      ? { title: "Run Python", description: RUN_PYTHON_CODE_DESCRIPTION, inputSchema: inputs.run_code, outputSchema: outputs.run_code, annotations: { openWorldHint: true } }
+      : { title: "Run TypeScript", description: RUN_CODE_DESCRIPTION, inputSchema: inputs.run_code, outputSchema: outputs.run_code, annotations: { openWorldHint: true } },
     guard(async ({ code, timeout_ms }, extra) => {
       const stop = startProgress(extra, "run_code", options.progressIntervalMs);
       // With a progress token, what the run prints is streamed as logging notifications.

@@ -13,6 +13,7 @@ import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } f
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
 import { callableSignature, describeTool } from "./describe.js";
+import { describeToolPython } from "./describe-python.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
 import type { ToolableHostOptions } from "./adapters/toolable/host.js";
 import { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
@@ -179,8 +180,10 @@ export class ToolRegistry {
   }
 
   /** TypeScript declaration text (with JSDoc) for one tool; it compiles on its own. */
-  async describe(name: string): Promise<string> {
-    return describeTool(await this.get(name).info());
+  /** The tool's declaration in the language of the code that calls it (TypeScript, or Python stubs). */
+  async describe(name: string, language: "typescript" | "python" = "typescript"): Promise<string> {
+    const info = await this.get(name).info();
+    return language === "python" ? describeToolPython(info) : describeTool(info);
   }
 
   /**

@@ -21,6 +21,7 @@ import type { ExecutionError, ExecutionResult, Executor, RunOptions } from "../.
 import { MAX_DISPLAY_CHARS } from "../../src/execution/result.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
+import { languageConformance, type GuestLanguage } from "./languages.js";
 
 export interface ExecutorFactoryOptions {
   toolsPath: string;
@@ -41,6 +42,8 @@ export interface ConformanceOptions {
    * on that loop (in-process: neither loop; QuickJS: the synchronous one, stopped by its deadline).
    */
   cancels?: { syncLoop?: boolean; microtaskLoop?: boolean };
+  /** The guest's language (default "typescript"); other languages run the per-language part (./languages.ts) only. */
+  language?: GuestLanguage;
 }
 
 /** The repository's example tools: date, echo, grep, ls, sha256sum, uname, wc. */
@@ -142,6 +145,10 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       expect(caught, `expected ${expr} to throw inside the guest`).not.toBeNull();
       return caught as GuestError;
     }
+
+    languageConformance(options.language ?? "typescript", { openSession: () => openSession(), value, failure, shortTimeoutMs: SHORT_TIMEOUT_MS });
+    // The rest of the suite is written in TypeScript snippets.
+    if ((options.language ?? "typescript") !== "typescript") return;
 
     // ---------------------------------------------------------------------------------------------
     describe("REPL semantics", () => {

@@ -25,4 +25,12 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain('params: [{"name":"n","type":"number","required":false,"default":15}]\n');
     expect(stdout).toContain("result: 1 2 Fizz 4 Buzz\n");
   });
+
+  it("python-guest.mjs calls tools from Python, in parallel too, and gets bytes and exception names back", async () => {
+    const { stdout } = await run("python-guest.mjs");
+    expect(stdout).toContain("tool: HELLO FROM PYTHON\n");
+    expect(stdout).toContain('parallel: ["hello","from","python"]\n');
+    expect(stdout).toContain("bytes: hello from python\n");
+    expect(stdout).toContain("error: KeyError\n");
+  });
 });

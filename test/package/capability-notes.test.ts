@@ -10,6 +10,7 @@ const executors = [
   ["SubprocessExecutor", () => new pkg.SubprocessExecutor({ permissions: { fsRead: ["/tmp"] } })],
   ["SandboxExecutor (quickjs)", () => new pkg.SandboxExecutor()],
   ["SandboxExecutor (deno)", () => new pkg.SandboxExecutor({ engine: "deno" })],
+  ["PythonExecutor", () => new pkg.PythonExecutor({ maxMemoryMb: 256 })],
 ] as const;
 
 describe("capabilities() notes", () => {

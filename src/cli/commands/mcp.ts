@@ -152,6 +152,7 @@ async function serve(flags: McpFlags): Promise<void> {
         middleware: approvalGlobs?.length ? [...toolMiddleware, approval(approvals.approver, { only: approvalGlobs })] : toolMiddleware,
         ...(flags.search !== undefined ? { search: flags.search } : {}),
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+        ...(flags.language !== undefined ? { language: flags.language } : {}),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
         // toolable tools: sampling through the client's model, events as notifications.

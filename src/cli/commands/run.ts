@@ -37,6 +37,7 @@ export function registerRunCommand(program: Command): void {
       "run --json 'await workflows.triple({ n: 14 })'",
       "run - < snippet.ts",
       "echo 'console.log(1 + 1)' | ts-code-mode run --timeout 5000",
+      "run --language python 'tools.echo.say(text=[\"hi\"])'",
     ) +
       "\nEach run is a new session: variables do not carry over between commands; workflows and artifacts do.\n" +
       "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error.\n",

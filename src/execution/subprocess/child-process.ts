@@ -15,6 +15,8 @@ import { canWatchMemory, MemoryWatch } from "./memory-watch.js";
 import { checkGuestMessage } from "./messages.js";
 import { Freezer, withDeathSignal } from "../freeze.js";
 import { ChildrenProbe, GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
+import { FrameChannel } from "./frames.js";
+import type { Readable, Writable } from "node:stream";
 
 export interface ChildPermissions {
   /** Folders (or files) the child may read. Its own code is always readable. */
@@ -31,6 +33,18 @@ export interface SpawnOptions {
   env: Record<string, string>;
   cwd: string;
   onMessage(message: GuestToHost): void;
+  /** A guest that is not child.js under this Node (the Python guest); default: child.js over Node's IPC channel. */
+  program?: GuestProgram;
+}
+
+/**
+ * Another guest program: `command args` speaking the same protocol in frames (./frames.ts) on
+ * fds 3 (to it) and 4 (from it). Process groups, the /proc sweep, freezing, the death signal and
+ * the memory watch apply to it exactly as to child.js.
+ */
+export interface GuestProgram {
+  command: string;
+  args: string[];
 }
 
 /** How a child ended, for the error the agent sees. */
@@ -87,14 +101,16 @@ export class ChildHandle {
   /** Tells the freezer whether the child ever started a process (then /proc is swept for them). */
   private readonly childrenProbe: ChildrenProbe | null;
 
+  /** The framed channel of a GuestProgram; null for child.js, which uses Node's IPC channel. */
+  private frames: FrameChannel | null = null;
+
   constructor(options: SpawnOptions) {
-    const script = childScriptPath();
     // Explicit node flags: the host's own (a test runner's loaders, --inspect) must not leak into
     // the child. Started so that it dies with the host (see ../freeze.ts), which lets it be frozen.
-    const { command, args, freezable } = withDeathSignal(process.execPath, [...execArgv(script, options), script]);
+    const program = options.program ?? nodeChild(options);
+    const { command, args, freezable } = withDeathSignal(program.command, program.args);
     this.process = spawn(command, args, {
-      serialization: "advanced",
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      ...(options.program ? { stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"] } : { serialization: "advanced", stdio: ["ignore", "pipe", "pipe", "ipc"] }),
       env: { ...options.env, [GUEST_MARKER_ENV]: this.marker },
       cwd: options.cwd,
       detached: OWN_SESSION,
@@ -136,24 +152,29 @@ export class ChildHandle {
         );
       });
     });
+    // Only the agent's code (through process.send, or writes to fd 4) can break the protocol: the child is not to be trusted any more.
+    const violated = (problem: string) => {
+      this.protocolViolation ??= problem;
+      void this.kill();
+    };
     this.ready = new Promise((resolve, reject) => {
       this.process.once("error", reject);
       void this.exited.then((exit) => reject(new ChildStartError(exit)));
-      this.process.on("message", (raw: unknown) => {
+      const receive = (raw: unknown) => {
         const checked = checkGuestMessage(raw);
-        if (!checked.ok) {
-          // Only the agent's code (through process.send) can produce this: the child is not to be trusted any more.
-          this.protocolViolation ??= checked.problem;
-          void this.kill();
-          return;
-        }
+        if (!checked.ok) return violated(checked.problem);
         const message = checked.message;
         if (message.type === "ready") {
           this.isReadyFlag = true;
           resolve();
         } else if (message.type === "fatal") this.fatal = message.error;
         else options.onMessage(message);
-      });
+      };
+      if (!options.program) this.process.on("message", receive);
+      else {
+        const [toGuest, fromGuest] = [this.process.stdio[3] as Writable | null, this.process.stdio[4] as Readable | null];
+        if (toGuest && fromGuest) this.frames = new FrameChannel(fromGuest, toGuest, (m) => receive(withResultValue(m)), violated);
+      }
     });
     // Nobody may be awaiting `ready` when the child dies later; that is reported through `exited`.
     this.ready.catch(() => undefined);
@@ -174,8 +195,23 @@ export class ChildHandle {
 
   /** Throws when the channel is closed (the child died). */
   send(message: HostToGuest): void {
+    if (this.frames) {
+      if (!this.alive) throw new Error("the executor process is not running");
+      return this.frames.send(message);
+    }
     if (!this.alive || !this.process.connected) throw new Error("the executor process is not running");
     this.process.send(message);
+  }
+
+  /** Ask the guest to stop the code it runs (SIGINT to the guest alone); false when it is gone. */
+  interrupt(): boolean {
+    if (!this.alive || this.process.pid === undefined) return false;
+    try {
+      process.kill(this.process.pid, "SIGINT");
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -226,6 +262,19 @@ export function describeExit(exit: ChildExit): string {
 export function isOutOfMemory(exit: ChildExit): boolean {
   if (exit.memoryExceededMb !== null) return true;
   return /heap out of memory|Reached heap limit|Allocation failed/i.test(exit.stderrTail);
+}
+
+/** JSON has no undefined: a framed result without a value (a statement's) has the key set to undefined, as over IPC. */
+function withResultValue(message: unknown): unknown {
+  const m = message as { type?: unknown; result?: unknown } | null;
+  if (m?.type === "result" && typeof m.result === "object" && m.result !== null && !("value" in m.result)) return { ...m, result: { ...m.result, value: undefined } };
+  return message;
+}
+
+/** child.js under this Node, with the flags its options ask for. */
+function nodeChild(options: SpawnOptions): GuestProgram {
+  const script = childScriptPath();
+  return { command: process.execPath, args: [...execArgv(script, options), script] };
 }
 
 function execArgv(script: string, options: SpawnOptions): string[] {

@@ -15,7 +15,7 @@
  *
  * Tool calls follow RunBudget's rule: they get the time left in the run and are aborted with it.
  */
-import { admitRun } from "../admit.js";
+import { admitRun, type Admission } from "../admit.js";
 import path from "node:path";
 import { z } from "zod";
 import { ValidationError } from "../../errors.js";
@@ -37,7 +37,7 @@ import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
-import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions } from "./child-process.js";
+import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestProgram } from "./child-process.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
@@ -101,7 +101,7 @@ interface PendingRun {
 }
 
 export class SubprocessExecutor implements Executor {
-  readonly kind = "subprocess";
+  readonly kind: string = "subprocess";
   /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
   readonly trust = "trusted" as const;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number };
@@ -125,7 +125,7 @@ export class SubprocessExecutor implements Executor {
 
   constructor(options: SubprocessExecutorOptions = {}) {
     const { tools, ...rest } = options;
-    const parsed = parseOptions(optionsShape, rest, "SubprocessExecutor");
+    const parsed = parseOptions(optionsShape, rest, new.target.name);
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
     validateDepsConfig(this.options);
     this.registry = tools;
@@ -241,7 +241,7 @@ export class SubprocessExecutor implements Executor {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    const admitted = this.admit(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
     let child: ChildHandle;
@@ -267,11 +267,15 @@ export class SubprocessExecutor implements Executor {
         const stoppedResult = (error: ExecutionError) => errorResult(error, startedAt, streamed?.sofar());
         this.pending = { runId, resolve, crashed: (exit) => resolve(stoppedResult(this.crashError(exit))), ...(streamed ? { output: (m: OutputMessage) => streamed.take(m) } : {}) };
         // The deadline may have been held (a human deciding on an approval): wait for what is left.
-        const arm = (ms: number) => {
+        // A guest that is interrupted by the host (interruptsAtDeadline) gets the interrupt at the
+        // deadline and killGraceMs to answer; child.js interrupts itself and is killed KILL_GRACE_MS later.
+        const grace = this.interruptsAtDeadline ? 0 : KILL_GRACE_MS;
+        const arm = (ms: number, interrupted: boolean) => {
           killTimer = setTimeout(() => {
             if (this.pending?.runId !== runId) return;
             const left = this.budget.remainingMs();
-            if (left > 0) return arm(Number.isFinite(left) ? left + KILL_GRACE_MS : HOLD_POLL_MS);
+            if (left > 0) return arm(Number.isFinite(left) ? left + grace : HOLD_POLL_MS, interrupted);
+            if (!interrupted && this.interruptsAtDeadline && child.interrupt()) return arm(this.killGraceMs, true);
             resolve(
               stoppedResult({
                 name: "TimeoutError",
@@ -280,7 +284,7 @@ export class SubprocessExecutor implements Executor {
             );
           }, ms);
         };
-        arm(timeoutMs + KILL_GRACE_MS);
+        arm(timeoutMs + grace, false);
         // A cancel stops the run the way a timeout does: the child is replaced.
         onAbort = () => {
           if (this.pending?.runId === runId) resolve(stoppedResult(cancelledError()));
@@ -336,6 +340,28 @@ export class SubprocessExecutor implements Executor {
     void this.provider.handle(message).then(done, done);
   }
 
+  // Hooks for a guest in another language (PythonExecutor): what it runs, how code is admitted, how it is stopped.
+
+  /** The checks before a run and the script sent; TypeScript is prepared on the host. */
+  protected admit(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number): Admission {
+    return admitRun(code, state, startedAt);
+  }
+
+  /** The guest program; undefined: child.js under this Node. */
+  protected guestProgram(): GuestProgram | undefined {
+    return undefined;
+  }
+
+  /** Extra environment of the guest. */
+  protected guestEnv(): Record<string, string> {
+    return {};
+  }
+
+  /** Whether the host interrupts the guest at the deadline (child.interrupt()) before killing it. */
+  protected readonly interruptsAtDeadline: boolean = false;
+  /** After an interrupt, how long the guest has to answer with its own TimeoutError before it is killed. */
+  protected readonly killGraceMs: number = KILL_GRACE_MS;
+
   /** The running child, or a new one once it is ready. */
   private async ensureChild(): Promise<ChildHandle> {
     if (this.child?.isAlive) {
@@ -352,12 +378,14 @@ export class SubprocessExecutor implements Executor {
     const cwd = this.options.cwd ? path.resolve(this.options.cwd) : process.cwd();
     const importBases = [...(this.depsDir ? [this.depsDir] : []), cwd];
     const permissions = this.options.permissions && { ...this.options.permissions, fsRead: [...(this.options.permissions.fsRead ?? []), ...importBases] };
+    const program = this.guestProgram();
     const child: ChildHandle = new ChildHandle({
       maxMemoryMb: this.options.maxMemoryMb,
       permissions,
-      env: { ...env, TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases) },
+      env: { ...env, TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases), ...this.guestEnv() },
       cwd,
       onMessage: (m) => this.onMessage(child, m),
+      ...(program ? { program } : {}),
     });
     this.child = child;
     void child.exited.then((exit) => {

@@ -1,0 +1,71 @@
+/**
+ * PythonExecutor (CPython) figures: `node bench/python.mjs` against a built dist/.
+ *
+ *   cold start      new Session + start + run("1") + close, fresh storage each time
+ *   trivial run     session.run("1") on a warm session, timed by the host
+ *   tool call       a no-op in-process tool called from Python (sync), mean per call over a guest loop
+ *   5 × 20 ms tools five 20 ms tools through asyncio.gather, timed by the host
+ *
+ * Targets (issue 22): trivial run ≤ 1 ms, tool call ≤ 0.5 ms. stdout: one JSON line per case
+ * (the format of bench/run.mjs); stderr: a table.
+ */
+import path from "node:path";
+import { measure, noopAdapter, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+
+const { FileStorage, PythonExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
+  process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npm run build\n`);
+  process.exit(2);
+});
+
+const CALLS_PER_LOOP = 500;
+
+function open(dir, name) {
+  const tools = new ToolRegistry();
+  tools.register(noopAdapter());
+  return new Session({ storage: new FileStorage({ basePath: path.join(dir, name) }), executor: new PythonExecutor({ tools }) });
+}
+
+async function run(session, code) {
+  const r = await session.run(code);
+  if (!r.ok) throw new Error(`bench snippet failed: ${code}\n${r.error?.name}: ${r.error?.message}`);
+  return r;
+}
+
+const rows = [];
+await withTempDir("tcm-bench-py-", async (dir) => {
+  const cold = await measure(
+    (i) =>
+      timed(async () => {
+        const session = open(dir, `cold-${i}`);
+        try {
+          await session.start();
+          await run(session, "1");
+        } finally {
+          await session.close();
+        }
+      }),
+    { iterations: 15, warmup: 2 },
+  );
+  rows.push(resultRow({ name: 'cold start: new Session + start + run("1")', executor: "python", iterations: 15, samples: cold, budgetMs: null }));
+
+  const session = open(dir, "warm");
+  await session.start();
+  try {
+    const trivial = await measure(() => timed(() => run(session, "1")), { iterations: 300, warmup: 30 });
+    rows.push(resultRow({ name: 'trivial run: run("1")', executor: "python", iterations: 300, samples: trivial, budgetMs: 1 }));
+
+    const loop = `import time\n_t0 = time.perf_counter()\nfor _ in range(${CALLS_PER_LOOP}):\n    tools.noop.ping()\n(time.perf_counter() - _t0) * 1000 / ${CALLS_PER_LOOP}`;
+    const toolCall = await measure(async () => (await run(session, loop)).value, { iterations: 15, warmup: 2 });
+    rows.push(resultRow({ name: "tool call: tools.noop.ping() (guest loop, per call)", executor: "python", iterations: 15 * CALLS_PER_LOOP, samples: toolCall, budgetMs: 0.5 }));
+
+    await run(session, "import asyncio");
+    const gather = "await asyncio.gather(*[tools.noop.sleep20.call_async() for _ in range(5)])";
+    const parallel = await measure(() => timed(() => run(session, gather)), { iterations: 30, warmup: 3 });
+    rows.push(resultRow({ name: "five parallel 20 ms tools (asyncio.gather)", executor: "python", iterations: 30, samples: parallel, budgetMs: null }));
+  } finally {
+    await session.close();
+  }
+});
+
+for (const row of rows) printJsonLine(row);
+printTable(rows);

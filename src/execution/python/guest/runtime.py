@@ -1,0 +1,671 @@
+"""Guest runtime of ts-code-mode's PythonExecutor.
+
+Runs the agent's Python snippets REPL-style (globals persist, the last expression is the value,
+top-level await) and reaches the host only through frames on two pipes: fd 3 carries the host's
+messages here, fd 4 carries ours to the host. A frame is a 4-byte big-endian length and that many
+bytes of UTF-8 JSON; values that JSON cannot hold travel as one-key tagged objects
+({"$bytes": base64}, {"$int": "digits"}, {"$float": "nan"}, and {"$dict": [[k, v], ...]} for a
+dict that would look like a tag). The host validates every frame: it owns all data and all limits.
+
+Namespace calls are synchronous (py-code-mode style); each also has `call_async` for asyncio.
+A reader thread takes the host's frames, so replies to many calls in flight settle in any order.
+The host interrupts a run past its deadline with SIGINT and kills the process if that fails.
+"""
+
+import ast
+import asyncio
+import base64
+import inspect
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+IN_FD = 3
+OUT_FD = 4
+TAGS = ("$bytes", "$int", "$float", "$dict")
+MAX_DEPTH = 200
+SAFE_INT = 2**53
+
+LIMITS = json.loads(os.environ.pop("TS_CODE_MODE_LIMITS", "{}"))
+DISPLAY_MAX = LIMITS.get("display", 20000)
+STREAM_MAX = LIMITS.get("stream", 100000)
+CHUNK_MAX = LIMITS.get("chunk", 65536)
+ERROR_NAME_MAX = LIMITS.get("errorName", 100)
+ERROR_MESSAGE_MAX = LIMITS.get("errorMessage", 19000)
+ERROR_STACK_MAX = LIMITS.get("errorStack", 19000)
+VALUE_MAX_BYTES = LIMITS.get("value", 16 * 1048576)
+FLUSH_SECONDS = LIMITS.get("flushMs", 50) / 1000.0
+
+# The runtime's own folder must not shadow the agent's imports.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+
+
+def cut(text, limit):
+    if len(text) <= limit:
+        return text
+    return text[:limit] + "\n\u2026 [%d more characters cut]" % (len(text) - limit)
+
+
+# ---------------------------------------------------------------- values on the wire
+
+
+def to_wire(value, depth=0):
+    if depth > MAX_DEPTH:
+        raise ValueError("value nested more than %d levels deep" % MAX_DEPTH)
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if -SAFE_INT < value < SAFE_INT else {"$int": str(value)}
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, (str, int, float, bool)) or k is None:
+                key = k if isinstance(k, str) else json.dumps(k)
+            else:
+                raise TypeError("dict keys must be str, int, float, bool or None, not %s" % type(k).__name__)
+            out[key] = to_wire(v, depth + 1)
+        if len(out) == 1 and next(iter(out)) in TAGS:
+            return {"$dict": [[k, v] for k, v in out.items()]}
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_wire(v, depth + 1) for v in value]
+    raise TypeError("a %s cannot be sent to the host (plain data only: dict, list, str, bytes, int, float, bool, None)" % type(value).__name__)
+
+
+def _untag(obj):
+    if len(obj) == 1:
+        key, raw = next(iter(obj.items()))
+        if key == "$bytes" and isinstance(raw, str):
+            return base64.b64decode(raw)
+        if key == "$int" and isinstance(raw, str):
+            return int(raw)
+        if key == "$float" and isinstance(raw, str):
+            return float(raw)
+        if key == "$dict" and isinstance(raw, list):
+            return {k: v for k, v in raw}
+    return obj
+
+
+def encode_frame(message):
+    body = json.dumps(message, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return len(body).to_bytes(4, "big") + body
+
+
+# ---------------------------------------------------------------- the channel to the host
+
+_write_lock = threading.Lock()
+# An interrupt must never land between two writes of one frame (the host would read garbage):
+# while the main thread writes, the SIGINT handler only notes it, and send() raises afterwards.
+_sending = [False]
+_deferred = [False]
+
+
+def send(message):
+    frame = encode_frame(message)
+    main = threading.current_thread() is threading.main_thread()
+    with _write_lock:
+        if main:
+            _sending[0] = True
+        try:
+            view = memoryview(frame)
+            while view:
+                n = os.write(OUT_FD, view)
+                view = view[n:]
+        finally:
+            if main:
+                _sending[0] = False
+    if main and _deferred[0]:
+        _deferred[0] = False
+        if _running[0]:
+            raise RunInterrupted()
+
+
+def _read_exact(n):
+    chunks = []
+    while n > 0:
+        chunk = os.read(IN_FD, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Pending:
+    __slots__ = ("event", "loop", "future", "ok", "value")
+
+    def __init__(self, loop=None, future=None):
+        self.event = None if future else threading.Event()
+        self.loop = loop
+        self.future = future
+        self.ok = False
+        self.value = None
+
+
+_pending = {}
+_pending_lock = threading.Lock()
+_next_call = [1]
+_runs = []
+_runs_ready = threading.Condition()
+
+
+def _reader():
+    while True:
+        header = _read_exact(4)
+        body = header and _read_exact(int.from_bytes(header, "big"))
+        if body is None:
+            # The host went away: nothing can reach us any more.
+            os._exit(0)
+        message = json.loads(body.decode("utf-8"), object_hook=_untag)
+        kind = message.get("type")
+        if kind == "reply":
+            with _pending_lock:
+                entry = _pending.pop(message.get("callId"), None)
+            if entry is None:
+                continue
+            entry.ok = bool(message.get("ok"))
+            entry.value = message.get("value") if entry.ok else message.get("error")
+            if entry.future is not None:
+                entry.loop.call_soon_threadsafe(_settle_future, entry)
+            else:
+                entry.event.set()
+        elif kind == "run":
+            with _runs_ready:
+                _runs.append(message)
+                _runs_ready.notify()
+
+
+def _settle_future(entry):
+    if entry.future.done():
+        return
+    if entry.ok:
+        entry.future.set_result(entry.value)
+    else:
+        entry.future.set_exception(host_error(entry.value))
+
+
+class HostError(Exception):
+    """A namespace call that failed on the host; the subclass carries the host error's name."""
+
+    details = None
+
+
+_error_classes = {}
+
+
+def host_error(wire):
+    wire = wire if isinstance(wire, dict) else {}
+    name = str(wire.get("name") or "Error")
+    if not name.isidentifier():
+        name = "HostError"
+    cls = _error_classes.get(name)
+    if cls is None:
+        if len(_error_classes) >= 200:
+            _error_classes.clear()
+        cls = type(name, (HostError,), {})
+        _error_classes[name] = cls
+    err = cls(str(wire.get("message", "")))
+    err.details = wire.get("details")
+    return err
+
+
+def _register(entry):
+    with _pending_lock:
+        call_id = _next_call[0]
+        _next_call[0] += 1
+        _pending[call_id] = entry
+    return call_id
+
+
+def _message(call_id, ns, op, args):
+    try:
+        return {"type": "call", "callId": call_id, "ns": ns, "op": op, "args": to_wire(list(args))}
+    except (TypeError, ValueError) as e:
+        with _pending_lock:
+            _pending.pop(call_id, None)
+        raise TypeError("%s.%s: arguments must be plain data; %s" % (ns, op, e)) from None
+
+
+def call_sync(ns, op, args):
+    _output.flush()
+    entry = _Pending()
+    call_id = _register(entry)
+    send(_message(call_id, ns, op, args))
+    try:
+        entry.event.wait()
+    finally:
+        with _pending_lock:
+            _pending.pop(call_id, None)
+    if entry.ok:
+        return entry.value
+    raise host_error(entry.value)
+
+
+async def call_async(ns, op, args):
+    _output.flush()
+    loop = asyncio.get_running_loop()
+    entry = _Pending(loop, loop.create_future())
+    call_id = _register(entry)
+    send(_message(call_id, ns, op, args))
+    try:
+        return await entry.future
+    finally:
+        with _pending_lock:
+            _pending.pop(call_id, None)
+
+
+# ---------------------------------------------------------------- namespaces
+
+
+def _named_args(what, args, kwargs):
+    """tools.x.y(a=1) and tools.x.y({"a": 1}) both send {"a": 1}."""
+    if args and kwargs:
+        raise TypeError("%s: pass either keyword arguments or one dict, not both" % what)
+    if len(args) > 1 or (args and not isinstance(args[0], dict)):
+        raise TypeError("%s: takes keyword arguments (or one dict of them), e.g. %s(url=\"...\")" % (what, what))
+    return dict(args[0]) if args else (kwargs or None)
+
+
+class _Op:
+    """One host operation: call it for the result, or `await op.call_async(...)` to run calls in parallel."""
+
+    __slots__ = ("_ns", "_op", "_shape", "_label")
+
+    def __init__(self, ns, op, shape, label):
+        self._ns, self._op, self._shape, self._label = ns, op, shape, label
+
+    def __call__(self, *args, **kwargs):
+        return call_sync(self._ns, self._op, self._shape(*args, **kwargs))
+
+    def call_async(self, *args, **kwargs):
+        return call_async(self._ns, self._op, self._shape(*args, **kwargs))
+
+    def __repr__(self):
+        return "<%s>" % self._label
+
+
+def _positional(ns, op, names, required):
+    def shape(*args, **kwargs):
+        if len(args) > len(names):
+            raise TypeError("%s.%s() takes at most %d arguments" % (ns, op, len(names)))
+        values = list(args)
+        for name in names[len(args):]:
+            if name in kwargs:
+                values.append(kwargs.pop(name))
+            else:
+                break
+        if kwargs:
+            raise TypeError("%s.%s() got unexpected argument(s) %s" % (ns, op, ", ".join(sorted(kwargs))))
+        if len(values) < required:
+            raise TypeError("%s.%s() needs %s" % (ns, op, ", ".join(names[:required])))
+        return values
+
+    return shape
+
+
+class _Namespace:
+    def __init__(self, ns, ops):
+        self._name = ns
+        self._ops = {op: _Op(ns, op, shape, "%s.%s" % (ns, op)) for op, shape in ops.items()}
+
+    def __getattr__(self, name):
+        ops = self.__dict__.get("_ops", {})
+        if name in ops:
+            return ops[name]
+        raise AttributeError("%s has no operation %r; it has: %s" % (self._name, name, ", ".join(sorted(ops))))
+
+    def __dir__(self):
+        return sorted(self._ops)
+
+    def __repr__(self):
+        return "<%s: %s>" % (self._name, ", ".join(sorted(self._ops)))
+
+
+class _Tool:
+    """tools.<name>: its callables as attributes (tools.curl.get(url=...)); calling it directly uses the tool's default."""
+
+    def __init__(self, name):
+        self._tool = name
+        self._direct = _Op("tools", "call", lambda *a, **k: [name, None, _named_args("tools.%s" % name, a, k)], "tools.%s" % name)
+
+    def __getattr__(self, callable_name):
+        if callable_name.startswith("__"):
+            raise AttributeError(callable_name)
+        label = "tools.%s.%s" % (self._tool, callable_name)
+        tool = self._tool
+        return _Op("tools", "call", lambda *a, **k: [tool, callable_name, _named_args(label, a, k)], label)
+
+    __getitem__ = __getattr__
+
+    def __call__(self, *args, **kwargs):
+        return self._direct(*args, **kwargs)
+
+    def call_async(self, *args, **kwargs):
+        return self._direct.call_async(*args, **kwargs)
+
+    def __repr__(self):
+        return "<tools.%s>" % self._tool
+
+
+class _Members(_Namespace):
+    """A namespace whose other attributes are members: tools.<tool>, workflows.<name>."""
+
+    def __init__(self, ns, ops, member):
+        super().__init__(ns, ops)
+        self._member = member
+
+    def __getattr__(self, name):
+        ops = self.__dict__.get("_ops", {})
+        if name in ops:
+            return ops[name]
+        if name.startswith("__") or name == "_member":
+            raise AttributeError(name)
+        return self.__dict__["_member"](name)
+
+    __getitem__ = __getattr__
+
+
+def _tool_call_shape(tool, callable_name=None, args=None, **kwargs):
+    return [tool, callable_name, _named_args("tools.call", (args,) if args is not None else (), kwargs)]
+
+
+def _workflow_invoke(name, args=None, **kwargs):
+    raise RuntimeError(
+        "workflows.invoke(%r): workflows are TypeScript modules and a Python session cannot run them yet; "
+        "call the tools it uses directly, or run it from a TypeScript session" % (name,)
+    )
+
+
+def _create_shape(*args, **kwargs):
+    return [_named_args("workflows.create", args, kwargs)]
+
+
+tools = _Members("tools", {
+    "list": _positional("tools", "list", [], 0),
+    "search": _positional("tools", "search", ["query", "options"], 1),
+    "describe": _positional("tools", "describe", ["name"], 1),
+    "call": _tool_call_shape,
+}, _Tool)
+workflows = _Members("workflows", {
+    "list": _positional("workflows", "list", [], 0),
+    "search": _positional("workflows", "search", ["query", "options"], 1),
+    "get": _positional("workflows", "get", ["name"], 1),
+    "create": _create_shape,
+    "delete": _positional("workflows", "delete", ["name"], 1),
+}, lambda name: lambda *a, **k: _workflow_invoke(name))
+workflows._ops["invoke"] = _workflow_invoke
+artifacts = _Namespace("artifacts", {
+    "save": _positional("artifacts", "save", ["name", "data", "options"], 2),
+    "load": _positional("artifacts", "load", ["name"], 1),
+    "get": _positional("artifacts", "get", ["name"], 1),
+    "list": _positional("artifacts", "list", [], 0),
+    "exists": _positional("artifacts", "exists", ["name"], 1),
+    "delete": _positional("artifacts", "delete", ["name"], 1),
+})
+deps = _Namespace("deps", {
+    "list": _positional("deps", "list", [], 0),
+    "add": _positional("deps", "add", ["spec"], 1),
+    "remove": _positional("deps", "remove", ["spec"], 1),
+    "sync": _positional("deps", "sync", [], 0),
+})
+
+
+# ---------------------------------------------------------------- output
+
+
+class _Output:
+    """The current run's stdout/stderr: kept up to STREAM_MAX per stream, streamed in batches when asked."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.run_id = None
+        self.stream = False
+        self.parts = {"stdout": [], "stderr": []}
+        self.size = {"stdout": 0, "stderr": 0}
+        self.dropped = {"stdout": 0, "stderr": 0}
+        self.queue = []
+        self.timer = None
+
+    def begin(self, run_id, stream):
+        with self.lock:
+            self.run_id, self.stream = run_id, stream
+            for s in ("stdout", "stderr"):
+                self.parts[s], self.size[s], self.dropped[s] = [], 0, 0
+
+    def write(self, stream, text):
+        with self.lock:
+            room = STREAM_MAX - self.size[stream]
+            kept = text if len(text) <= room else text[: max(room, 0)]
+            self.dropped[stream] += len(text) - len(kept)
+            if not kept:
+                return
+            self.parts[stream].append(kept)
+            self.size[stream] += len(kept)
+            if self.stream and self.run_id is not None:
+                self.queue.append((stream, kept))
+                if self.timer is None:
+                    self.timer = threading.Timer(FLUSH_SECONDS, self.flush)
+                    self.timer.daemon = True
+                    self.timer.start()
+
+    def flush(self):
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            queue, self.queue = self.queue, []
+            run_id = self.run_id
+            if run_id is None:
+                return
+            for stream, text in queue:
+                for i in range(0, len(text), CHUNK_MAX):
+                    send({"type": "output", "runId": run_id, "stream": stream, "text": text[i : i + CHUNK_MAX]})
+
+    def end(self):
+        self.flush()
+        with self.lock:
+            self.run_id = None
+            out = {}
+            for s in ("stdout", "stderr"):
+                body = "".join(self.parts[s])
+                if self.dropped[s]:
+                    body += "\n\u2026 [%d more characters of output cut]\n" % self.dropped[s]
+                out[s] = body
+                self.parts[s] = []
+            return out
+
+
+_output = _Output()
+
+
+class _Stream:
+    def __init__(self, name):
+        self.name = name
+        self.encoding = "utf-8"
+        self.errors = "replace"
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
+        _output.write(self.name, text)
+        return len(text)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def writable(self):
+        return True
+
+
+sys.stdout = _Stream("stdout")
+sys.stderr = _Stream("stderr")
+
+# ---------------------------------------------------------------- running snippets
+
+
+class RunInterrupted(BaseException):
+    """Raised in the running code when the host interrupts it (its deadline passed)."""
+
+
+_running = [False]
+
+
+def _on_interrupt(signum, frame):
+    if not _running[0]:
+        return
+    if _sending[0]:
+        _deferred[0] = True
+        return
+    raise RunInterrupted()
+
+
+signal.signal(signal.SIGINT, _on_interrupt)
+
+FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+user_globals = {"__name__": "__main__", "__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps}
+_loop = asyncio.new_event_loop()
+_NO_VALUE = object()
+
+
+LAST = "__ts_code_mode_last__"
+
+
+def _compile(code):
+    """One code object for the whole snippet (a coroutine when it awaits anywhere); the last
+    expression's value is assigned to LAST, so it is the run's value."""
+    tree = ast.parse(code, "<run>", "exec")
+    has_value = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    if has_value:
+        last = tree.body[-1]
+        tree.body[-1] = ast.copy_location(ast.Assign(targets=[ast.Name(id=LAST, ctx=ast.Store())], value=last.value), last)
+        ast.fix_missing_locations(tree)
+    return compile(tree, "<run>", "exec", flags=FLAGS, dont_inherit=True), has_value
+
+
+def _evaluate(code_obj):
+    result = eval(code_obj, user_globals)
+    if code_obj.co_flags & inspect.CO_COROUTINE:
+        task = _loop.create_task(result)
+        try:
+            _loop.run_until_complete(task)
+        except RunInterrupted:
+            task.cancel()
+            raise
+
+
+def _end_tasks():
+    """Tasks the run started and did not await do not outlive it."""
+    for task in asyncio.all_tasks(_loop):
+        task.cancel()
+
+
+def _display(value):
+    if value is _NO_VALUE or value is None:
+        return ""
+    if isinstance(value, str):
+        return cut(value, DISPLAY_MAX)
+    try:
+        return cut(repr(value), DISPLAY_MAX)
+    except Exception as e:  # a broken __repr__ is the value's problem, not the run's
+        return "[value could not be displayed: %s]" % e
+
+
+def _wire_value(value):
+    if value is _NO_VALUE:
+        return None, False
+    try:
+        wired = to_wire(value)
+        if len(json.dumps(wired, ensure_ascii=False, allow_nan=False)) > VALUE_MAX_BYTES:
+            return None, False
+        return wired, True
+    except (TypeError, ValueError, RecursionError):
+        return None, False
+
+
+def _error_of(exc, timeout_ms):
+    if isinstance(exc, RunInterrupted):
+        return {
+            "name": "TimeoutError",
+            "message": "Execution timed out after %d ms; the code was interrupted and variables are kept." % timeout_ms,
+        }
+    if isinstance(exc, KeyboardInterrupt):
+        return {"name": "KeyboardInterrupt", "message": "interrupted"}
+    name = type(exc).__name__
+    if isinstance(exc, SyntaxError):
+        message = "%s (line %s)" % (exc.msg, exc.lineno)
+    else:
+        message = str(exc)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<run>"]
+    stack = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + "%s: %s" % (name, message)
+    return {"name": cut(name, ERROR_NAME_MAX), "message": cut(message, ERROR_MESSAGE_MAX), "stack": cut(stack, ERROR_STACK_MAX)}
+
+
+def run(message):
+    run_id = message["runId"]
+    timeout_ms = message.get("timeoutMs", 0)
+    started = time.perf_counter()
+    _output.begin(run_id, bool(message.get("stream")))
+    value, error = _NO_VALUE, None
+    try:
+        _deferred[0] = False
+        _running[0] = True
+        try:
+            code_obj, has_value = _compile(message["script"])
+            _evaluate(code_obj)
+            if has_value:
+                value = user_globals.pop(LAST, None)
+        finally:
+            _running[0] = False
+    except BaseException as exc:  # everything the code raises is its result
+        if isinstance(exc, SystemExit):
+            os._exit(exc.code if isinstance(exc.code, int) else 1)
+        error = _error_of(exc, timeout_ms)
+    finally:
+        user_globals.pop(LAST, None)
+        _end_tasks()
+    wired, has_value = _wire_value(value) if error is None else (None, False)
+    output = _output.end()
+    result = {
+        "ok": error is None,
+        "display": _display(value) if error is None else "",
+        "stdout": output["stdout"],
+        "stderr": output["stderr"],
+        "error": error,
+        "durationMs": (time.perf_counter() - started) * 1000,
+    }
+    if has_value:
+        result["value"] = wired
+    send({"type": "result", "runId": run_id, "result": result})
+
+
+def main():
+    threading.Thread(target=_reader, name="ts-code-mode-reader", daemon=True).start()
+    asyncio.set_event_loop(_loop)
+    send({"type": "ready"})
+    while True:
+        with _runs_ready:
+            while not _runs:
+                _runs_ready.wait()
+            message = _runs.pop(0)
+        run(message)
+
+
+if __name__ == "__main__":
+    main()
