@@ -14,8 +14,8 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { copyFile, mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { chmod, copyFile, mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -81,7 +81,7 @@ export function defaultImageTag(): string {
 function contentHash(options: ImageBuildOptions): string {
   const h = createHash("sha256");
   const dist = distRoot();
-  h.update(`v2\0${BASIC_PROGRAMS.join(",")}\0${process.version}\0${process.arch}\0${options.from ?? "offline"}\0${(options.with ?? []).join(",")}\0`);
+  h.update(`v3\0${BASIC_PROGRAMS.map((p) => optionalHostProgram(p) ?? "-").join(",")}\0${process.version}\0${process.arch}\0${options.from ?? "offline"}\0${(options.with ?? []).join(",")}\0`);
   for (const rel of runtimeFiles(dist)) h.update(`${rel}\0`).update(readFileSync(path.join(dist, rel))).update("\0");
   return h.digest("hex").slice(0, 16);
 }
@@ -167,9 +167,18 @@ async function copyRuntime(into: string): Promise<void> {
 export const BASIC_PROGRAMS = ["cat", "cp", "cut", "date", "echo", "env", "false", "find", "grep", "head", "id", "ls", "mkdir", "mv", "pwd", "rm", "sed", "sleep", "sort", "tail", "touch", "tr", "true", "uname", "uniq", "wc", "xargs"];
 
 function optionalHostProgram(name: string): string | undefined {
-  const r = spawnSync("sh", ["-c", 'command -v -- "$1"', "sh", name], { encoding: "utf8" });
-  const found = r.stdout.trim();
-  return r.status === 0 && found.startsWith("/") ? found : undefined;
+  // A PATH search, not `command -v`: a shell answers "echo" for its builtin instead of /usr/bin/echo.
+  for (const dir of (process.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(path.delimiter)) {
+    if (!dir.startsWith("/")) continue;
+    const full = path.join(dir, name);
+    try {
+      accessSync(full, constants.X_OK);
+      return full;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 /** A host program's path, or a clear error. */
@@ -208,6 +217,8 @@ async function buildOffline(docker: DockerClient, tag: string, extra: string[]):
     }
     for (const lib of libs) await put(lib, lib);
     for (const dir of ["tmp", "workspace", "proc", "dev", "sys", "etc", "run"]) await mkdir(path.join(root, dir), { recursive: true });
+    // podman gives a tmpfs over an existing folder that folder's mode: these must be writable by any user.
+    for (const dir of ["tmp", "workspace"]) await chmod(path.join(root, dir), 0o1777);
     await writeFile(path.join(root, "etc", "passwd"), "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n");
     await copyRuntime(path.join(root, RUNTIME_DIR.slice(1)));
     const tar = spawn("tar", ["-C", root, "--owner=0", "--group=0", "-c", "."], { stdio: ["ignore", "pipe", "pipe"] });
@@ -236,7 +247,7 @@ async function buildFromBase(docker: DockerClient, tag: string, base: string, ap
     await copyRuntime(path.join(context, "runtime"));
     const lines = [`FROM ${base}`];
     if (apt.length) lines.push(`RUN apt-get update && apt-get install -y --no-install-recommends ${apt.join(" ")} && rm -rf /var/lib/apt/lists/*`);
-    lines.push(`COPY runtime ${RUNTIME_DIR}`, "RUN mkdir -p /workspace");
+    lines.push(`COPY runtime ${RUNTIME_DIR}`, "RUN mkdir -p /workspace && chmod 1777 /workspace /tmp");
     await writeFile(path.join(context, "Containerfile"), lines.join("\n") + "\n");
     const stream = await docker.buildImage({ context, src: ["Containerfile", "runtime"] }, { t: tag, dockerfile: "Containerfile" });
     await followProgress(docker, stream);
