@@ -10,16 +10,17 @@ import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
+import { ContainerExecutor } from "../execution/container/executor.js";
 
 /** Executors this version of the CLI can create. */
-export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox"] as const;
+export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox", "container"] as const;
 export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
 
 /** Used when `--executor` is not given. */
 export const DEFAULT_EXECUTOR: ExecutorName = "subprocess";
 
 /** Executors of the architecture that are not shipped yet; named so the error can say so instead of "unknown". */
-const PLANNED_EXECUTOR_NAMES: readonly string[] = ["container"];
+const PLANNED_EXECUTOR_NAMES: readonly string[] = [];
 
 export interface CliExecutorOptions {
   /** Folder of tool YAML files. */
@@ -34,6 +35,24 @@ export interface CliExecutorOptions {
   search?: EmbedderSpec;
   /** --engine: the sandbox's engine (quickjs or deno); only with the sandbox executor. */
   engine?: "quickjs" | "deno";
+  /** --image, --network, --memory-mb: only with the container executor. */
+  container?: ContainerFlags;
+}
+
+export interface ContainerFlags {
+  image?: string;
+  network?: "none" | "bridge";
+  memoryMb?: number;
+}
+
+/** The container flags given on the command line, for CliExecutorOptions.container. */
+export function containerFlagsOf(flags: ContainerFlags): { container?: ContainerFlags } {
+  const c: ContainerFlags = {
+    ...(flags.image !== undefined ? { image: flags.image } : {}),
+    ...(flags.network !== undefined ? { network: flags.network } : {}),
+    ...(flags.memoryMb !== undefined ? { memoryMb: flags.memoryMb } : {}),
+  };
+  return Object.keys(c).length ? { container: c } : {};
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -60,6 +79,9 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}),
   };
+  if (options.container && name !== "container") {
+    throw new ValidationError(`--image, --network and --memory-mb apply to --executor container only; got --executor ${name}`);
+  }
   switch (name) {
     case "subprocess":
       return new SubprocessExecutor({ toolsPath: options.toolsPath, ...common });
@@ -68,6 +90,9 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     case "sandbox":
       // No deps option: the sandbox cannot import packages at all.
       return new SandboxExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.engine ? { engine: options.engine } : {}), ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+    case "container":
+      // No deps option: packages go into the image (runtime installs are not supported there).
+      return new ContainerExecutor({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     default:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

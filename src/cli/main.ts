@@ -13,6 +13,7 @@ import { registerRunCommand } from "./commands/run.js";
 import { registerStoreCommands } from "./commands/store.js";
 import { registerToolsCommands } from "./commands/tools.js";
 import { registerWorkflowsCommands } from "./commands/workflows.js";
+import { registerContainerCommands } from "./commands/container.js";
 import { packageVersion } from "./package-root.js";
 import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
 
@@ -37,6 +38,7 @@ registerWorkflowsCommands(program);
 registerStoreCommands(program);
 registerDepsCommands(program);
 registerAgentCommands(program);
+registerContainerCommands(program);
 
 ignoreClosedStdout();
 let code: number;

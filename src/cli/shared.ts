@@ -14,7 +14,7 @@ import { FileStorage } from "../storage/file/storage.js";
 import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
 import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
-import { createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
+import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -49,6 +49,9 @@ export interface ExecutorFlags {
   maxToolCalls?: number;
   search?: EmbedderSpec;
   engine?: "quickjs" | "deno";
+  image?: string;
+  network?: "none" | "bridge";
+  memoryMb?: number;
 }
 
 export interface ResolvedPaths {
@@ -77,6 +80,9 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--audit-log <file>", "append one JSON line per tool call (call, args, outcome, run) to this file"))
     .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit))
     .addOption(new Option("--engine <name>", "with --executor sandbox: quickjs (default; in-process wasm) or deno (a deno process with no permissions)").choices(["quickjs", "deno"]))
+    .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
+    .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
+    .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
     .addOption(
       new Option("--search <how>", "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)").argParser(parseSearch),
     );
@@ -99,6 +105,10 @@ function collect(value: string, previous: string[] | undefined): string[] {
 export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.engine !== undefined && flags.executor !== "sandbox") {
     throw new CliUsageError(`--engine ${flags.engine} applies to --executor sandbox only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
+  }
+  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : undefined;
+  if (containerFlag && flags.executor !== "container") {
+    throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
 }
 
@@ -227,6 +237,7 @@ export async function withSession<T>(
       middleware: middlewareFromFlags(flags),
       ...(flags.search !== undefined ? { search: flags.search } : {}),
       ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+      ...containerFlagsOf(flags),
     });
     session = new Session({ storage, executor });
     return await fn(session);
