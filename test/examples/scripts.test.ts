@@ -25,4 +25,12 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain('params: [{"name":"n","type":"number","required":false,"default":15}]\n');
     expect(stdout).toContain("result: 1 2 Fizz 4 Buzz\n");
   });
+
+  it("container-locked-down.mjs reads the workspace, is refused the shell by policy, has no network", async () => {
+    const { stdout } = await run("container-locked-down.mjs");
+    expect(stdout).toContain("lines: 3\n");
+    expect(stdout).toMatch(/agent shell: ToolError - tools\.shell\.exec: shell\.exec is denied by policy/);
+    expect(stdout).toContain("network: ENETUNREACH\n");
+    expect(stdout).toContain("capabilities: filesystemIsolation, memoryLimit, networkIsolation, processIsolation, reset, timeout\n");
+  });
 });

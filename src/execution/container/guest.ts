@@ -17,7 +17,7 @@ import type { WireError } from "../wire-error.js";
 import { checkGuestMessage } from "../subprocess/messages.js";
 import { STDERR_TAIL_CHARS, type ChildExit, type GuestHandle, type SpawnOptions } from "../subprocess/child-process.js";
 import { encodeFrame, FrameReader } from "./frames.js";
-import type { DockerClient } from "./engine.js";
+import { statusOf, type DockerClient } from "./engine.js";
 import { ENTRY_PATH } from "./image.js";
 
 /** Inside the container: where the host's socket folder is mounted. */
@@ -33,6 +33,7 @@ export const MAX_GUEST_FRAME_BYTES = 64 * 1024 * 1024;
 const SIGKILL_EXIT = 137;
 /** How long a guest that closed its socket has to exit by itself before it is removed. */
 const CLOSE_GRACE_MS = 3_000;
+const REMOVE_ATTEMPTS = 8;
 
 export interface ContainerSpec {
   docker: DockerClient;
@@ -237,15 +238,27 @@ export class ContainerGuest implements GuestHandle {
 
   private remove(): Promise<void> {
     this.removal ??= (async () => {
-      try {
-        await this.container?.remove({ force: true, v: true });
-      } catch {
-        // already gone
-      }
+      if (this.container) await removeContainer(this.container);
       this.finish({ code: null, signal: "SIGKILL" });
       if (this.socketDir) await rm(this.socketDir, { recursive: true, force: true });
     })();
     return this.removal;
+  }
+}
+
+/**
+ * Remove a container, retrying: an engine may refuse while the container is still stopping
+ * ("container state improper" on podman), which once left exited containers behind. Gone (404) is done.
+ */
+async function removeContainer(container: Docker.Container): Promise<void> {
+  for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt++) {
+    try {
+      await container.remove({ force: true, v: true });
+      return;
+    } catch (err) {
+      if (statusOf(err) === 404) return;
+      await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
+    }
   }
 }
 
