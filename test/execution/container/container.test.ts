@@ -213,6 +213,8 @@ describe("shell commands", () => {
     expect(r.output).not.toContain("never");
     // Nothing of it is left: no sleep among the container's processes.
     const ps = await main.s.exec(["sh", "-c", "for p in /proc/[0-9]*; do cat $p/comm; done"]);
+    expect(ps.exitCode).toBe(0);
+    expect(ps.output.split("\n")).toContain("node"); // the listing works: the guest runtime is there
     expect(ps.output.split("\n")).not.toContain("sleep");
   });
 
