@@ -13,22 +13,74 @@
  * saying what to install: nothing is skipped, because a suite that quietly skips its Redis half
  * reports green while testing half the product.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 
 /**
- * Commands the tests run, each with the Debian packages that provide it.
- * Add a container engine here when the container executor lands, e.g.
- *   { command: "podman", apt: ["podman", "runc"], why: "the container executor tests run containers" }
- * (its configuration steps, see ENVIRONMENT notes, belong in a `setup` hook next to it).
+ * Commands the tests run, each with the Debian packages that provide it, and an optional `setup`
+ * hook (configuration, a service to start) run after installing, every time (it must be cheap when
+ * all is in place).
  */
 export const SYSTEM_PREREQUISITES = [
   { command: "redis-server", apt: ["redis-server"], why: "the Redis storage tests start their own server" },
+  { command: "podman", apt: ["podman", "runc", "catatonit"], why: "the container executor tests run containers", setup: setupPodman },
+  // podman's --init (HostConfig.Init, which the container executor sets) runs catatonit; apt only recommends it.
+  { command: "catatonit", apt: ["catatonit"], why: "the init process of the container executor's containers" },
 ];
+
+/** Where the tests (and ContainerExecutor by default, through DOCKER_HOST) find the Docker Engine API. */
+export const PODMAN_SOCKET = "/run/podman/podman.sock";
+/**
+ * cgroup v1 here: crun refuses ("hybrid mode"), so runc; BOTH nofile and nproc ulimits must be set
+ * or runc fails with "error setting rlimit type 6/7: operation not permitted" (ENVIRONMENT notes).
+ */
+const CONTAINERS_CONF = '[engine]\nruntime = "runc"\n[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n';
+
+/** True when the Docker API on `socket` answers GET /_ping (a child node does the request: this script is synchronous). */
+function pingDocker(socket) {
+  const probe = `require("node:http").get({socketPath:${JSON.stringify(socket)},path:"/_ping",timeout:2000},(r)=>process.exit(r.statusCode===200?0:1)).on("error",()=>process.exit(1)).on("timeout",()=>process.exit(1))`;
+  return spawnSync(process.execPath, ["-e", probe], { stdio: "ignore", timeout: 5_000 }).status === 0;
+}
+
+/**
+ * Podman serving the Docker Engine API: the containers.conf of the recipe, then
+ * `podman system service` on PODMAN_SOCKET unless it already answers. Needs root (the rootful
+ * socket); a non-root user with a running Docker/podman socket in DOCKER_HOST is accepted as is.
+ */
+function setupPodman(forbidden) {
+  const fromEnv = process.env.DOCKER_HOST?.startsWith("unix://") ? process.env.DOCKER_HOST.slice("unix://".length) : undefined;
+  if (fromEnv && fromEnv !== PODMAN_SOCKET && pingDocker(fromEnv)) return;
+  if (pingDocker(PODMAN_SOCKET)) return;
+  const hint = `start it: podman system service --time=0 unix://${PODMAN_SOCKET} &`;
+  if (forbidden) throw new MissingPrerequisite(`the Docker API of podman does not answer on ${PODMAN_SOCKET}; installing is turned off (--check / TS_CODE_MODE_NO_INSTALL); ${hint}`);
+  if (process.getuid?.() !== 0) throw new MissingPrerequisite(`the Docker API of podman does not answer on ${PODMAN_SOCKET} and starting it needs root; ${hint} (or set DOCKER_HOST to a running engine)`);
+  if (!which("runc")) throw new MissingPrerequisite("podman needs runc here (cgroup v1); install it: apt-get install -y runc");
+  const conf = "/etc/containers/containers.conf";
+  let current = "";
+  try {
+    current = readFileSync(conf, "utf8");
+  } catch {
+    // not there yet
+  }
+  if (!current.includes('runtime = "runc"')) {
+    mkdirSync("/etc/containers", { recursive: true });
+    writeFileSync(conf, CONTAINERS_CONF);
+  }
+  mkdirSync(path.dirname(PODMAN_SOCKET), { recursive: true });
+  process.stderr.write(`prerequisites: starting podman system service on ${PODMAN_SOCKET}\n`);
+  // Left running on purpose (like a system service): detached, in its own session, no pipes held open.
+  spawn("podman", ["system", "service", "--time=0", `unix://${PODMAN_SOCKET}`], { detached: true, stdio: "ignore" }).unref();
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (pingDocker(PODMAN_SOCKET)) return;
+    spawnSync("sleep", ["0.2"]);
+  }
+  throw new MissingPrerequisite(`podman system service did not answer on ${PODMAN_SOCKET} within 20 s; ${hint}`);
+}
 
 /**
  * npm packages the tests need that are NOT in package.json. deno: its other-platform binaries are
@@ -74,7 +126,11 @@ function aptRunner() {
 
 function ensureSystem(forbidden) {
   const missing = SYSTEM_PREREQUISITES.filter((p) => !which(p.command));
-  if (missing.length === 0) return;
+  if (missing.length > 0) installSystem(missing, forbidden);
+  for (const p of SYSTEM_PREREQUISITES) p.setup?.(forbidden);
+}
+
+function installSystem(missing, forbidden) {
   const packages = [...new Set(missing.flatMap((p) => p.apt))];
   const what = missing.map((p) => `${p.command} (${p.why})`).join(", ");
   const hint = `install it: apt-get install -y ${packages.join(" ")}`;

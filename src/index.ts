@@ -42,3 +42,7 @@ export {
   type ToolErrorInit,
 } from "./errors.js";
 export * from "./agents/index.js";
+export { ContainerExecutor, type ContainerExecutorOptions, type ContainerMount } from "./execution/container/executor.js";
+export { buildImage, defaultImageTag, type ImageBuildOptions } from "./execution/container/image.js";
+export { pruneContainers } from "./execution/container/cleanup.js";
+export type { ExecOptions, ExecResult } from "./execution/container/exec.js";

@@ -4,7 +4,7 @@
  * program (no storage, an executor given as a string) throws a TypeError at once.
  */
 import path from "node:path";
-import { NotFoundError } from "./errors.js";
+import { NotFoundError, ValidationError } from "./errors.js";
 import { SubprocessExecutor } from "./execution/subprocess/executor.js";
 import { HostServices } from "./execution/host.js";
 import { timeoutSchema } from "./execution/options.js";
@@ -252,6 +252,18 @@ export class Session {
   /** Runs the same operation a guest call would, with the same checks and error wording. */
   async dispatch(ns: string, op: string, args: unknown[]): Promise<unknown> {
     return (await this.services()).dispatch(ns, op, args);
+  }
+
+  /**
+   * Runs a shell command inside the executor's container (ContainerExecutor only): an argv array
+   * as is, a string under /bin/sh -c inside the container. It goes through the `shell` tool, so
+   * tool middleware (deny, approval, audit) sees it like the agent's own tools.shell.exec calls.
+   */
+  async exec(command: string | string[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<{ output: string; exitCode: number; truncated: boolean }> {
+    if (typeof (this.executor as { exec?: unknown }).exec !== "function") {
+      throw new ValidationError(`session.exec needs an executor that runs commands in a container (ContainerExecutor); this session's is ${this.executor.kind}`);
+    }
+    return (await this.callTool("shell", "exec", { command, ...options })) as { output: string; exitCode: number; truncated: boolean };
   }
 
   private async services(): Promise<HostServices> {

@@ -12,16 +12,17 @@ import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { SandboxExecutor } from "../execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../execution/subprocess/executor.js";
 import { PythonExecutor } from "../execution/python/executor.js";
+import { ContainerExecutor } from "../execution/container/executor.js";
 
 /** Executors this version of the CLI can create. */
-export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox"] as const;
+export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox", "container"] as const;
 export type ExecutorName = (typeof EXECUTOR_NAMES)[number];
 
 /** Used when `--executor` is not given. */
 export const DEFAULT_EXECUTOR: ExecutorName = "subprocess";
 
 /** Executors of the architecture that are not shipped yet; named so the error can say so instead of "unknown". */
-const PLANNED_EXECUTOR_NAMES: readonly string[] = ["container"];
+const PLANNED_EXECUTOR_NAMES: readonly string[] = [];
 
 export interface CliExecutorOptions {
   /** Folder of tool YAML files. */
@@ -40,6 +41,24 @@ export interface CliExecutorOptions {
   toolable?: ToolableHostOptions;
   /** --language: python runs the code in a python3 process (subprocess executor only). */
   language?: "typescript" | "python";
+  /** --image, --network, --memory-mb: only with the container executor. */
+  container?: ContainerFlags;
+}
+
+export interface ContainerFlags {
+  image?: string;
+  network?: "none" | "bridge";
+  memoryMb?: number;
+}
+
+/** The container flags given on the command line, for CliExecutorOptions.container. */
+export function containerFlagsOf(flags: ContainerFlags): { container?: ContainerFlags } {
+  const c: ContainerFlags = {
+    ...(flags.image !== undefined ? { image: flags.image } : {}),
+    ...(flags.network !== undefined ? { network: flags.network } : {}),
+    ...(flags.memoryMb !== undefined ? { memoryMb: flags.memoryMb } : {}),
+  };
+  return Object.keys(c).length ? { container: c } : {};
 }
 
 export function isExecutorName(name: string): name is ExecutorName {
@@ -72,6 +91,9 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
     return new PythonExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
   }
+  if (options.container && name !== "container") {
+    throw new ValidationError(`--image, --network and --memory-mb apply to --executor container only; got --executor ${name}`);
+  }
   switch (name) {
     case "subprocess":
       return new SubprocessExecutor({ toolsPath: options.toolsPath, ...common });
@@ -80,6 +102,9 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     case "sandbox":
       // No deps option: the sandbox cannot import packages at all.
       return new SandboxExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.engine ? { engine: options.engine } : {}), ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+    case "container":
+      // No deps option: packages go into the image (runtime installs are not supported there).
+      return new ContainerExecutor({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     default:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

@@ -14,6 +14,7 @@ import { registerStoreCommands } from "./commands/store.js";
 import { registerToolsCommands } from "./commands/tools.js";
 import { registerToolableCommands } from "./commands/toolable.js";
 import { registerWorkflowsCommands } from "./commands/workflows.js";
+import { registerContainerCommands } from "./commands/container.js";
 import { packageVersion } from "./package-root.js";
 import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
 
@@ -39,6 +40,7 @@ registerStoreCommands(program);
 registerDepsCommands(program);
 registerAgentCommands(program);
 registerToolableCommands(program);
+registerContainerCommands(program);
 
 ignoreClosedStdout();
 let code: number;

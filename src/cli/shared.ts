@@ -15,7 +15,7 @@ import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
 import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { eventLine } from "../tools/adapters/toolable/host.js";
-import { createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
+import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -52,6 +52,9 @@ export interface ExecutorFlags {
   engine?: "quickjs" | "deno";
   /** --language: the language the agent's code is written in. */
   language?: "typescript" | "python";
+  image?: string;
+  network?: "none" | "bridge";
+  memoryMb?: number;
 }
 
 export interface ResolvedPaths {
@@ -81,6 +84,9 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit))
     .addOption(new Option("--engine <name>", "with --executor sandbox: quickjs (default; in-process wasm) or deno (a deno process with no permissions)").choices(["quickjs", "deno"]))
     .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (a python3 process; with --executor subprocess only)").choices(["typescript", "python"]))
+    .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
+    .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
+    .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
     .addOption(
       new Option("--search <how>", "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)").argParser(parseSearch),
     );
@@ -106,6 +112,10 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   }
   if (flags.language === "python" && (flags.executor ?? DEFAULT_EXECUTOR) !== "subprocess") {
     throw new CliUsageError(`--language python runs in a python3 process: use it with --executor subprocess (the default); got --executor ${flags.executor}`);
+  }
+  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : undefined;
+  if (containerFlag && flags.executor !== "container") {
+    throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
 }
 
@@ -237,6 +247,7 @@ export async function withSession<T>(
       // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
+      ...containerFlagsOf(flags),
     });
     session = new Session({ storage, executor });
     return await fn(session);

@@ -33,4 +33,12 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain("bytes: hello from python\n");
     expect(stdout).toContain("error: KeyError\n");
   });
+
+  it("container-locked-down.mjs reads the workspace, is refused the shell by policy, has no network", async () => {
+    const { stdout } = await run("container-locked-down.mjs");
+    expect(stdout).toContain("lines: 3\n");
+    expect(stdout).toMatch(/agent shell: ToolError - tools\.shell\.exec: shell\.exec is denied by policy/);
+    expect(stdout).toContain("network: ENETUNREACH\n");
+    expect(stdout).toContain("capabilities: filesystemIsolation, memoryLimit, networkIsolation, processIsolation, reset, timeout\n");
+  });
 });

@@ -37,7 +37,7 @@ describe("mcp flags: usage errors exit 2 with a clear message", () => {
     ["--max-output too small", ["--max-output", "10"], /--max-output.*from 500/],
     ["--max-output not a number", ["--max-output", "lots"], /whole number of characters/],
     ["an unknown executor", ["--executor", "docker"], /unknown executor "docker"/],
-    ["a planned executor", ["--executor", "container"], /not available in this version/],
+    ["a container flag without --executor container", ["--network", "bridge"], /--network applies to --executor container only/],
     ["a bad --timeout", ["--timeout", "0"], /milliseconds/],
     ["a bad --workspace", ["--workspace", "../escape"], /--workspace: /],
   ];

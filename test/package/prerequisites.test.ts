@@ -1,7 +1,7 @@
 /**
  * scripts/prerequisites.mjs (the pretest step and `.ci/run`'s first step): a prerequisite that is
  * missing and cannot be installed stops the run with exit 1 and ONE line saying what to install.
- * The PATH given to the script holds only `node`, which hides redis-server (and apt-get).
+ * The PATH given to the script holds only `node`, which hides redis-server, podman (and apt-get).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtemp, rm, symlink } from "node:fs/promises";
@@ -33,14 +33,14 @@ describe("scripts/prerequisites.mjs", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*installing is turned off.*install it: apt-get install -y redis-server$/);
+    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*installing is turned off.*install it: apt-get install -y redis-server podman runc catatonit$/);
   });
 
   it("--check is the same as TS_CODE_MODE_NO_INSTALL=1", () => {
     const r = runScript(["--check", "--system"], { PATH: onlyNode });
     expect(r.status).toBe(1);
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
-    expect(r.stderr).toContain("apt-get install -y redis-server");
+    expect(r.stderr).toContain("apt-get install -y redis-server podman runc catatonit");
   });
 
   it("says why it cannot install when apt-get is not there, in one line", () => {
@@ -48,7 +48,7 @@ describe("scripts/prerequisites.mjs", () => {
     expect(r.status).toBe(1);
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*apt-get is not available here; install it: apt-get install -y redis-server$/);
+    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*apt-get is not available here; install it: apt-get install -y redis-server podman runc catatonit$/);
   });
 
   it("passes quietly on this machine, where everything is present", () => {

@@ -61,7 +61,30 @@ export interface ChildExit {
   protocolViolation: string | null;
 }
 
-const STDERR_TAIL_CHARS = 8_192;
+/**
+ * What the executor's policy (executor.ts) needs of a running guest: a child process here, a
+ * container in ../container/guest.ts. Both run the same guest runtime (guest-runtime.ts).
+ */
+export interface GuestHandle {
+  readonly ready: Promise<void>;
+  readonly exited: Promise<ChildExit>;
+  readonly isAlive: boolean;
+  readonly isReady: boolean;
+  readonly pid: number | undefined;
+  /** Throws when the guest is gone. */
+  send(message: HostToGuest): void;
+  freeze(): boolean;
+  resume(): void;
+  /** Ask the guest to stop its current run (SIGINT); false when this guest cannot be interrupted. */
+  interrupt(): boolean;
+  /** Stop the guest and everything it started; resolves once it is gone. Safe to call twice. */
+  kill(): Promise<ChildExit>;
+}
+
+/** Starts a guest; the subprocess executor's default starts a ChildHandle. */
+export type GuestLauncher = (options: SpawnOptions) => GuestHandle;
+
+export const STDERR_TAIL_CHARS = 8_192;
 
 /**
  * Whether the child gets its own session and process group (`detached`), so that killing the group
@@ -83,7 +106,7 @@ export function childScriptPath(): string {
   return built;
 }
 
-export class ChildHandle {
+export class ChildHandle implements GuestHandle {
   readonly process: ChildProcess;
   readonly ready: Promise<void>;
   readonly exited: Promise<ChildExit>;

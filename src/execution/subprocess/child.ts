@@ -1,82 +1,18 @@
 /**
- * Entry point of the SubprocessExecutor's child process. It runs prepared snippets in a ReplEngine
- * and reaches the host over the IPC channel (see ../rpc/protocol.ts). It deliberately imports no
- * compiler and no storage: the host prepares code and answers every namespace call, which keeps
- * start-up short and leaves all authority over data with the host.
+ * Entry point of the SubprocessExecutor's child process: the guest runtime (guest-runtime.ts) over
+ * Node's IPC channel to the host.
  */
-import { ReplEngine } from "../repl/engine.js";
-import { RpcClient } from "../rpc/client.js";
-import { isHostMessage, type GuestToHost } from "../rpc/protocol.js";
-import { renderDisplay } from "../result.js";
-import { toWireError } from "../wire-error.js";
-import { fitError, fitResult } from "./message-limits.js";
-import type { OutputChunk } from "../output-stream.js";
+import type { GuestToHost } from "../rpc/protocol.js";
+import { startGuestRuntime } from "./guest-runtime.js";
 
 const send = (message: GuestToHost): void => {
   if (!process.send) throw new Error("ts-code-mode child started without an IPC channel");
   process.send(message);
 };
 
-const client = new RpcClient(send);
-const engine = new ReplEngine({
-  call: client.call,
-  // The host enforces the deadline of asynchronous code by killing this process.
-  onAsyncTimeout: "none",
-  importBases: importBasesFromEnv(),
+startGuestRuntime({
+  send,
+  sendThen: (message, done) => void process.send?.(message, undefined, undefined, done),
+  onMessage: (listener) => void process.on("message", listener),
+  onDisconnect: (listener) => void process.on("disconnect", listener),
 });
-
-function importBasesFromEnv(): string[] {
-  try {
-    const bases: unknown = JSON.parse(process.env["TS_CODE_MODE_IMPORT_BASES"] ?? "[]");
-    return Array.isArray(bases) && bases.every((b) => typeof b === "string") && bases.length ? bases : [process.cwd()];
-  } catch {
-    return [process.cwd()];
-  }
-}
-
-// Direct writes to stdout/stderr belong to the current run's output, like console's.
-for (const stream of ["stdout", "stderr"] as const) {
-  const target = process[stream];
-  target.write = ((chunk: unknown, ...rest: unknown[]) => {
-    engine.write(stream, typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8"));
-    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
-    done?.();
-    return true;
-  }) as typeof target.write;
-}
-
-process.on("message", (message: unknown) => {
-  if (!isHostMessage(message)) return;
-  if (message.type === "reply") {
-    client.settle(message);
-    return;
-  }
-  // Cut to the host's limits (an error's message may be any length): the host refuses larger messages.
-  const { runId } = message;
-  // Output chunks are batched by the engine (output-stream.ts) and all sent before the result.
-  const streaming = message.stream ? { onOutput: (c: OutputChunk) => send({ type: "output", runId, stream: c.stream, text: c.text }) } : {};
-  void engine.run(message.script, message.timeoutMs, streaming).then((result) => send({ type: "result", runId, result: fitResult(result) }));
-});
-
-// A floating rejected promise is reported in the run's stderr (or the next run's) instead of ending the process.
-process.on("unhandledRejection", (reason) => {
-  // Guest errors come from the vm context's realm, so `instanceof Error` would be false here.
-  const e = reason as { name?: unknown; message?: unknown } | null;
-  const text = typeof e === "object" && e !== null && typeof e.message === "string" ? `${String(e.name)}: ${e.message}` : renderDisplay(reason, 2_000);
-  engine.report(`Unhandled promise rejection: ${text}\n`);
-});
-
-// An exception thrown from a timer or callback ends the process, after telling the host why.
-process.on("uncaughtException", (err) => {
-  try {
-    process.send?.({ type: "fatal", error: fitError(toWireError(err)) } satisfies GuestToHost, undefined, undefined, () => process.exit(70));
-  } catch {
-    process.exit(70);
-  }
-  setTimeout(() => process.exit(70), 200).unref();
-});
-
-// The host went away: nothing can reach us any more, so leave instead of lingering.
-process.on("disconnect", () => process.exit(0));
-
-send({ type: "ready" });

@@ -37,7 +37,7 @@ import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
-import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestProgram } from "./child-process.js";
+import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram } from "./child-process.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
@@ -108,7 +108,7 @@ export class SubprocessExecutor implements Executor {
   private readonly registry: ToolRegistry | undefined;
   private hostServices: HostServices | null = null;
   private provider: RpcProvider | null = null;
-  private child: ChildHandle | null = null;
+  private child: GuestHandle | null = null;
   private budget = RunBudget.idle(this.kind);
   private pending: PendingRun | null = null;
   /** The freeze scheduled one host turn after the last result (see freezeSoon). */
@@ -123,7 +123,14 @@ export class SubprocessExecutor implements Executor {
   /** Where deps.add() installs; the child imports from here first. */
   private depsDir: string | null = null;
 
-  constructor(options: SubprocessExecutorOptions = {}) {
+  /**
+   * `launch` (internal): how a guest is started; ContainerExecutor passes one that starts a
+   * container, and reuses all of this executor's policy (timeouts, crashes, restarts, streaming).
+   */
+  constructor(
+    options: SubprocessExecutorOptions = {},
+    private readonly launch: GuestLauncher = (o) => new ChildHandle(o),
+  ) {
     const { tools, ...rest } = options;
     const parsed = parseOptions(optionsShape, rest, new.target.name);
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
@@ -170,7 +177,7 @@ export class SubprocessExecutor implements Executor {
    * turn. The child is a separate process, so it could execute for a moment after sending its
    * result either way; the deferral adds no window that was not already there.
    */
-  private freezeSoon(child: ChildHandle): void {
+  private freezeSoon(child: GuestHandle): void {
     this.cancelFreeze();
     this.freezeTimer = setImmediate(() => {
       this.freezeTimer = null;
@@ -244,7 +251,7 @@ export class SubprocessExecutor implements Executor {
     const admitted = this.admit(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
-    let child: ChildHandle;
+    let child: GuestHandle;
     try {
       child = await this.ensureChild();
     } catch (err) {
@@ -314,7 +321,7 @@ export class SubprocessExecutor implements Executor {
     }
   }
 
-  private onMessage(child: ChildHandle, message: GuestToHost): void {
+  private onMessage(child: GuestHandle, message: GuestToHost): void {
     if (child !== this.child) return;
     if (message.type === "call") this.onCall(child, message);
     else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.resolve(message.result);
@@ -326,7 +333,7 @@ export class SubprocessExecutor implements Executor {
    * running in the child through Node's own timers, sockets, ...) is refused without touching
    * tools or storage.
    */
-  private onCall(child: ChildHandle, message: CallMessage): void {
+  private onCall(child: GuestHandle, message: CallMessage): void {
     if (!this.pending || !this.provider) {
       try {
         child.send({ type: "reply", callId: message.callId, ok: false, error: { name: "RunEndedError", message: `${message.ns}.${message.op}: the run that made this call has ended; code left running after a run cannot call the host.` } });
@@ -363,7 +370,7 @@ export class SubprocessExecutor implements Executor {
   protected readonly killGraceMs: number = KILL_GRACE_MS;
 
   /** The running child, or a new one once it is ready. */
-  private async ensureChild(): Promise<ChildHandle> {
+  private async ensureChild(): Promise<GuestHandle> {
     if (this.child?.isAlive) {
       await this.withStartupTimeout(this.child);
       return this.child;
@@ -373,13 +380,13 @@ export class SubprocessExecutor implements Executor {
     return this.spawn();
   }
 
-  private spawn(): Promise<ChildHandle> {
+  private spawn(): Promise<GuestHandle> {
     const env = this.options.env ?? stringEnv(process.env);
     const cwd = this.options.cwd ? path.resolve(this.options.cwd) : process.cwd();
     const importBases = [...(this.depsDir ? [this.depsDir] : []), cwd];
     const permissions = this.options.permissions && { ...this.options.permissions, fsRead: [...(this.options.permissions.fsRead ?? []), ...importBases] };
     const program = this.guestProgram();
-    const child: ChildHandle = new ChildHandle({
+    const child: GuestHandle = this.launch({
       maxMemoryMb: this.options.maxMemoryMb,
       permissions,
       env: { ...env, TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases), ...this.guestEnv() },
@@ -397,7 +404,7 @@ export class SubprocessExecutor implements Executor {
     return this.withStartupTimeout(child).then(() => child);
   }
 
-  private async withStartupTimeout(child: ChildHandle): Promise<void> {
+  private async withStartupTimeout(child: GuestHandle): Promise<void> {
     if (child.isReady) return;
     const limit = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,0 +1,49 @@
+/**
+ * `ts-code-mode image build` and `ts-code-mode containers prune`: the image ContainerExecutor runs
+ * (built locally, no registry needed) and the containers it leaves when a host process dies. The
+ * container modules are loaded when a command runs (dockerode is heavy; see engine.ts).
+ */
+import type { Command } from "commander";
+import { addJsonOption, examples, printJson, writeLine } from "../shared.js";
+
+interface BuildFlags {
+  tag?: string;
+  from?: string;
+  with?: string[];
+  json?: boolean;
+}
+
+export function registerContainerCommands(program: Command): void {
+  const image = program.command("image").description("the container image of --executor container");
+  addJsonOption(
+    image
+      .command("build")
+      .description(
+        "Build the image ContainerExecutor runs. Offline (default): the host's node binary and the libraries it links, sh and basic programs (ls, cat, grep, sed, ...), and the guest runtime; nothing is pulled. With --from: a Containerfile FROM that image (it needs node on PATH). The default tag carries a hash of the contents, so an unchanged runtime reuses the image.",
+      )
+      .option("--tag <ref>", "image reference to build (default: localhost/ts-code-mode-runtime:<content hash>, the one the executor uses)")
+      .option("--from <image>", "base image with node on PATH (default: offline, from the host's node)")
+      .option("--with <names...>", "offline: host programs to add (e.g. git jq); with --from: apt packages to install")
+      .addHelpText("after", examples("image build", "image build --with git jq", "image build --from node:20-bookworm-slim --with git --tag localhost/my-agent:1", "run --executor container 'await tools.list()'")),
+  ).action(async (flags: BuildFlags) => {
+    const { buildImage } = await import("../../execution/container/image.js");
+    if (!flags.json) process.stderr.write("building the container image (the first build takes a few seconds)...\n");
+    const result = await buildImage({ ...(flags.tag ? { tag: flags.tag } : {}), ...(flags.from ? { from: flags.from } : {}), ...(flags.with ? { with: flags.with } : {}) });
+    if (flags.json) printJson(result);
+    else writeLine(process.stdout, result.built ? `built ${result.tag}` : `${result.tag} is already there`);
+  });
+
+  const containers = program.command("containers").description("containers started by --executor container (label io.ts-code-mode)");
+  addJsonOption(
+    containers
+      .command("prune")
+      .description("Remove containers whose owner process on this host is gone (ContainerExecutor also does this when it starts); --all removes every labelled container, running sessions' too.")
+      .option("--all", "remove every container with the label, not only orphans")
+      .addHelpText("after", examples("containers prune", "containers prune --all --json")),
+  ).action(async (flags: { all?: boolean; json?: boolean }) => {
+    const [{ pruneContainers }, { dockerClient }] = await Promise.all([import("../../execution/container/cleanup.js"), import("../../execution/container/engine.js")]);
+    const removed = await pruneContainers(await dockerClient(), { all: flags.all ?? false });
+    if (flags.json) printJson({ removed });
+    else writeLine(process.stdout, removed.length ? `removed ${removed.length} container(s): ${removed.map((id) => id.slice(0, 12)).join(", ")}` : "nothing to remove");
+  });
+}

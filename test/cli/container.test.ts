@@ -1,0 +1,91 @@
+/**
+ * The container commands of the built CLI on a real engine: image build, run/mcp flags of
+ * --executor container, containers prune.
+ */
+import { spawnSync } from "node:child_process";
+import os from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONTAINER_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "../../src/execution/container/guest.js";
+import { defaultImageTag } from "../../src/execution/container/image.js";
+import { ensureTestImage, testDocker } from "../helpers/container.js";
+import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
+
+let dir: string;
+const FROM_TAG = "localhost/ts-code-mode-test-from:1";
+
+beforeAll(async () => {
+  await ensureBuilt();
+  await ensureTestImage();
+  dir = await tempDir();
+  expect((await cli(["init", "--base", "demo"], { cwd: dir })).code).toBe(0);
+}, 120_000);
+
+afterAll(async () => {
+  await (await testDocker()).getImage(FROM_TAG).remove({ force: true }).catch(() => undefined);
+  await cleanup(dir);
+});
+
+describe("ts-code-mode image build", () => {
+  it("--json names the default image the executor uses, already built", async () => {
+    const r = await cli(["image", "build", "--json"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ tag: defaultImageTag(), built: false });
+  });
+
+  it("--from builds on a base image (here our own, no registry needed) and --image runs it", async () => {
+    const base = await ensureTestImage();
+    const built = await cli(["image", "build", "--from", base, "--tag", FROM_TAG, "--json"], { cwd: dir, timeoutMs: 120_000 });
+    expect(built.stderr).toBe("");
+    expect(JSON.parse(built.stdout)).toEqual({ tag: FROM_TAG, built: true });
+    const r = await cli(["run", "--base", "demo", "--executor", "container", "--image", FROM_TAG, "--json", "1 + 2"], { cwd: dir });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, value: 3 });
+  }, 120_000);
+
+  it("a value that is not a program or package name is refused before anything runs", async () => {
+    const r = await cli(["image", "build", "--with", "--evil;rm"], { cwd: dir });
+    expect(r.code).not.toBe(0);
+    const r2 = await cli(["image", "build", "--with", "a;b"], { cwd: dir });
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/"a;b" is not a program or package name/);
+  });
+});
+
+describe("--executor container", () => {
+  it("run: tools.list() and a shell command inside a container with the given limits", async () => {
+    const r = await cli(["run", "--base", "demo", "--executor", "container", "--network", "none", "--memory-mb", "128", "--json", "[(await tools.list()).length > 0, (await tools.shell.exec({ command: 'uname -s' })).output]"], { cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, value: [true, "Linux\n"] });
+  });
+
+  it("container flags with another executor are a usage error (exit 2)", async () => {
+    const r = await cli(["run", "--base", "demo", "--memory-mb", "128", "1"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--memory-mb applies to --executor container only; got --executor subprocess/);
+  });
+
+  it("a missing image says the command that builds it", async () => {
+    const r = await cli(["run", "--base", "demo", "--executor", "container", "--image", "localhost/nope:1", "--json", "1"], { cwd: dir });
+    expect(JSON.parse(r.stdout).error.message).toMatch(/the container image localhost\/nope:1 is missing; build it with: ts-code-mode image build --tag localhost\/nope:1/);
+  });
+});
+
+describe("ts-code-mode containers prune", () => {
+  it("removes a labelled container whose owner process is gone, and leaves others", async () => {
+    const docker = await testDocker();
+    const deadPid = spawnSync(process.execPath, ["-e", "console.log(process.pid)"], { encoding: "utf8" }).stdout.trim();
+    const labels = (pid: string) => ({ [CONTAINER_LABEL]: "1", [OWNER_PID_LABEL]: pid, [OWNER_HOST_LABEL]: os.hostname() });
+    const [orphan, live] = await Promise.all([
+      docker.createContainer({ Image: defaultImageTag(), Cmd: ["sleep", "300"], Labels: labels(deadPid), HostConfig: { NetworkMode: "none" } }),
+      docker.createContainer({ Image: defaultImageTag(), Cmd: ["sleep", "300"], Labels: labels(String(process.pid)), HostConfig: { NetworkMode: "none" } }),
+    ]);
+    try {
+      const r = await cli(["containers", "prune", "--json"], { cwd: dir });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).removed).toContain(orphan.id);
+      expect(JSON.parse(r.stdout).removed).not.toContain(live.id);
+      await expect(live.inspect()).resolves.toBeTruthy();
+    } finally {
+      await Promise.all([orphan.remove({ force: true }).catch(() => undefined), live.remove({ force: true })]);
+    }
+  });
+});
