@@ -72,8 +72,10 @@ function setupPodman(forbidden) {
   }
   mkdirSync(path.dirname(PODMAN_SOCKET), { recursive: true });
   process.stderr.write(`prerequisites: starting podman system service on ${PODMAN_SOCKET}\n`);
-  // Left running on purpose (like a system service): detached, in its own session, no pipes held open.
-  spawn("podman", ["system", "service", "--time=0", `unix://${PODMAN_SOCKET}`], { detached: true, stdio: "ignore" }).unref();
+  // Left running on purpose (like a system service): detached, in its own session, no pipes held open,
+  // and in "/" — containers it starts inherit its working directory, and one started from a folder
+  // that is later deleted (a test's clone) fails every start with "write child: broken pipe".
+  spawn("podman", ["system", "service", "--time=0", `unix://${PODMAN_SOCKET}`], { detached: true, stdio: "ignore", cwd: "/" }).unref();
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (pingDocker(PODMAN_SOCKET)) return;
