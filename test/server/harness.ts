@@ -48,7 +48,7 @@ export function startServe(args: string[], options: { env?: NodeJS.ProcessEnv } 
 }
 
 /** fetch with the test token (unless `token: null`) and JSON in and out. */
-export async function api(base: string, method: string, path: string, options: { json?: unknown; token?: string | null; headers?: Record<string, string>; body?: BodyInit } = {}): Promise<{ status: number; body: unknown; headers: Headers }> {
+export async function api(base: string, method: string, path: string, options: { json?: unknown; token?: string | null; headers?: Record<string, string>; body?: string | Uint8Array } = {}): Promise<{ status: number; body: unknown; headers: Headers }> {
   const headers: Record<string, string> = { ...options.headers };
   const token = options.token === undefined ? TOKEN : options.token;
   if (token !== null) headers.authorization = `Bearer ${token}`;

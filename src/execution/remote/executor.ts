@@ -35,6 +35,11 @@ export interface RemoteExecutorOptions {
   requestTimeoutMs?: number;
   /** Send the storage's full descriptor (its Redis URL and password, or folder) for a server started with --client-storage. */
   shareStorage?: boolean;
+  /**
+   * false: do not name the Session's storage to the server (no check that both are the same). Only
+   * for callers that use run() alone, such as `ts-code-mode run --remote`. Default true.
+   */
+  checkStorage?: boolean;
 }
 
 const optionsShape = {
@@ -43,6 +48,7 @@ const optionsShape = {
   defaultTimeoutMs: timeoutSchema.optional(),
   requestTimeoutMs: timeoutSchema.optional(),
   shareStorage: z.boolean().optional(),
+  checkStorage: z.boolean().optional(),
 };
 
 const createdSchema = z.object({
@@ -66,6 +72,7 @@ export class RemoteExecutor implements Executor {
   private readonly defaultTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly shareStorage: boolean;
+  private readonly checkStorage: boolean;
   private readonly queue = new SerialQueue();
   private sessionId: string | null = null;
   private report: CapabilityReport = { capabilities: [], notes: ["RemoteExecutor: the capabilities are those of the server's executor, known after start()."] };
@@ -80,6 +87,7 @@ export class RemoteExecutor implements Executor {
     this.defaultTimeoutMs = o.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
     this.shareStorage = o.shareStorage ?? false;
+    this.checkStorage = o.checkStorage ?? true;
   }
 
   /** The server's executor's trust level (untrusted until start()). */
@@ -102,7 +110,7 @@ export class RemoteExecutor implements Executor {
 
   async start(storage: StorageBackend): Promise<void> {
     if (this.sessionId !== null) return;
-    const reply = createdSchema.parse(await this.client.request({ method: "POST", path: "sessions", json: { ...storageClaim(storage, this.shareStorage) }, timeoutMs: this.requestTimeoutMs }));
+    const reply = createdSchema.parse(await this.client.request({ method: "POST", path: "sessions", json: this.checkStorage || this.shareStorage ? storageClaim(storage, this.shareStorage) : {}, timeoutMs: this.requestTimeoutMs }));
     this.sessionId = reply.id;
     this.remoteTrust = reply.trust;
     this.report = { capabilities: reply.capabilities.capabilities as CapabilityReport["capabilities"], notes: [`Runs on ${this.client.baseUrl} (session ${reply.id}).`, ...reply.capabilities.notes] };

@@ -5,7 +5,7 @@
  * base64. Decoding is bounded (depth, size) and never lets a key change a prototype.
  */
 import { z } from "zod";
-import { walk } from "../../values/walk.js";
+import { boundedJson } from "../../values/json.js";
 import { decode, encode } from "../sandbox/codec.js";
 
 /** Deepest nesting and largest encoded size accepted either way; the executors' own caps are smaller. */
@@ -38,15 +38,11 @@ export function fromWire(wire: WireValue): unknown {
 const PLAIN_JSON_LIMITS = { maxNodes: 1_000_000, maxDepth: 1_000, maxBytes: WIRE_MAX_BYTES };
 
 /**
- * A JSON rendering for plain HTTP clients: the value if JSON can carry it within the bounds, else
- * undefined (the `wire` form is always exact).
+ * A JSON rendering for plain HTTP clients: the value if JSON can carry it exactly within the
+ * bounds, else undefined (the `wire` form is always exact).
  */
 export function plainJson(value: unknown): unknown {
-  if (walk(value, PLAIN_JSON_LIMITS, { mode: "json" }).cut !== null) return undefined;
-  try {
-    const text = JSON.stringify(value);
-    return text === undefined ? undefined : (JSON.parse(text) as unknown);
-  } catch {
-    return undefined;
-  }
+  if (value === undefined) return undefined;
+  const json = boundedJson(value, PLAIN_JSON_LIMITS);
+  return json.ok ? (JSON.parse(json.text) as unknown) : undefined;
 }
