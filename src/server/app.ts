@@ -167,6 +167,8 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
       const session = new Session({ storage: ownedStorage ?? config.storage, executor: config.createExecutor() });
       return { session, ownedStorage };
     });
+    // For proxies that route by session id (examples/fleet/haproxy.cfg learns it from this header).
+    c.header("X-Session-Id", entry.id);
     return c.json({ id: entry.id, executor: config.executorKind, trust: entry.session.trust, capabilities: entry.session.capabilities(), exec }, 201);
   });
   route("closeSession", async (c) => {

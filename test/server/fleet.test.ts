@@ -60,6 +60,8 @@ it("a session lives on the server that created it: the other one answers 404 Ses
   const [a, b] = servers as [ServeProcess, ServeProcess];
   const created = await api(a.url, "POST", "/sessions", { json: {} });
   const id = (created.body as { id: string }).id;
+  // What a sticky proxy learns the route from (examples/fleet/haproxy.cfg).
+  expect(created.headers.get("x-session-id")).toBe(id);
   const elsewhere = await api(b.url, "POST", `/sessions/${id}/run`, { json: { code: "1" } });
   expect(elsewhere.status).toBe(404);
   expect((elsewhere.body as { error: { name: string } }).error.name).toBe("SessionLostError");
