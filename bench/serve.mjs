@@ -1,3 +1,4 @@
+/* global fetch, AbortSignal */
 /**
  * Load on one `ts-code-mode serve` (the built CLI, loopback): N concurrent clients, each with its
  * own session, each doing R trivial runs (`1 + 1`) one after another. Reports requests/s, median
