@@ -102,6 +102,8 @@ export interface HostFacade {
   readonly tools: Pick<HostServices["tools"], "list" | "search" | "describe" | "call">;
   readonly workflows: Pick<HostServices["workflows"], "list" | "search" | "get" | "create" | "delete" | "approve" | "setUntrustedWorkflowPolicy">;
   dispatch(ns: string, op: string, args: readonly unknown[], ctx?: CallContext): Promise<unknown>;
+  /** The guest's language: tools.describe answers in it. */
+  readonly language: HostServices["language"];
 }
 
 /** Runtime check for values that reach Session from user code. */

@@ -13,7 +13,6 @@ import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { z } from "zod";
 import { SessionLostError, ValidationError } from "../errors.js";
-import { canExec } from "../execution/exec.js";
 import type { ExecutionResult, Executor } from "../execution/protocol.js";
 import { fromWire, plainJson, toWire } from "../execution/remote/wire.js";
 import { toWireError } from "../execution/wire-error.js";
@@ -215,11 +214,10 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   });
   route("reset", (c) => onSession(c, async (s) => (await s.reset(), c.json({ ok: true }))));
   route("exec", async (c) => {
-    const { argv, timeoutMs } = await body(c, ROUTES.exec.body);
+    const { command, timeoutMs, cwd } = await body(c, ROUTES.exec.body);
     return onSession(c, async (s) => {
-      const executor = s.executor;
-      if (!canExec(executor)) throw new HttpError(501, "NotSupportedError", `the ${config.executorKind} executor cannot run commands (exec); a container executor can`);
-      return c.json(await executor.exec(argv, timeoutMs !== undefined ? { timeoutMs } : {}));
+      if (!canExec(s.executor)) throw new HttpError(501, "NotSupportedError", `the ${config.executorKind} executor cannot run commands (exec); the container executor can`);
+      return c.json(await s.exec(command, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(cwd !== undefined ? { cwd } : {}) }));
     });
   });
   route("call", async (c) => {
@@ -307,6 +305,11 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   route("syncDeps", (c) => onSession(c, async (s) => reply(c, await s.syncDeps())));
 
   return { app, pool };
+}
+
+/** Executors that run commands (ContainerExecutor) have `exec`; Session.exec goes through their shell tool. */
+function canExec(executor: Executor): boolean {
+  return typeof (executor as { exec?: unknown }).exec === "function";
 }
 
 async function jsonBody(c: Ctx): Promise<unknown> {

@@ -48,10 +48,11 @@ export const executionResultSchema = z
   .describe("An ExecutionResult; with Accept: text/event-stream, `output` events ({ stream, text }) come first and this is the `result` event");
 
 export const execRequestSchema = z.strictObject({
-  argv: z.array(z.string().max(100_000)).min(1).max(10_000),
+  command: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).min(1).max(10_000)]).describe("an argv array as is, or a string run under /bin/sh -c in the container"),
   timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
+  cwd: z.string().max(4_096).optional(),
 });
-export const execResultSchema = z.object({ exitCode: z.number().nullable(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() });
+export const execResultSchema = z.object({ output: z.string(), exitCode: z.number(), truncated: z.boolean() });
 
 export const callRequestSchema = z.strictObject({ ns: z.enum(["tools", "workflows", "artifacts", "deps"]), op: z.string().max(64), args: wireValueSchema });
 export const callReplySchema = z.object({ value: wireValueSchema });

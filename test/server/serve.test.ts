@@ -138,7 +138,7 @@ describe("limits", () => {
     const bad = await api(s.url, "POST", `/sessions/${id}/run`, { json: { code: 1, extra: true } });
     expect(bad.status).toBe(400);
     expect((bad.body as { error: { name: string; message: string } }).error).toMatchObject({ name: "ValidationError", message: expect.stringMatching(/code/) });
-    const exec = await api(s.url, "POST", `/sessions/${id}/exec`, { json: { argv: ["ls"] } });
+    const exec = await api(s.url, "POST", `/sessions/${id}/exec`, { json: { command: ["ls"] } });
     expect(exec.status).toBe(501);
     expect((exec.body as { error: { name: string } }).error.name).toBe("NotSupportedError");
   });

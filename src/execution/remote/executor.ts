@@ -207,7 +207,8 @@ export class RemoteExecutor implements Executor {
         if (policy !== "refuse") throw new TypeError("RemoteExecutor: untrustedWorkflows must be \"refuse\"; the server decides (approve workflows with session.approveWorkflow)");
       },
     };
-    return { tools, workflows, dispatch: (ns, op, args) => this.dispatch(ns, op, args) };
+    // describe goes through the server's dispatch, which answers in the server's guest language.
+    return { tools, workflows, dispatch: (ns, op, args) => this.dispatch(ns, op, args), language: "typescript" };
   }
 }
 
