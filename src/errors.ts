@@ -173,3 +173,11 @@ function editDistance(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/**
+ * A remote session is gone: its server stopped, restarted, did not answer in time, or closed the
+ * session (idle timeout). Variables are lost; stored data is not. Open a new session to go on.
+ */
+export class SessionLostError extends Error {
+  override readonly name = "SessionLostError";
+}

@@ -46,3 +46,6 @@ export { ContainerExecutor, type ContainerExecutorOptions, type ContainerMount }
 export { buildImage, defaultImageTag, type ImageBuildOptions } from "./execution/container/image.js";
 export { pruneContainers } from "./execution/container/cleanup.js";
 export type { ExecOptions, ExecResult } from "./execution/container/exec.js";
+export { SessionLostError } from "./errors.js";
+export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/executor.js";
+export type { HostFacade } from "./execution/protocol.js";

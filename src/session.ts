@@ -6,9 +6,8 @@
 import path from "node:path";
 import { NotFoundError, ValidationError } from "./errors.js";
 import { SubprocessExecutor } from "./execution/subprocess/executor.js";
-import { HostServices } from "./execution/host.js";
 import { timeoutSchema } from "./execution/options.js";
-import type { Capability, CapabilityReport, ExecutionResult, Executor, RunOptions } from "./execution/protocol.js";
+import type { Capability, CapabilityReport, ExecutionResult, Executor, HostFacade, RunOptions } from "./execution/protocol.js";
 import { isExecutor } from "./execution/protocol.js";
 import { errorResult } from "./execution/result.js";
 import { FileStorage } from "./storage/file/storage.js";
@@ -266,7 +265,7 @@ export class Session {
     return (await this.callTool("shell", "exec", { command, ...options })) as { output: string; exitCode: number; truncated: boolean };
   }
 
-  private async services(): Promise<HostServices> {
+  private async services(): Promise<HostFacade> {
     if (this.closed) throw new TypeError("The session is closed; create a new Session");
     await this.start();
     const host = this.executor.host;

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { CommanderError, InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
+import type { Executor } from "../execution/protocol.js";
 import { Session } from "../session.js";
 import { FileStorage } from "../storage/file/storage.js";
 import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
@@ -228,7 +229,7 @@ export async function watchMissingFolders(
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,
-  options: { readOnly: boolean } = { readOnly: true },
+  options: { readOnly: boolean; executor?: Executor } = { readOnly: true },
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
@@ -238,7 +239,7 @@ export async function withSession<T>(
   let session: Session | undefined;
   try {
     storage = new FileStorage({ basePath: paths.storagePath });
-    const executor = createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
+    const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
       toolsPath: paths.toolsPath,
       defaultTimeoutMs: flags.timeout,
       middleware: middlewareFromFlags(flags),

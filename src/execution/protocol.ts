@@ -6,6 +6,7 @@
 import type { StorageBackend } from "../storage/protocol.js";
 import type { TrustLevel } from "../workflows/provenance.js";
 import type { HostServices } from "./host.js";
+import type { CallContext } from "../tools/protocol.js";
 import type { OutputListener } from "./output-stream.js";
 
 export type Capability =
@@ -90,7 +91,19 @@ export interface Executor {
   /** Idempotent. */
   close(): Promise<void>;
   /** The host-side services (tools, workflows, artifacts, deps) this executor exposes; set after start(). */
-  readonly host: HostServices | null;
+  readonly host: HostFacade | null;
+}
+
+/**
+ * What Session needs of an executor's host services. HostServices provides it in process; a
+ * RemoteExecutor provides it over HTTP (the services then live on the server).
+ */
+export interface HostFacade {
+  readonly tools: Pick<HostServices["tools"], "list" | "search" | "describe" | "call">;
+  readonly workflows: Pick<HostServices["workflows"], "list" | "search" | "get" | "create" | "delete" | "approve" | "setUntrustedWorkflowPolicy">;
+  dispatch(ns: string, op: string, args: readonly unknown[], ctx?: CallContext): Promise<unknown>;
+  /** The guest's language: tools.describe answers in it. */
+  readonly language: HostServices["language"];
 }
 
 /** Runtime check for values that reach Session from user code. */

@@ -41,4 +41,11 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain("network: ENETUNREACH\n");
     expect(stdout).toContain("capabilities: filesystemIsolation, memoryLimit, networkIsolation, processIsolation, reset, timeout\n");
   });
+
+  it("remote.mjs runs code on a spawned serve through RemoteExecutor and sees SessionLostError after it dies", async () => {
+    const { stdout } = await run("remote.mjs");
+    expect(stdout).toContain("remote: hello from the server\n");
+    expect(stdout).toContain("variables persist: 22\n");
+    expect(stdout).toContain("after the server died: SessionLostError\n");
+  });
 });

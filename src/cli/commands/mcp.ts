@@ -16,6 +16,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { containerFlagsOf, createExecutor } from "../executors.js";
+import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
@@ -27,7 +28,9 @@ const SURFACES = ["code", "full"] as const;
 /** Default --idle-timeout in seconds (15 minutes). */
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 
-interface McpFlags extends StorageFlags, ExecutorFlags {
+interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote"> {
+  /** --remote-token: the --remote server's token (--token is this server's own). */
+  remoteToken?: string;
   redis?: string;
   prefix?: string;
   workspace?: string;
@@ -67,6 +70,7 @@ export function registerMcpCommand(program: Command): void {
     .option("--host <address>", "address to bind with --http (default 127.0.0.1; others need --token or --no-auth)")
     .addOption(new Option("--token <token>", "bearer token HTTP clients must send").env(TOKEN_ENV))
     .option("--no-auth", "serve a non-loopback --host without a token (only on a trusted network)");
+  addRemoteOptions(cmd, "--remote-token");
   cmd.addHelpText(
     "after",
     examples(
@@ -81,6 +85,8 @@ export function registerMcpCommand(program: Command): void {
   );
   cmd.action(async (flags: McpFlags) => {
     checkFlags(flags, cmd.getOptionValueSource("token") === "env");
+    // --remote: the code runs on a serve instance; the storage flags must name the server's storage (it checks).
+    if (flags.remote !== undefined) remoteExecutor(remoteFlagsOf(flags), { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: true });
     await serve(flags);
   });
 }
@@ -146,7 +152,7 @@ async function serve(flags: McpFlags): Promise<void> {
   const newSession = (approvals: ClientApprovals) =>
     new Session({
       storage,
-      executor: createExecutor(flags.executor, {
+      executor: flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,
         defaultTimeoutMs: flags.timeout,
         middleware: approvalGlobs?.length ? [...toolMiddleware, approval(approvals.approver, { only: approvalGlobs })] : toolMiddleware,
@@ -195,9 +201,11 @@ async function serve(flags: McpFlags): Promise<void> {
       return;
     }
     // Each HTTP client gets its own session, started on first use: check the tool files now.
-    const registry = await ToolRegistry.load(toolsPath);
-    warnIfNoTools(log, registry.names(), toolsWhere);
-    await registry.close();
+    if (flags.remote === undefined) {
+      const registry = await ToolRegistry.load(toolsPath);
+      warnIfNoTools(log, registry.names(), toolsWhere);
+      await registry.close();
+    }
     const { serveHttp } = await import("../../mcp/http.js");
     const serving = await serveHttp({
       ...serverOptions,
@@ -223,6 +231,10 @@ async function serve(flags: McpFlags): Promise<void> {
     await storage.close();
     await undoFolders();
   }
+}
+
+function remoteFlagsOf(flags: McpFlags): RemoteFlags {
+  return { remote: flags.remote, ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}), ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}), ...(flags.engine !== undefined ? { engine: flags.engine } : {}) };
 }
 
 /** An agent offered run_code with an empty `tools` namespace should not be the first to notice. */

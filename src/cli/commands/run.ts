@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { ExecutionResult } from "../../execution/protocol.js";
 import { boundedJson } from "../../values/json.js";
+import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { OUTPUT_JSON_LIMITS } from "../../values/limits.js";
 import {
   addExecutorOptions,
@@ -17,8 +18,10 @@ import {
   type StorageFlags,
 } from "../shared.js";
 
-interface RunFlags extends StorageFlags, ExecutorFlags {
+interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags {
   json?: boolean;
+  executor: ExecutorFlags["executor"];
+  engine?: ExecutorFlags["engine"];
 }
 
 export function registerRunCommand(program: Command): void {
@@ -29,6 +32,7 @@ export function registerRunCommand(program: Command): void {
   addStorageOptions(cmd);
   addExecutorOptions(cmd);
   addJsonOption(cmd, "print the whole ExecutionResult as JSON on stdout");
+  addRemoteOptions(cmd, "--token");
   cmd.addHelpText(
     "after",
     examples(
@@ -38,13 +42,16 @@ export function registerRunCommand(program: Command): void {
       "run - < snippet.ts",
       "echo 'console.log(1 + 1)' | ts-code-mode run --timeout 5000",
       "run --language python 'tools.echo.say(text=[\"hi\"])'",
+      "run --remote http://10.0.0.5:8787 'await tools.list()'   # token from TS_CODE_MODE_TOKEN",
     ) +
       "\nEach run is a new session: variables do not carry over between commands; workflows and artifacts do.\n" +
       "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error.\n",
   );
   cmd.action(async (code: string | undefined, flags: RunFlags) => {
     const source = await readCode(code);
-    const result = await withSession(flags, (session) => session.run(source), { readOnly: false });
+    // With --remote only run() is used, so the local storage need not be the server's.
+    const executor = flags.remote !== undefined ? remoteExecutor(flags, { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: false }) : undefined;
+    const result = await withSession(flags, (session) => session.run(source), { readOnly: false, ...(executor ? { executor } : {}) });
     if (flags.json) printJson(jsonResult(result));
     else printResult(result);
     if (!result.ok) process.exitCode = EXIT_FAILURE;

@@ -1,0 +1,227 @@
+/**
+ * RemoteExecutor: runs the agent's code in a session of a `ts-code-mode serve` instance. The
+ * server's executor (subprocess, sandbox, container, ...) runs the code and its tools; the host
+ * facade (tools, workflows, deps) is answered by the server too, so `new Session({ storage,
+ * executor: new RemoteExecutor({ url, token }) })` works unchanged.
+ *
+ * Storage: the Session's storage must be the server's (a fleet shares one Redis prefix); start()
+ * names it to the server, which refuses a mismatch instead of letting the facade and the agent see
+ * different data. `shareStorage: true` sends the full descriptor for a server started with
+ * --client-storage (trusted clients, e.g. tests on loopback).
+ *
+ * A session lives on the server that created it. When that server is gone, every call ends with a
+ * SessionLostError (runs: in the result), never a hang: each request has a deadline.
+ */
+import { z } from "zod";
+import { SessionLostError } from "../../errors.js";
+import { SerialQueue } from "../../serial-queue.js";
+import type { StorageBackend } from "../../storage/protocol.js";
+import type { UntrustedWorkflowPolicy } from "../../workflows/provenance.js";
+import { DEFAULT_TIMEOUT_MS, parseOptions, timeoutSchema } from "../options.js";
+import { cancelledError, onAbort } from "../output-stream.js";
+import type { CapabilityReport, ExecutionResult, Executor, HostFacade, RunOptions } from "../protocol.js";
+import { errorResult } from "../result.js";
+import { RemoteClient } from "./client.js";
+import { fromWire, toWire, type WireValue } from "./wire.js";
+
+export interface RemoteExecutorOptions {
+  /** Base URL of the server, e.g. http://10.0.0.5:8787. */
+  url: string;
+  /** The server's bearer token (omit only for a loopback server started with --no-auth). */
+  token?: string;
+  /** Timeout of a run that gives none; default 30 s. */
+  defaultTimeoutMs?: number;
+  /** Deadline of every request but a run's (a run's is its timeout plus this); default 30 s. */
+  requestTimeoutMs?: number;
+  /** Send the storage's full descriptor (its Redis URL and password, or folder) for a server started with --client-storage. */
+  shareStorage?: boolean;
+  /**
+   * false: do not name the Session's storage to the server (no check that both are the same). Only
+   * for callers that use run() alone, such as `ts-code-mode run --remote`. Default true.
+   */
+  checkStorage?: boolean;
+}
+
+const optionsShape = {
+  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL of a `ts-code-mode serve` server" }),
+  token: z.string().min(1).optional(),
+  defaultTimeoutMs: timeoutSchema.optional(),
+  requestTimeoutMs: timeoutSchema.optional(),
+  shareStorage: z.boolean().optional(),
+  checkStorage: z.boolean().optional(),
+};
+
+const createdSchema = z.object({
+  id: z.string().min(1).max(200),
+  trust: z.enum(["trusted", "untrusted"]),
+  capabilities: z.object({ capabilities: z.array(z.string()), notes: z.array(z.string()) }),
+});
+const resultSchema = z.object({
+  ok: z.boolean(),
+  wire: z.object({ json: z.string(), buffers: z.array(z.string()) }).optional(),
+  display: z.string(),
+  stdout: z.string(),
+  stderr: z.string(),
+  error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).nullable(),
+  durationMs: z.number(),
+});
+
+export class RemoteExecutor implements Executor {
+  readonly kind = "remote";
+  private readonly client: RemoteClient;
+  private readonly defaultTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly shareStorage: boolean;
+  private readonly checkStorage: boolean;
+  private readonly queue = new SerialQueue();
+  private sessionId: string | null = null;
+  private report: CapabilityReport = { capabilities: [], notes: ["RemoteExecutor: the capabilities are those of the server's executor, known after start()."] };
+  private remoteTrust: "trusted" | "untrusted" = "untrusted";
+  private lostReason: string | null = null;
+  private closed = false;
+  private facade: HostFacade | null = null;
+
+  constructor(options: RemoteExecutorOptions) {
+    const o = parseOptions(optionsShape, options, "RemoteExecutor");
+    this.client = new RemoteClient(o.url.endsWith("/") ? o.url : `${o.url}/`, o.token);
+    this.defaultTimeoutMs = o.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
+    this.shareStorage = o.shareStorage ?? false;
+    this.checkStorage = o.checkStorage ?? true;
+  }
+
+  /** The server's executor's trust level (untrusted until start()). */
+  get trust(): "trusted" | "untrusted" {
+    return this.remoteTrust;
+  }
+
+  get host(): HostFacade | null {
+    return this.facade;
+  }
+
+  /** The server's session id: route every request of this session to the server that holds it. */
+  get id(): string | null {
+    return this.sessionId;
+  }
+
+  capabilities(): CapabilityReport {
+    return this.report;
+  }
+
+  async start(storage: StorageBackend): Promise<void> {
+    if (this.sessionId !== null) return;
+    const reply = createdSchema.parse(await this.client.request({ method: "POST", path: "sessions", json: this.checkStorage || this.shareStorage ? storageClaim(storage, this.shareStorage) : {}, timeoutMs: this.requestTimeoutMs }));
+    this.sessionId = reply.id;
+    this.remoteTrust = reply.trust;
+    this.report = { capabilities: reply.capabilities.capabilities as CapabilityReport["capabilities"], notes: [`Runs on ${this.client.baseUrl} (session ${reply.id}).`, ...reply.capabilities.notes] };
+    this.facade = this.createFacade();
+  }
+
+  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    // Runs share variables: two sent at once must reach the server in order, so they queue here.
+    return this.queue.run(() => this.runNow(code, options));
+  }
+
+  private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
+    const startedAt = performance.now();
+    if (this.closed) return errorResult({ name: "SessionClosedError", message: "The session is closed; create a new Session to run more code." }, startedAt);
+    if (this.lostReason !== null || this.sessionId === null) return errorResult({ name: "SessionLostError", message: this.lostReason ?? "The remote session was not started." }, startedAt);
+    if (options.signal?.aborted) return errorResult(cancelledError("It was cancelled before it started."), startedAt);
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    // The server stops the run at its timeout; the margin covers a restart of its executor.
+    const stopListening = onAbort(options.signal, () => {
+      void this.client.request({ method: "POST", path: `sessions/${this.sessionId}/cancel`, timeoutMs: this.requestTimeoutMs }).catch(() => undefined);
+    });
+    try {
+      const reply = await this.client.request({
+        method: "POST",
+        path: `sessions/${this.sessionId}/run`,
+        json: { code, timeoutMs },
+        timeoutMs: timeoutMs + this.requestTimeoutMs,
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+      });
+      const r = resultSchema.parse(reply);
+      return { ok: r.ok, value: r.wire ? fromWire(r.wire as WireValue) : undefined, display: r.display, stdout: r.stdout, stderr: r.stderr, error: r.error, durationMs: r.durationMs };
+    } catch (err) {
+      const e = this.note(err);
+      return errorResult({ name: e.name, message: e.message }, startedAt);
+    } finally {
+      stopListening();
+    }
+  }
+
+  async reset(): Promise<void> {
+    await this.call("POST", "reset");
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sessionId === null || this.lostReason !== null) return;
+    await this.client.request({ method: "DELETE", path: `sessions/${this.sessionId}`, timeoutMs: this.requestTimeoutMs }).catch(() => undefined);
+  }
+
+  /** A request on this session; a lost session is remembered, so later calls fail at once. */
+  private async call(method: "GET" | "POST" | "DELETE", sub: string, json?: unknown): Promise<unknown> {
+    if (this.closed) throw new TypeError("The session is closed; create a new Session");
+    if (this.lostReason !== null) throw new SessionLostError(this.lostReason);
+    if (this.sessionId === null) throw new TypeError("RemoteExecutor: start() first");
+    try {
+      return await this.client.request({ method, path: `sessions/${this.sessionId}/${sub}`, ...(json !== undefined ? { json } : {}), timeoutMs: this.requestTimeoutMs });
+    } catch (err) {
+      throw this.note(err);
+    }
+  }
+
+  private note(err: unknown): Error {
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (e instanceof SessionLostError) this.lostReason = e.message;
+    return e;
+  }
+
+  private async dispatch(ns: string, op: string, args: readonly unknown[]): Promise<unknown> {
+    const reply = (await this.call("POST", "call", { ns, op, args: toWire([...args], "data") })) as { value?: WireValue };
+    if (!reply.value) throw new TypeError("the server's reply to a namespace call has no value");
+    return fromWire(reply.value);
+  }
+
+  private createFacade(): HostFacade {
+    const d = <T>(ns: string, op: string, ...args: unknown[]) => this.dispatch(ns, op, args) as Promise<T>;
+    type F = HostFacade;
+    const tools: F["tools"] = {
+      list: () => d("tools", "list"),
+      search: (query, options = {}) => d("tools", "search", query, options),
+      describe: (name) => d("tools", "describe", name),
+      call: (tool, callable, args) => d("tools", "call", tool, callable, args),
+    };
+    const workflows: F["workflows"] = {
+      list: () => d("workflows", "list"),
+      search: (query, options = {}) => d("workflows", "search", query, options),
+      get: (name) => d("workflows", "get", name),
+      create: (input) => d("workflows", "create", input),
+      delete: (name) => d("workflows", "delete", name),
+      approve: async (name, options = {}) =>
+        ((await this.call("POST", `workflows/approve?name=${encodeURIComponent(name)}`, options.source !== undefined ? { source: options.source } : {})) as { value: never }).value,
+      setUntrustedWorkflowPolicy: (policy: UntrustedWorkflowPolicy) => {
+        // The server's sessions refuse untrusted workflows; a function cannot cross HTTP.
+        if (policy !== "refuse") throw new TypeError("RemoteExecutor: untrustedWorkflows must be \"refuse\"; the server decides (approve workflows with session.approveWorkflow)");
+      },
+    };
+    // describe goes through the server's dispatch, which answers in the server's guest language.
+    return { tools, workflows, dispatch: (ns, op, args) => this.dispatch(ns, op, args), language: "typescript" };
+  }
+}
+
+/** What the client says about its storage: which store it is (always), how to open it (shareStorage). */
+function storageClaim(storage: StorageBackend, share: boolean): { storage?: Record<string, unknown> } {
+  let d: Record<string, unknown>;
+  try {
+    d = storage.toDescriptor() as unknown as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+  if (share) return { storage: d };
+  // Without --client-storage the server only compares: its Redis URL (and password) stays here.
+  const { url: _url, ...rest } = d;
+  return { storage: rest };
+}
