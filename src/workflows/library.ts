@@ -72,6 +72,14 @@ const WEIGHTS = { name: 3, description: 2, params: 1.5, source: 0.5 } as const;
 /** Derived signatures kept in memory; enough for any realistic library, bounded against churn. */
 const SIGNATURE_CACHE_SIZE = 1000;
 
+/**
+ * Details and search documents of records a store hands out frozen (FileStorage's catalogue, Redis's
+ * cached listing): the same object means the same record, so every library of the process (one per
+ * session) derives them once per record version instead of hashing and parsing 10,000 sources per listing.
+ */
+const detailsOf = new WeakMap<WorkflowRecord, WorkflowDetails>();
+const documentOf = new WeakMap<WorkflowDetails, SearchDocument>();
+
 const createSchema = z.strictObject({
   name: z.string({ error: "expected a string" }),
   source: z
@@ -142,29 +150,41 @@ export class WorkflowLibrary {
   }
 
   /** Best matches first, each with its score in 0..1. An empty query matches nothing. */
-  async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number }>> {
+  async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number; indexing?: true }>> {
     const parsed = parseOrThrow(searchSchema, { query, limit: options.limit }, "Invalid workflow search");
     const limit = parsed.limit ?? DEFAULT_SEARCH_LIMIT;
     const records = await this.store.list();
     const details = await Promise.all(records.map((r) => this.details(r)));
     const byName = new Map(details.map((d) => [d.name, d]));
-    const docs: SearchDocument[] = details.map((d) => ({
-      id: d.name,
-      fields: [
-        { text: d.name, weight: WEIGHTS.name },
-        { text: d.description, weight: WEIGHTS.description },
-        // Parameter descriptions ride with the names: "target host" should find `{ host }` /** target host */.
-        { text: d.params.map((p) => `${p.name} ${p.description ?? ""}`).join(" "), weight: WEIGHTS.params },
-        { text: d.source, weight: WEIGHTS.source },
-      ],
-      // What a semantic ranker embeds: what the workflow is for, then (the words of) how it does it.
-      semantic: { primary: d.description || d.name.replace(/_/g, " "), secondary: d.source, secondaryIsCode: true },
-    }));
+    const docs = details.map(searchDocument);
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
-    return ranked.flatMap(({ id, score }) => {
+    return ranked.flatMap(({ id, score, indexing }) => {
       const d = byName.get(id);
-      return d ? [{ name: d.name, description: d.description, params: d.params, ...(d.provenance ? { provenance: d.provenance } : {}), ...(d.problem !== undefined ? { problem: d.problem } : {}), score }] : [];
+      return d
+        ? [
+            {
+              name: d.name,
+              description: d.description,
+              params: d.params,
+              ...(d.provenance ? { provenance: d.provenance } : {}),
+              ...(d.problem !== undefined ? { problem: d.problem } : {}),
+              score,
+              ...(indexing ? { indexing: true as const } : {}),
+            },
+          ]
+        : [];
     });
+  }
+
+  /**
+   * Builds the search index of every workflow now, with no deadline (the semantic ranker embeds what
+   * is not cached yet, in batches, in its worker thread). Null when the ranker keeps no index
+   * (lexical search needs none).
+   */
+  async index(onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number } | null> {
+    if (!this.ranker.index) return null;
+    const details = await Promise.all((await this.store.list()).map((r) => this.details(r)));
+    return this.ranker.index(details.map(searchDocument), onProgress);
   }
 
   /** The workflow, or null when there is none by that name. Throws InvalidNameError for a malformed name. */
@@ -312,6 +332,16 @@ export class WorkflowLibrary {
 
   /** Fills in what a hand-written record lacks (params, description) from its source, and checks that it can run. */
   private async details(record: WorkflowRecord): Promise<WorkflowDetails> {
+    if (!Object.isFrozen(record)) return this.derive(record);
+    let d = detailsOf.get(record);
+    if (!d) {
+      d = Object.freeze(await this.derive(record));
+      detailsOf.set(record, d);
+    }
+    return d;
+  }
+
+  private async derive(record: WorkflowRecord): Promise<WorkflowDetails> {
     let description = (record.description ?? "").trim();
     // Parsed every time (cached by source hash): a hand-edited file may have broken since it was saved.
     const sig = await this.signatureOf(record.source, record.name);
@@ -353,6 +383,27 @@ export class WorkflowLibrary {
     }
     return sig;
   }
+}
+
+/** What rankers see of a workflow; one object per details object, so a ranker recognises it unchanged. */
+function searchDocument(d: WorkflowDetails): SearchDocument {
+  let doc = documentOf.get(d);
+  if (!doc) {
+    doc = {
+      id: d.name,
+      fields: [
+        { text: d.name, weight: WEIGHTS.name },
+        { text: d.description, weight: WEIGHTS.description },
+        // Parameter descriptions ride with the names: "target host" should find `{ host }` /** target host */.
+        { text: d.params.map((p) => `${p.name} ${p.description ?? ""}`).join(" "), weight: WEIGHTS.params },
+        { text: d.source, weight: WEIGHTS.source },
+      ],
+      // What a semantic ranker embeds: what the workflow is for, then (the words of) how it does it.
+      semantic: { primary: d.description || d.name.replace(/_/g, " "), secondary: d.source, secondaryIsCode: true },
+    };
+    if (Object.isFrozen(d)) documentOf.set(d, doc);
+  }
+  return doc;
 }
 
 /** Shape check for names used to look a workflow up: reserved names pass, `../x` does not. */
