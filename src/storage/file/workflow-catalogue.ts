@@ -15,18 +15,22 @@
  * - Timestamps come from a coarse clock, so two changes within one tick can leave the same stamp.
  *   As git does with its index, a stamp less than RACY_MS older than the moment it was observed is
  *   not trusted: such a file (or the folder) is checked again by the next call.
- * - `<folder>/.catalogue.json` keeps the entries between processes, so a new process validates
+ * - `<folder>/.catalogue/workflows.json` keeps the entries between processes, so a new process validates
  *   stamps instead of reading every file. It is written atomically (temp file + rename) some time
  *   after a change and on close; a torn, corrupt or foreign catalogue file is ignored and rebuilt.
  *   It trusts nothing the folder's files do not: anyone who can write it can write the files.
  */
 import { watch, type FSWatcher, type Stats } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { isErrno, writeFileAtomic } from "../atomic.js";
 import type { WorkflowRecord } from "../protocol.js";
 
-export const CATALOGUE_FILE = ".catalogue.json";
+/**
+ * Relative to the workflow folder. In a subfolder so that writing it (temp file in `.tmp/`, renamed
+ * into `.catalogue/`) changes neither the workflow folder's stamp nor anything its watcher sees.
+ */
+export const CATALOGUE_FILE = path.join(".catalogue", "workflows.json");
 const CATALOGUE_VERSION = 1;
 /** A stamp this close (ms) to the moment it was observed may hide a second change in the same clock tick. */
 export const RACY_MS = 100;
@@ -240,6 +244,8 @@ export class WorkflowCatalogue {
 
   /** Entries from the catalogue file, to be validated by the first sweep; anything unreadable is ignored. */
   private async load(): Promise<void> {
+    // Made now, before the folder's stamp is first recorded, so the first save of the catalogue does not look like a change.
+    await mkdir(path.join(this.directory, path.dirname(CATALOGUE_FILE)), { recursive: true }).catch(() => undefined);
     let text: string;
     try {
       text = await readFile(path.join(this.directory, CATALOGUE_FILE), "utf8");
