@@ -144,17 +144,15 @@ export class WorkflowLibrary {
 
   /** Every workflow, sorted by name. */
   async list(): Promise<WorkflowSummary[]> {
-    const records = await this.store.list();
-    const summaries = await Promise.all(records.map((r) => this.summarise(r)));
-    return summaries.sort((a, b) => compareNames(a.name, b.name));
+    const details = await this.allDetails(await this.store.list());
+    return details.map(summaryOf).sort((a, b) => compareNames(a.name, b.name));
   }
 
   /** Best matches first, each with its score in 0..1. An empty query matches nothing. */
   async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number; indexing?: true }>> {
     const parsed = parseOrThrow(searchSchema, { query, limit: options.limit }, "Invalid workflow search");
     const limit = parsed.limit ?? DEFAULT_SEARCH_LIMIT;
-    const records = await this.store.list();
-    const details = await Promise.all(records.map((r) => this.details(r)));
+    const details = await this.allDetails(await this.store.list());
     const byName = new Map(details.map((d) => [d.name, d]));
     const docs = details.map(searchDocument);
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
@@ -183,7 +181,7 @@ export class WorkflowLibrary {
    */
   async index(onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number } | null> {
     if (!this.ranker.index) return null;
-    const details = await Promise.all((await this.store.list()).map((r) => this.details(r)));
+    const details = await this.allDetails(await this.store.list());
     return this.ranker.index(details.map(searchDocument), onProgress);
   }
 
@@ -325,9 +323,16 @@ export class WorkflowLibrary {
     return !isReservedWorkflowName(name);
   }
 
-  private async summarise(record: WorkflowRecord): Promise<WorkflowSummary> {
-    const { name, description, params, provenance, problem } = await this.details(record);
-    return { name, description, params, ...(provenance ? { provenance } : {}), ...(problem !== undefined ? { problem } : {}) };
+  /** Details of every record: the memoised ones without a promise each (10,000 of them add up), the rest derived. */
+  private async allDetails(records: readonly WorkflowRecord[]): Promise<WorkflowDetails[]> {
+    const out: Array<WorkflowDetails | undefined> = records.map((r) => detailsOf.get(r));
+    const missing: number[] = [];
+    out.forEach((d, i) => d === undefined && missing.push(i));
+    if (missing.length) {
+      const derived = await Promise.all(missing.map((i) => this.details(records[i]!)));
+      missing.forEach((i, k) => (out[i] = derived[k]));
+    }
+    return out as WorkflowDetails[];
   }
 
   /** Fills in what a hand-written record lacks (params, description) from its source, and checks that it can run. */
@@ -383,6 +388,10 @@ export class WorkflowLibrary {
     }
     return sig;
   }
+}
+
+function summaryOf({ name, description, params, provenance, problem }: WorkflowDetails): WorkflowSummary {
+  return { name, description, params, ...(provenance ? { provenance } : {}), ...(problem !== undefined ? { problem } : {}) };
 }
 
 /** What rankers see of a workflow; one object per details object, so a ranker recognises it unchanged. */
