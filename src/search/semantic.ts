@@ -65,7 +65,10 @@ export interface SemanticRankerOptions {
    * gone are then deleted from the persistent cache (the first search of a process sweeps it).
    */
   collectGarbage?: boolean;
-  /** How long a search waits for the query's embedding (model still loading) before ranking lexically. Default 10 s. */
+  /**
+   * How long a search waits for the query's embedding (model still loading) before ranking by words
+   * (results marked `indexing`; the model goes on loading for the next search). Default 1 s.
+   */
   readyTimeoutMs?: number;
   /**
    * How long a search waits for documents' vectors (cache reads, embedding) before ranking the rest
@@ -79,7 +82,7 @@ export interface SemanticRankerOptions {
   log?: (message: string) => void;
 }
 
-export const DEFAULT_READY_TIMEOUT_MS = 10_000;
+export const DEFAULT_READY_TIMEOUT_MS = 1000;
 export const DEFAULT_INDEX_TIMEOUT_MS = 1000;
 /** The least time a search gives cached or in-flight vectors once the query vector is there. */
 const INDEX_GRACE_MS = 250;

@@ -69,8 +69,13 @@ export const DEFAULT_SEARCH_LIMIT = 10;
 /** Search field weights: a hit in the name counts most, a hit somewhere in the code least. */
 const WEIGHTS = { name: 3, description: 2, params: 1.5, source: 0.5 } as const;
 
-/** Derived signatures kept in memory; enough for any realistic library, bounded against churn. */
-const SIGNATURE_CACHE_SIZE = 1000;
+/**
+ * Derived signatures kept in memory, shared by every library (session) of the process: a library of
+ * 10,000 workflows in a store that hands out fresh records each time (a custom store) is parsed once,
+ * not once per listing. Bounded against churn (a signature is a few hundred bytes).
+ */
+const SIGNATURE_CACHE_SIZE = 20_000;
+const signatures = new Map<string, WorkflowSignature>();
 
 /**
  * Details and search documents of records a store hands out frozen (FileStorage's catalogue, Redis's
@@ -113,8 +118,6 @@ const RUN_EXAMPLE = [
 
 export class WorkflowLibrary {
   private readonly ranker: Ranker;
-  /** Keyed by a hash of the source, so an edited file is re-read and an unchanged one is not. */
-  private readonly signatures = new Map<string, WorkflowSignature>();
   private readonly principal: WorkflowPrincipal | undefined;
   private untrustedPolicy: UntrustedWorkflowPolicy;
   /** Approval questions in flight, by name and source: ten parallel invocations ask the host once. */
@@ -373,18 +376,18 @@ export class WorkflowLibrary {
 
   private async signatureOf(source: string, name: string): Promise<WorkflowSignature> {
     const key = createHash("sha256").update(source).digest("hex");
-    const cached = this.signatures.get(key);
+    const cached = signatures.get(key);
     if (cached) {
       // Re-insert to keep the map in least-recently-used order.
-      this.signatures.delete(key);
-      this.signatures.set(key, cached);
+      signatures.delete(key);
+      signatures.set(key, cached);
       return cached;
     }
     const sig = await extractSignature(source, `${name}.ts`);
-    this.signatures.set(key, sig);
-    if (this.signatures.size > SIGNATURE_CACHE_SIZE) {
-      const oldest = this.signatures.keys().next().value;
-      if (oldest !== undefined) this.signatures.delete(oldest);
+    signatures.set(key, sig);
+    if (signatures.size > SIGNATURE_CACHE_SIZE) {
+      const oldest = signatures.keys().next().value;
+      if (oldest !== undefined) signatures.delete(oldest);
     }
     return sig;
   }

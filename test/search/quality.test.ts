@@ -191,7 +191,7 @@ describe("the default: a session searches with the built-in model", () => {
     delete process.env["TS_CODE_MODE_SEARCH"]; // the default, whatever the environment running the tests says
     base = await mkdtemp(path.join(os.tmpdir(), "ts-code-mode-search-default-"));
     // A generous index deadline: this machine may be busy, and the test is about ranking by meaning.
-    session = new Session({ storage: new FileStorage({ basePath: base }), executor: new InProcessExecutor({ search: { indexTimeoutMs: 120_000 } }) });
+    session = new Session({ storage: new FileStorage({ basePath: base }), executor: new InProcessExecutor({ search: { readyTimeoutMs: 120_000, indexTimeoutMs: 120_000 } }) });
     await session.start();
     for (const w of FIXTURE_WORKFLOWS.slice(0, 8)) await session.addWorkflow(w);
   });

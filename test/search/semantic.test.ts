@@ -254,7 +254,7 @@ describe("the first search of a store that was never indexed", () => {
       },
     };
     const lib = new WorkflowLibrary(storage.workflows, { ranker: SearchSetup.create(storage, { embedder: slow }).workflowsRanker() });
-    // Default timeouts: this must return within the test's 5 s, never wait out a 10 s index timeout.
+    // Default timeouts: this must return within the test's limit, never wait out a 10 s timeout.
     const first = await lib.search("scan ports");
     expect(first[0]?.name).toBe("port_scan");
     expect(first.every((r) => r.indexing === true)).toBe(true);
