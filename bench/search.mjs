@@ -32,7 +32,7 @@ const lib = await import(DIST).catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
   process.exit(2);
 });
-const { FileStorage, SearchSetup, SemanticRanker, UseLiteEmbedder, WorkflowLibrary } = lib;
+const { FileStorage, InProcessExecutor, SearchSetup, SemanticRanker, Session, UseLiteEmbedder, WorkflowLibrary } = lib;
 
 // ---- workloads ---------------------------------------------------------------------------------
 
@@ -120,7 +120,27 @@ function child(mode, dir) {
 }
 
 async function childMain(mode, dir) {
-  if (mode === "load") {
+  if (mode === "rss") {
+    // A session with search enabled (the default) that runs code but never searches, then one search.
+    const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new InProcessExecutor() });
+    await session.start();
+    await session.run("1 + 1");
+    global.gc?.();
+    const startedRss = process.memoryUsage().rss;
+    const loadedAtStart = UseLiteEmbedder.workerStarted();
+    await session.searchWorkflows("discover which TCP ports are listening");
+    const searchedRss = process.memoryUsage().rss;
+    await session.close();
+    process.stdout.write(JSON.stringify({ startedRss, searchedRss, loadedAtStart }));
+  } else if (mode === "first-unindexed") {
+    // A new process, a store whose workflows were never embedded: the first search must answer by words at once.
+    const t0 = performance.now();
+    const storage = new FileStorage({ basePath: dir });
+    const library = new WorkflowLibrary(storage.workflows, { ranker: SearchSetup.create(storage, { embedder: "use-lite" }).workflowsRanker() });
+    const hits = await library.search("discover which TCP ports are listening");
+    const firstMs = performance.now() - t0;
+    process.stdout.write(JSON.stringify({ firstMs, indexing: hits.some((h) => h.indexing), count: hits.length }));
+  } else if (mode === "load") {
     const t0 = performance.now();
     await new UseLiteEmbedder().ready();
     process.stdout.write(JSON.stringify({ loadMs: performance.now() - t0 }));
@@ -232,6 +252,41 @@ await withTempDir("ts-code-mode-bench-search-", async (dir) => {
   add(`first search in a new process, load included (${count + 1} workflows)`, firsts, 600);
   checks.push(`first search found: ${firstHit} (expected port_scan)`);
   add("py-code-mode first search (reference, its own measurement)", [5800], null, "py-code-mode");
+
+  // Host RSS after a session start with search enabled but unused (target <= 80 MiB), and after a first search.
+  const rssBase = path.join(dir, "rss");
+  await mkdir(rssBase, { recursive: true });
+  await new FileStorage({ basePath: rssBase }).workflows.save(record(portScanFixture()));
+  const started = [];
+  const searched = [];
+  for (let i = 0; i < (quick ? 3 : 5); i++) {
+    const r = await child("rss", rssBase);
+    started.push(r.startedRss / 1048576);
+    searched.push(r.searchedRss / 1048576);
+    if (r.loadedAtStart) checks.push("rss: the model was loaded by a session start — FAILED");
+  }
+  add("host RSS (MiB) after session start, search enabled but unused", started, 80, "rss-MiB");
+  add("host RSS (MiB) after the first search (model loaded)", searched, null, "rss-MiB");
+
+  // First search of a new process on 10,000 workflows that were never embedded: answers by words, marked indexing.
+  const unindexed = path.join(dir, "unindexed");
+  await mkdir(unindexed, { recursive: true });
+  const un = new FileStorage({ basePath: unindexed });
+  let n = 0;
+  const all = Array.from({ length: 10_000 }, (_, i) => record(syntheticWorkflow(i)));
+  all.push(record(portScanFixture()));
+  await Promise.all(Array.from({ length: 32 }, async () => { while (n < all.length) await un.workflows.save(all[n++]); }));
+  await un.workflows.list(); // the catalogue file, as any earlier session would have left it
+  await un.close();
+  const firstUnindexed = [];
+  for (let i = 0; i < (quick ? 2 : 3); i++) {
+    // A fresh copy of the vectors folder each time: the store stays unindexed.
+    await import("node:fs/promises").then((fs) => fs.rm(path.join(unindexed, "vectors"), { recursive: true, force: true }));
+    const r = await child("first-unindexed", unindexed);
+    firstUnindexed.push(r.firstMs);
+    checks.push(`first search, 10,001 unindexed workflows #${i + 1}: ${r.firstMs.toFixed(0)} ms, ${r.count} results, marked indexing: ${r.indexing}`);
+  }
+  add("first search of a new process, 10,001 never-embedded workflows (answers by words)", firstUnindexed, 1000);
 });
 
 printTable(rows);

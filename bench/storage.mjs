@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 
-const { FileStorage, RedisStorage, WorkflowLibrary } = await import("../dist/index.js").catch((err) => {
+const { FileStorage, RedisStorage, SemanticRanker, UseLiteEmbedder, WorkflowLibrary, LexicalRanker } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
   process.exit(2);
 });
@@ -28,7 +28,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = path.join(ROOT, "dist", "cli", "main.js");
 const KIB = Uint8Array.from({ length: 1024 }, (_, i) => (i * 7) & 255);
 const MIB = Uint8Array.from({ length: 1024 * 1024 }, (_, i) => (i * 7) & 255);
-const LIST_SIZE = 10_000;
+const LARGE = process.argv.includes("--large");
+/** Workflows in the list and search cases: 10,000, or 100,000 with --large. */
+const LIST_SIZE = LARGE ? 100_000 : 10_000;
 const BOOTSTRAP_SIZE = 1_000;
 
 /** A workflow as `workflows.create` stores it: params and description already derived. */
@@ -90,12 +92,9 @@ const CASES = [
     name: `workflows.list() of ${LIST_SIZE.toLocaleString("en")} workflows (WorkflowLibrary)`,
     iterations: 20,
     warmup: 2,
-    backends: { redis: 100, file: null },
-    prepare: async ({ storage }) => {
-      const records = Array.from({ length: LIST_SIZE }, (_, i) => workflowRecord(i));
-      if (storage.workflows.saveMany) await storage.workflows.saveMany(records, { clear: true });
-      else await mapLimit(records, 32, (r) => storage.workflows.save(r));
-    },
+    backends: { redis: 50, file: 50 },
+    workflows: true,
+    prepare: (ctx) => fillWorkflows(ctx),
     sample: async ({ storage }) => {
       const library = new WorkflowLibrary(storage.workflows);
       return timed(async () => {
@@ -103,6 +102,36 @@ const CASES = [
         if (all.length !== LIST_SIZE) throw new Error(`listed ${all.length} workflows, expected ${LIST_SIZE}`);
       });
     },
+  },
+  {
+    // A new WorkflowLibrary per sample, as each session makes one; the storage (and its catalogue) lives on.
+    name: `lexical search of ${LIST_SIZE.toLocaleString("en")} workflows (WorkflowLibrary.search)`,
+    iterations: 20,
+    warmup: 2,
+    backends: { redis: 10, file: 10 },
+    workflows: true,
+    prepare: (ctx) => fillWorkflows(ctx),
+    sample: async ({ storage }, i) => {
+      const library = new WorkflowLibrary(storage.workflows, { ranker: new LexicalRanker() });
+      await library.search("warm up");
+      return timed(() => library.search(`${QUERIES[i % QUERIES.length]} ${i}`));
+    },
+  },
+  {
+    // Vectors of the stored workflows are synthetic (embedding 20,000 texts with the model takes
+    // minutes); the query is embedded by the real model, a new text each time (no query cache).
+    name: `semantic search of ${LIST_SIZE.toLocaleString("en")} workflows, vectors cached (query embedding included)`,
+    iterations: 20,
+    warmup: 3,
+    backends: { redis: 10, file: 10 },
+    workflows: true,
+    prepare: async (ctx) => {
+      await fillWorkflows(ctx);
+      await ctx.model.ready();
+      ctx.library = new WorkflowLibrary(ctx.storage.workflows, { ranker: new SemanticRanker({ embedder: syntheticThenReal(ctx.model), indexTimeoutMs: 600_000 }) });
+      await ctx.library.search("warm up the index");
+    },
+    sample: (ctx, i) => timed(() => ctx.library.search(`${QUERIES[i % QUERIES.length]} ${i}`)),
   },
   {
     name: `store bootstrap of ${BOOTSTRAP_SIZE.toLocaleString("en")} workflows (CLI process)`,
@@ -122,6 +151,32 @@ const CASES = [
       timed(() => runCli(["store", "bootstrap", "--source", ctx.source, "--target", ctx.url, "--prefix", `${ctx.prefix}-boot`, "--clear"])),
   },
 ];
+
+const QUERIES = ["find open ports on a host", "scan host number 42", "count open ports", "which hosts listen on 443", "tidy up old logs", "nmap syn scan"];
+
+/** Saves LIST_SIZE workflows once per storage (Redis: one transaction; files: 32 at a time). */
+const filled = new Set();
+async function fillWorkflows({ storage, backend }) {
+  if (filled.has(backend)) return;
+  const records = Array.from({ length: LIST_SIZE }, (_, i) => workflowRecord(i));
+  if (storage.workflows.saveMany) await storage.workflows.saveMany(records, { clear: true });
+  else await mapLimit(records, 32, (r) => storage.workflows.save(r));
+  filled.add(backend);
+}
+
+/** The real model's id and size, random unit vectors for bulk requests; one text (a query) goes to the real model. */
+function syntheticThenReal(real) {
+  let seed = 1;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) * 2 - 1;
+  return {
+    id: real.id,
+    dimensions: real.dimensions,
+    embed: async (texts) =>
+      texts.length === 1
+        ? real.embed(texts)
+        : texts.map(() => Float32Array.from({ length: real.dimensions }, rand)),
+  };
+}
 
 // ---- redis-server -------------------------------------------------------------------------------
 
@@ -184,7 +239,7 @@ async function mapLimit(items, limit, fn) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" } } });
+  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" }, large: { type: "boolean", default: false } } });
   const cases = CASES.filter((c) => values.only === undefined || c.name.includes(values.only));
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   process.stderr.write(`ts-code-mode storage bench — node ${process.version}, ${os.platform()} ${os.arch()}, ${cpu} ×${os.cpus().length}\n`);
@@ -193,12 +248,13 @@ async function main() {
   await withTempDir("tcm-bench-storage-", async (dir) => {
     const redis = await startRedis(dir);
     const prefix = `bench-${process.pid}`;
+    const model = new UseLiteEmbedder();
     try {
       for (const c of cases) {
         for (const [backend, budget] of Object.entries(c.backends)) {
           const storage =
-            backend === "redis" ? new RedisStorage({ url: redis.url, prefix }) : new FileStorage({ basePath: path.join(dir, `file-${rows.length}`) });
-          const ctx = { storage, dir, url: redis.url, prefix };
+            backend === "redis" ? new RedisStorage({ url: redis.url, prefix }) : new FileStorage({ basePath: path.join(dir, c.workflows ? "file-workflows" : `file-${rows.length}`) });
+          const ctx = { storage, backend, dir, url: redis.url, prefix, model };
           try {
             if (c.prepare) await c.prepare(ctx);
             const samples = await measure((i) => c.sample(ctx, i), { iterations: c.iterations, warmup: c.warmup });

@@ -184,8 +184,17 @@ export class Session {
     return (await this.services()).workflows.list();
   }
 
-  async searchWorkflows(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number }>> {
+  /** Best matches first. While the semantic index is still being built, results carry `indexing: true`. */
+  async searchWorkflows(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number; indexing?: true }>> {
     return (await this.services()).workflows.search(query, options);
+  }
+
+  /**
+   * Embeds every workflow not yet in the search index, with no deadline (what `ts-code-mode workflows
+   * index` runs). Null when search is lexical (nothing to build).
+   */
+  async indexWorkflows(onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number } | null> {
+    return (await this.services()).workflows.index(onProgress);
   }
 
   async getWorkflow(name: string): Promise<WorkflowDetails | null> {

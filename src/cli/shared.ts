@@ -88,9 +88,15 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
     .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
-    .addOption(
-      new Option("--search <how>", "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)").argParser(parseSearch),
-    );
+    .addOption(searchOption());
+}
+
+/** `--search <how>`: which embedder ranks searches (run, workflows index). */
+export function searchOption(): Option {
+  return new Option(
+    "--search <how>",
+    "how tools.search and workflows.search rank: use-lite (built-in model, offline; default), lexical, or URL#model of an OpenAI-compatible embeddings API (key in TS_CODE_MODE_SEARCH_API_KEY)",
+  ).argParser(parseSearch);
 }
 
 function parseSearch(value: string): EmbedderSpec {

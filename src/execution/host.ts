@@ -192,9 +192,8 @@ export class HostServices {
     const search = SearchSetup.create(options.storage, options.search);
     const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) }));
     if (options.middleware?.length) tools.use(...options.middleware);
-    // Load the model in the background (not awaited): start() stays fast, and a search issued
-    // before the model is ready waits for it, bounded (see SemanticRanker).
-    search.warmUp();
+    // The model is not loaded here: it costs ~130 MiB and a worker thread, and most sessions never
+    // search. The first search loads it (answering by words until it is ready, see SemanticRanker).
     const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
     return host;

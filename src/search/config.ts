@@ -31,9 +31,9 @@ export type EmbedderSpec = Embedder | "use-lite" | "lexical" | OpenAICompatibleE
 export interface SearchOptions {
   /** Default "use-lite" (or what TS_CODE_MODE_SEARCH says). */
   embedder?: EmbedderSpec;
-  /** How long a search waits for the model to be ready before ranking by words only. Default 10 s. */
+  /** How long a search waits for the model to be ready before ranking by words only. Default 1 s (then the results are marked `indexing`). */
   readyTimeoutMs?: number;
-  /** How long a search waits for new entries to be embedded before ranking them by words only. Default 10 s. */
+  /** How long a search waits for new entries to be embedded before ranking them by words only. Default 1 s (then the results are marked `indexing`). */
   indexTimeoutMs?: number;
 }
 

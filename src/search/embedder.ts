@@ -40,9 +40,12 @@ export function normalize(v: Float32Array): Float32Array {
   return v;
 }
 
-/** Dot product of two vectors of the same length (cosine similarity for unit vectors). */
-export function dot(a: Float32Array, b: Float32Array): number {
-  const n = Math.min(a.length, b.length);
+/**
+ * Dot product of two vectors of the same length (cosine similarity for unit vectors). With
+ * `offset`, `a` against the `a.length` floats of `b` starting there: a row of a matrix, without a view per row.
+ */
+export function dot(a: Float32Array, b: Float32Array, offset = 0): number {
+  const n = Math.min(a.length, b.length - offset);
   // Four independent sums: the hot loop of a search over thousands of documents.
   let s0 = 0;
   let s1 = 0;
@@ -50,11 +53,11 @@ export function dot(a: Float32Array, b: Float32Array): number {
   let s3 = 0;
   let i = 0;
   for (; i + 3 < n; i += 4) {
-    s0 += a[i]! * b[i]!;
-    s1 += a[i + 1]! * b[i + 1]!;
-    s2 += a[i + 2]! * b[i + 2]!;
-    s3 += a[i + 3]! * b[i + 3]!;
+    s0 += a[i]! * b[offset + i]!;
+    s1 += a[i + 1]! * b[offset + i + 1]!;
+    s2 += a[i + 2]! * b[offset + i + 2]!;
+    s3 += a[i + 3]! * b[offset + i + 3]!;
   }
-  for (; i < n; i++) s0 += a[i]! * b[i]!;
+  for (; i < n; i++) s0 += a[i]! * b[offset + i]!;
   return s0 + s1 + s2 + s3;
 }

@@ -2,6 +2,7 @@
  * Lexical ranking shared by tools.search and workflows.search. It is the seam the semantic search
  * plugs into: a `Ranker` takes documents with weighted fields and returns scored ids.
  */
+import { DocumentSet, type IndexedDocument } from "./lexical-index.js";
 
 export interface SearchDocument {
   id: string;
@@ -18,10 +19,18 @@ export interface SearchDocument {
 export interface ScoredId {
   id: string;
   score: number;
+  /**
+   * Set on every result of a search that ran while the semantic index was still being built:
+   * documents not yet embedded were ranked by their words only this time (better results follow
+   * as indexing continues in the background).
+   */
+  indexing?: boolean;
 }
 
 export interface Ranker {
   rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]>;
+  /** Builds whatever index the ranker keeps for `docs` ahead of a search (the semantic ranker's vectors). */
+  index?(docs: readonly SearchDocument[], onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number }>;
 }
 
 const STOP = new Set(["a", "an", "the", "to", "of", "and", "or", "for", "in", "on", "with", "by", "is", "it", "from", "as", "at", "be", "this", "that"]);
@@ -149,13 +158,37 @@ export function byScore(a: ScoredId, b: ScoredId): number {
   return b.score - a.score || a.id.localeCompare(b.id);
 }
 
+/**
+ * Score = the mean of the per-token scores (see scorePrepared). Documents are prepared once and kept
+ * in a word index while unchanged, so a search costs time in proportion to the documents containing
+ * the query's words, not to the library.
+ */
 export class LexicalRanker implements Ranker {
+  private readonly docs = new DocumentSet<IndexedDocument>((doc) => ({ doc, lexical: prepareFields(doc.fields), position: 0 }));
+
   async rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]> {
     const q = queryTokens(query);
-    return docs
-      .map((d) => ({ id: d.id, score: roundScore(scorePrepared(q, prepareFields(d.fields))) }))
-      .filter((s) => s.score > 0)
-      .sort(byScore)
-      .slice(0, limit);
+    if (q.length === 0 || docs.length === 0) return [];
+    const { states } = this.docs.update(docs);
+    const perToken = new Float64Array(states.length * q.length);
+    this.docs.scoreInto(prepareQuery(q), perToken);
+    const scored: ScoredId[] = [];
+    for (let i = 0; i < states.length; i++) {
+      let sum = 0;
+      for (let t = 0; t < q.length; t++) sum += perToken[i * q.length + t]!;
+      const score = roundScore(sum / q.length);
+      if (score > 0) scored.push({ id: states[i]!.doc.id, score });
+    }
+    return topScored(scored, limit);
   }
+}
+
+/** The best `limit` results, best first: a full sort only of what can make the cut. */
+export function topScored(scored: ScoredId[], limit: number): ScoredId[] {
+  if (scored.length > limit * 4) {
+    const scores = Float64Array.from(scored, (s) => s.score).sort();
+    const cut = scores[scores.length - limit]!;
+    scored = scored.filter((s) => s.score >= cut);
+  }
+  return scored.sort(byScore).slice(0, limit);
 }

@@ -17,23 +17,28 @@
  * VectorCache per vector space, so an unchanged document is embedded once, ever. The query is
  * embedded while the lexical scores are computed. When the model is not ready within
  * `readyTimeoutMs` (or the embedder fails) the search is ranked lexically and a note is logged;
- * documents still being embedded after `indexTimeoutMs` are ranked by their lexical score alone
- * while embedding continues in the background.
+ * documents whose vectors are not ready after `indexTimeoutMs` (reading the cache or embedding)
+ * are ranked by their lexical score alone while that work continues in the background, and the
+ * results say so (`indexing: true`). So the first search of a store that was never indexed answers
+ * at once, by words, and each later search has more of the library ranked by meaning.
+ *
+ * The documents' combined vectors live in one Float32Array matrix (a row per document, rows of
+ * removed documents reused), filled as vectors arrive, so a query is one pass over contiguous
+ * memory and allocates nothing per document.
  */
 import { createHash } from "node:crypto";
 import { dot, normalize, type Embedder } from "./embedder.js";
 import {
-  byScore,
   prepareFields,
   prepareQuery,
   queryTokens,
   roundScore,
-  type PreparedFields,
+  topScored,
   type Ranker,
   type ScoredId,
   type SearchDocument,
 } from "./lexical.js";
-import { LexicalIndex } from "./lexical-index.js";
+import { DocumentSet, type IndexedDocument } from "./lexical-index.js";
 import { codeWords } from "./text.js";
 import { VectorLru, type VectorCache } from "./vector-cache.js";
 
@@ -60,9 +65,16 @@ export interface SemanticRankerOptions {
    * gone are then deleted from the persistent cache (the first search of a process sweeps it).
    */
   collectGarbage?: boolean;
-  /** How long a search waits for the query's embedding (model still loading) before ranking lexically. Default 10 s. */
+  /**
+   * How long a search waits for the query's embedding (model still loading) before ranking by words
+   * (results marked `indexing`; the model goes on loading for the next search). Default 1 s.
+   */
   readyTimeoutMs?: number;
-  /** How long a search waits for documents to be embedded before ranking the rest lexically. Default 10 s. */
+  /**
+   * How long a search waits for documents' vectors (cache reads, embedding) before ranking the rest
+   * by their words. Default 1 s; once the query's vector is known, at least a further
+   * min(250 ms, indexTimeoutMs), so a model that loaded slowly still leaves time to read the cache.
+   */
   indexTimeoutMs?: number;
   /** Memory for cached vectors, in bytes. Default 64 MiB (32,768 vectors of 512 floats). */
   memoryBytes?: number;
@@ -70,8 +82,12 @@ export interface SemanticRankerOptions {
   log?: (message: string) => void;
 }
 
-export const DEFAULT_READY_TIMEOUT_MS = 10_000;
-export const DEFAULT_INDEX_TIMEOUT_MS = 10_000;
+export const DEFAULT_READY_TIMEOUT_MS = 1000;
+export const DEFAULT_INDEX_TIMEOUT_MS = 1000;
+/** The least time a search gives cached or in-flight vectors once the query vector is there. */
+const INDEX_GRACE_MS = 250;
+/** Keys read from the persistent cache per request, so documents resolve while a large library loads. */
+const CACHE_READ_CHUNK = 1024;
 const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 /** Embedding cost grows with length; the start of a text says what it is about. */
 const MAX_PRIMARY_CHARS = 2000;
@@ -86,18 +102,14 @@ interface Text {
 }
 
 /** What a document's texts turned into; rebuilt only when one of its texts changes. */
-interface DocState {
-  doc: SearchDocument;
-  lexical: PreparedFields;
+interface DocState extends IndexedDocument {
   primary: Text | null;
   secondary: Text | null;
   name: string;
-  /** 0.7·primary + 0.3·secondary (or primary alone), once both are embedded in `space`. */
-  combined: Float32Array | null;
-  /** The vector space `combined` belongs to; null while unresolved. */
+  /** Row of the matrix holding 0.7·primary + 0.3·secondary (or primary alone), once both are embedded in `space`; -1 before. */
+  row: number;
+  /** The vector space of the row; null while unresolved. */
   space: string | null;
-  /** Index in the current rank() call's documents (rows of the per-token score table). */
-  position: number;
 }
 
 /** One vector space (embedder id + dimensions): its LRU, persistent cache and indexing state. */
@@ -116,14 +128,19 @@ const TIMEOUT = Symbol("timeout");
 export class SemanticRanker implements Ranker {
   readonly embedder: Embedder;
   private readonly options: Required<Omit<SemanticRankerOptions, "cache" | "embedder">> & Pick<SemanticRankerOptions, "cache">;
-  private states = new Map<string, DocState>();
-  /** Word postings of the current documents, kept in step with `states`. */
-  private readonly index = new LexicalIndex<DocState>();
-  /** The states of the previous rank() call, in its order. */
-  private order: DocState[] = [];
+  /** The documents of the last search, prepared once each, with their word postings. */
+  private readonly docs = new DocumentSet<DocState>(newState, (s) => this.freeRow(s));
   private readonly spaces = new Map<string, Space>();
   private readonly queries = new Map<string, Float32Array>();
   private readonly noted = new Set<string>();
+  /** The combined vectors, `dims` floats per row, in the space `matrixSpace`. */
+  private matrix = new Float32Array(0);
+  private matrixSpace: string | null = null;
+  private dims = 0;
+  private rowsUsed = 0;
+  private readonly freeRows: number[] = [];
+  /** The last query embedding failed (rather than not being ready yet). */
+  private embedderFailed = false;
 
   constructor(options: SemanticRankerOptions) {
     this.embedder = options.embedder;
@@ -149,11 +166,11 @@ export class SemanticRanker implements Ranker {
     const queryVector = this.queryVector(query);
     const q = queryTokens(query);
     const pq = prepareQuery(q);
-    const { states, changed } = this.prepare(docs);
-    for (let i = 0; i < states.length; i++) states[i]!.position = i;
+    const { states, changed } = this.docs.update(docs);
     const perToken = new Float64Array(states.length * q.length);
-    this.index.scoreInto(pq, (s) => s.position, perToken);
-    const deadline = started + this.options.indexTimeoutMs;
+    this.docs.scoreInto(pq, perToken);
+    const budget = this.options.indexTimeoutMs;
+    const deadline = started + budget;
     // When the vector size is known up front (the built-in model), documents' vectors are read
     // from the cache (or embedded) while the query is embedded — or while the model still loads.
     const known = this.embedder.dimensions > 0 ? this.space(this.embedder.dimensions) : null;
@@ -169,25 +186,31 @@ export class SemanticRanker implements Ranker {
         const score = roundScore(q.length ? sum / q.length : 0);
         if (score > 0) scored.push({ id: states[i]!.doc.id, score });
       }
-      return top(scored, limit);
+      // Still loading (not failed): the results say that meaning is not part of them yet.
+      return this.embedderFailed ? topScored(scored, limit) : marked(topScored(scored, limit));
     }
     const space = this.space(qv.length);
-    const resolved = early && known === space ? await early : await this.resolveAll(states, space, deadline);
+    let resolved = early && known === space ? await early : await this.resolveAll(states, space, deadline);
+    // The query vector may have come late (model loading): vectors already on their way get a little longer.
+    const later = Math.max(deadline, Date.now() + Math.min(INDEX_GRACE_MS, budget));
+    if (Date.now() < later && states.some((s) => s.space !== space.name)) resolved += await this.resolveAll(states, space, later);
     if (this.options.collectGarbage && (changed || resolved > 0 || !space.swept)) await this.collect(states, space);
     const words = new Set(query.toLowerCase().split(/\s+/).map((w) => w.replace(/^\W+|\W+$/g, "")));
     const lexical = idfWeighted(perToken, states.length, q.length);
     const scored: ScoredId[] = [];
     let pending = 0;
+    const matrix = this.matrix;
+    const dims = this.dims;
     for (let i = 0; i < states.length; i++) {
       const s = states[i]!;
       const lex = lexical[i]!;
       let fused: number;
       let semantic = 0;
-      if (s.space !== space.name) {
+      if (s.space !== space.name || s.row < 0) {
         pending++;
         fused = lex; // not embedded yet: words only, this time
       } else {
-        semantic = s.combined ? dot(qv, s.combined) : 0;
+        semantic = dot(qv, matrix, s.row * dims);
         const sNorm = Math.min(1, Math.max(0, (semantic - FUSION.floor) / (FUSION.ceiling - FUSION.floor)));
         fused = FUSION.semantic * sNorm + FUSION.lexical * lex;
       }
@@ -197,8 +220,35 @@ export class SemanticRanker implements Ranker {
     }
     if (pending > 0) {
       this.note("indexing", `search: ${pending} of ${states.length} entries are still being embedded; they were ranked by their words only this time`);
+      return marked(topScored(scored, limit));
     }
-    return top(scored, limit);
+    return topScored(scored, limit);
+  }
+
+  /**
+   * Finds or makes the vectors of every document, with no deadline: what `ts-code-mode workflows
+   * index` runs so the first search of a session finds everything indexed. `onProgress` is called
+   * about twice a second and once at the end. Returns how many documents have vectors.
+   */
+  async index(docs: readonly SearchDocument[], onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number }> {
+    const { states } = this.docs.update(docs);
+    let dimensions = this.embedder.dimensions;
+    if (dimensions === 0) dimensions = (await this.embedder.embed(["index"]))[0]?.length ?? 0;
+    if (dimensions === 0) return { indexed: 0, total: states.length };
+    const space = this.space(dimensions);
+    const count = () => states.reduce((n, s) => n + (s.space === space.name ? 1 : 0), 0);
+    const timer = onProgress ? setInterval(() => onProgress(count(), states.length), 500) : undefined;
+    try {
+      await this.fill(
+        states.filter((s) => s.space !== space.name),
+        space,
+      );
+    } finally {
+      clearInterval(timer);
+    }
+    const indexed = count();
+    onProgress?.(indexed, states.length);
+    return { indexed, total: states.length };
   }
 
   /** The query's unit vector, or null (after a note) when the embedder is not ready in time or fails. */
@@ -221,11 +271,13 @@ export class SemanticRanker implements Ranker {
         );
         return null;
       }
+      this.embedderFailed = false;
       if (!v || v.length === 0) return null;
       if (this.queries.size >= QUERY_CACHE) this.queries.delete(this.queries.keys().next().value!);
       this.queries.set(query, v);
       return v;
     } catch (err) {
+      this.embedderFailed = true;
       this.note("embed-failed", `search: embedding with ${this.embedder.id} failed, ranked by words only: ${err instanceof Error ? err.message : String(err)}`);
       return null;
     } finally {
@@ -234,58 +286,146 @@ export class SemanticRanker implements Ranker {
   }
 
   /**
-   * Per-document state, reused while the document's texts are unchanged (no re-hashing, no
-   * re-tokenising, no vector lookups). `changed`: a document was added, edited or removed.
+   * Gives the states not yet resolved in `space` their matrix rows, waiting for their vectors (memory,
+   * then the persistent cache, then the embedder) until `deadline`. The work goes on in the
+   * background after the deadline, resolving states as vectors arrive. Returns how many needed it.
    */
-  private prepare(docs: readonly SearchDocument[]): { states: DocState[]; changed: boolean } {
-    // The common case, the same documents as last time in the same order: nothing to rebuild.
-    const last = this.order;
-    if (last.length === docs.length && docs.every((doc, i) => last[i]!.doc.id === doc.id && sameDoc(last[i]!.doc, doc))) {
-      return { states: last, changed: false };
-    }
-    const next = new Map<string, DocState>();
-    let reused = 0;
-    const states = docs.map((doc) => {
-      const old = this.states.get(doc.id);
-      const keep = old !== undefined && sameDoc(old.doc, doc);
-      if (keep) reused++;
-      const state = keep ? old : newState(doc);
-      if (!keep) this.index.add(state, state.lexical);
-      next.set(doc.id, state);
-      return state;
-    });
-    for (const [id, old] of this.states) if (next.get(id) !== old) this.index.remove(old, old.lexical);
-    const changed = reused !== this.states.size || reused !== docs.length;
-    this.states = next;
-    this.order = states;
-    return { states, changed };
-  }
-
-  /** Resolves the states not yet resolved in `space`; returns how many needed it. */
   private async resolveAll(states: readonly DocState[], space: Space, deadline: number): Promise<number> {
     const unresolved = states.filter((s) => s.space !== space.name);
-    if (unresolved.length) await this.resolve(unresolved, space, deadline);
+    if (unresolved.length === 0) return 0;
+    const work = this.fill(unresolved, space);
+    const remaining = deadline - Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      work,
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, remaining));
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
     return unresolved.length;
   }
 
+  /** Finds (or makes) the vectors of `states`' texts, resolving states as they become complete. */
+  private async fill(states: readonly DocState[], space: Space): Promise<void> {
+    const texts = new Map<string, string>();
+    for (const s of states) for (const t of [s.primary, s.secondary]) if (t) texts.set(t.key, t.text);
+    const found = new Map<string, Float32Array>();
+    const waits: Array<Promise<unknown>> = [];
+    const waited: string[] = [];
+    const missing: string[] = [];
+    for (const key of texts.keys()) {
+      const v = space.lru.get(key);
+      const running = v ? undefined : space.inflight.get(key);
+      if (v) found.set(key, v);
+      else if (running) {
+        waits.push(running);
+        waited.push(key);
+      } else missing.push(key);
+    }
+    this.resolveFrom(states, found, space);
+    const embed = (keys: string[]) => {
+      for (const job of this.embedMissing(space, keys.map((k) => [k, texts.get(k)!]))) {
+        waits.push(
+          job.then((entries) => {
+            for (const [k, v] of entries) found.set(k, v);
+            this.resolveFrom(states, found, space);
+          }),
+        );
+      }
+    };
+    // The persistent cache, a chunk at a time, each chunk marked in flight until its misses are
+    // handed to the embedder (in the same tick), so a concurrent search waits instead of repeating it.
+    for (let i = 0; i < missing.length; i += CACHE_READ_CHUNK) {
+      const chunk = missing.slice(i, i + CACHE_READ_CHUNK);
+      if (!space.store) {
+        embed(chunk);
+        continue;
+      }
+      const read = this.readCache(space, chunk);
+      const marker = read.then(() => undefined);
+      for (const key of chunk) space.inflight.set(key, marker);
+      const got = await read;
+      for (const key of chunk) if (space.inflight.get(key) === marker) space.inflight.delete(key);
+      for (const [k, v] of got) found.set(k, v);
+      embed(chunk.filter((k) => !got.has(k)));
+      this.resolveFrom(states, found, space);
+    }
+    await Promise.allSettled(waits);
+    for (const key of waited) {
+      const v = space.lru.get(key);
+      if (v) found.set(key, v);
+    }
+    this.resolveFrom(states, found, space);
+  }
+
+  private async readCache(space: Space, keys: string[]): Promise<Map<string, Float32Array>> {
+    try {
+      const got = await space.store!.getMany(keys);
+      for (const [key, v] of got) space.lru.set(key, v);
+      return got;
+    } catch (err) {
+      this.note("cache-read", `search: could not read cached vectors (${errorText(err)}); embedding again`);
+      return new Map();
+    }
+  }
+
   /**
-   * Gives each state its combined vector in `space`: 0.7·primary + 0.3·secondary. Cosine is
-   * linear, so dot(query, combined) is the weighted semantic score with one product per document.
-   * A state whose vectors are not all available yet (still being embedded) stays unresolved.
+   * Writes 0.7·primary + 0.3·secondary into a matrix row for each state whose vectors are all in
+   * `found` (cosine is linear, so dot(query, row) is the weighted semantic score). States that were
+   * replaced meanwhile (their document changed) are skipped: their rows would never be freed.
    */
-  private async resolve(states: readonly DocState[], space: Space, deadline: number): Promise<void> {
-    const vectors = await this.vectors(states, space, deadline);
+  private resolveFrom(states: readonly DocState[], found: ReadonlyMap<string, Float32Array>, space: Space): void {
+    this.useSpace(space);
+    const dims = this.dims;
     for (const s of states) {
-      const p = s.primary ? vectors.get(s.primary.key) : undefined;
-      const sec = s.secondary ? vectors.get(s.secondary.key) : undefined;
+      if (s.space === space.name || this.docs.get(s.doc.id) !== s) continue;
+      const p = s.primary ? found.get(s.primary.key) : undefined;
+      const sec = s.secondary ? found.get(s.secondary.key) : undefined;
       if ((s.primary && !p) || (s.secondary && !sec)) continue;
-      if (p && sec) {
-        const c = new Float32Array(p.length);
-        for (let i = 0; i < c.length; i++) c[i] = FUSION.primary * p[i]! + FUSION.secondary * sec[i]!;
-        s.combined = c;
-      } else s.combined = p ?? null;
+      const row = this.takeRow();
+      const m = this.matrix;
+      const at = row * dims;
+      if (p && sec) for (let i = 0; i < dims; i++) m[at + i] = FUSION.primary * p[i]! + FUSION.secondary * sec[i]!;
+      else if (p) m.set(p.subarray(0, dims), at);
+      else m.fill(0, at, at + dims);
+      s.row = row;
       s.space = space.name;
     }
+  }
+
+  /** The matrix holds one space's vectors; a new space (another vector size) starts it over. */
+  private useSpace(space: Space): void {
+    if (this.matrixSpace === space.name) return;
+    this.matrixSpace = space.name;
+    this.dims = space.dimensions;
+    this.matrix = new Float32Array(0);
+    this.rowsUsed = 0;
+    this.freeRows.length = 0;
+    for (const s of this.docs.values()) {
+      s.row = -1;
+      s.space = null;
+    }
+  }
+
+  private takeRow(): number {
+    const free = this.freeRows.pop();
+    if (free !== undefined) return free;
+    const row = this.rowsUsed++;
+    if ((row + 1) * this.dims > this.matrix.length) {
+      // Doubling: amortised O(1) per row, and the matrix is never copied per query.
+      const grown = new Float32Array(Math.max(1024, (row + 1) * 2) * this.dims);
+      grown.set(this.matrix);
+      this.matrix = grown;
+    }
+    return row;
+  }
+
+  private freeRow(s: DocState): void {
+    if (s.row >= 0 && s.space === this.matrixSpace) this.freeRows.push(s.row);
+    s.row = -1;
+    s.space = null;
   }
 
   private space(dimensions: number): Space {
@@ -306,80 +446,34 @@ export class SemanticRanker implements Ranker {
     return space;
   }
 
-  /** Vectors of every document text: memory, then the persistent cache, then the embedder (until the deadline). */
-  private async vectors(states: readonly DocState[], space: Space, deadline: number): Promise<Map<string, Float32Array>> {
-    const texts = new Map<string, string>();
-    for (const s of states) for (const t of [s.primary, s.secondary]) if (t) texts.set(t.key, t.text);
-    const found = new Map<string, Float32Array>();
-    let missing: string[] = [];
-    for (const key of texts.keys()) {
-      const v = space.lru.get(key);
-      if (v) found.set(key, v);
-      else missing.push(key);
-    }
-    if (missing.length && space.store) {
-      try {
-        for (const [key, v] of await space.store.getMany(missing)) {
-          space.lru.set(key, v);
-          found.set(key, v);
-        }
-      } catch (err) {
-        this.note("cache-read", `search: could not read cached vectors (${errorText(err)}); embedding again`);
-      }
-      missing = missing.filter((k) => !found.has(k));
-    }
-    if (missing.length === 0) return found;
-    const waits = this.embedMissing(space, missing.map((k) => [k, texts.get(k)!]));
-    const remaining = deadline - Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(waits),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, Math.max(0, remaining));
-        timer.unref();
-      }),
-    ]);
-    clearTimeout(timer);
-    for (const key of missing) {
-      const v = space.lru.get(key);
-      if (v) found.set(key, v);
-    }
-    return found;
-  }
-
   /**
    * Embeds texts not already being embedded, chunk by chunk, saving each chunk to memory and the
-   * persistent cache as it completes. Returns a promise per distinct job the caller may wait on.
+   * persistent cache as it completes. Returns a promise per chunk, resolving to its vectors.
    */
-  private embedMissing(space: Space, entries: Array<[string, string]>): Array<Promise<void>> {
-    const waits = new Set<Promise<void>>();
-    const fresh: Array<[string, string]> = [];
-    for (const [key, text] of entries) {
-      const running = space.inflight.get(key);
-      if (running) waits.add(running);
-      else fresh.push([key, text]);
-    }
-    for (let i = 0; i < fresh.length; i += INDEX_CHUNK) {
-      const chunk = fresh.slice(i, i + INDEX_CHUNK);
+  private embedMissing(space: Space, entries: Array<[string, string]>): Array<Promise<Map<string, Float32Array>>> {
+    const jobs: Array<Promise<Map<string, Float32Array>>> = [];
+    for (let i = 0; i < entries.length; i += INDEX_CHUNK) {
+      const chunk = entries.slice(i, i + INDEX_CHUNK);
       const job = this.embedChunk(space, chunk);
-      for (const [key] of chunk) space.inflight.set(key, job);
-      void job.finally(() => {
-        for (const [key] of chunk) if (space.inflight.get(key) === job) space.inflight.delete(key);
+      const marker = job.then(() => undefined);
+      for (const [key] of chunk) space.inflight.set(key, marker);
+      void marker.finally(() => {
+        for (const [key] of chunk) if (space.inflight.get(key) === marker) space.inflight.delete(key);
       });
-      waits.add(job);
+      jobs.push(job);
     }
-    return [...waits];
+    return jobs;
   }
 
-  private async embedChunk(space: Space, chunk: Array<[string, string]>): Promise<void> {
+  private async embedChunk(space: Space, chunk: Array<[string, string]>): Promise<Map<string, Float32Array>> {
+    const entries = new Map<string, Float32Array>();
     let vectors: Float32Array[];
     try {
       vectors = await this.embedder.embed(chunk.map(([, text]) => text));
     } catch (err) {
       this.note("embed-failed", `search: embedding with ${this.embedder.id} failed, ranked by words only: ${errorText(err)}`);
-      return;
+      return entries;
     }
-    const entries = new Map<string, Float32Array>();
     chunk.forEach(([key], i) => {
       const v = vectors[i];
       if (!v || v.length !== space.dimensions) return;
@@ -394,6 +488,7 @@ export class SemanticRanker implements Ranker {
         this.note("cache-write", `search: could not save vectors (${errorText(err)}); they are kept in memory`);
       }
     }
+    return entries;
   }
 
   /**
@@ -462,14 +557,9 @@ function idfWeighted(perToken: Float64Array, docs: number, tokens: number): Floa
   return out;
 }
 
-/** The best `limit` results, best first: a full sort only of what can make the cut. */
-function top(scored: ScoredId[], limit: number): ScoredId[] {
-  if (scored.length > limit * 4) {
-    const scores = Float64Array.from(scored, (s) => s.score).sort();
-    const cut = scores[scores.length - limit]!;
-    scored = scored.filter((s) => s.score >= cut);
-  }
-  return scored.sort(byScore).slice(0, limit);
+/** The same results, each saying that the semantic index was still being built when they were ranked. */
+function marked(results: ScoredId[]): ScoredId[] {
+  return results.map((r) => ({ ...r, indexing: true }));
 }
 
 function newState(doc: SearchDocument): DocState {
@@ -482,23 +572,10 @@ function newState(doc: SearchDocument): DocState {
     primary: primary ? { text: primary, key: sha256(primary) } : null,
     secondary: secondary ? { text: secondary, key: sha256(secondary) } : null,
     name: doc.id.toLowerCase(),
-    combined: null,
+    row: -1,
     space: null,
     position: 0,
   };
-}
-
-function sameDoc(a: SearchDocument, b: SearchDocument): boolean {
-  if (a === b) return true;
-  if (a.fields.length !== b.fields.length) return false;
-  for (let i = 0; i < a.fields.length; i++) {
-    if (a.fields[i]!.text !== b.fields[i]!.text || a.fields[i]!.weight !== b.fields[i]!.weight) return false;
-  }
-  return (
-    a.semantic?.primary === b.semantic?.primary &&
-    a.semantic?.secondary === b.semantic?.secondary &&
-    a.semantic?.secondaryIsCode === b.semantic?.secondaryIsCode
-  );
 }
 
 function sha256(text: string): string {

@@ -73,6 +73,10 @@ class ModelHost {
 
   private constructor(private readonly paths: Paths) {}
 
+  static started(modelDir: string): boolean {
+    return ModelHost.hosts.get(modelDir)?.worker != null;
+  }
+
   static shared(paths: Paths): ModelHost {
     let host = ModelHost.hosts.get(paths.modelDir);
     if (!host) {
@@ -196,6 +200,15 @@ export class UseLiteEmbedder implements Embedder {
     this.options = { ...options };
     // The package version names the weights: a new release must not reuse old vectors.
     this.id = `use-lite-en@${resolvePaths(options.modelDir).version}`;
+  }
+
+  /**
+   * True once this process started the model's worker thread for this model folder (it loads on
+   * first need: a search, indexing, `ready()` or `warmUp()`). Observable, so tests and a host's
+   * diagnostics can check that a session start did not load it.
+   */
+  static workerStarted(modelDir?: string): boolean {
+    return ModelHost.started(resolvePaths(modelDir).modelDir);
   }
 
   /** Starts loading the model in the background. Never rejects; `embed` reports a failure. */

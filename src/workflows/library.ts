@@ -69,8 +69,21 @@ export const DEFAULT_SEARCH_LIMIT = 10;
 /** Search field weights: a hit in the name counts most, a hit somewhere in the code least. */
 const WEIGHTS = { name: 3, description: 2, params: 1.5, source: 0.5 } as const;
 
-/** Derived signatures kept in memory; enough for any realistic library, bounded against churn. */
-const SIGNATURE_CACHE_SIZE = 1000;
+/**
+ * Derived signatures kept in memory, shared by every library (session) of the process: a library of
+ * 10,000 workflows in a store that hands out fresh records each time (a custom store) is parsed once,
+ * not once per listing. Bounded against churn (a signature is a few hundred bytes).
+ */
+const SIGNATURE_CACHE_SIZE = 20_000;
+const signatures = new Map<string, WorkflowSignature>();
+
+/**
+ * Details and search documents of records a store hands out frozen (FileStorage's catalogue, Redis's
+ * cached listing): the same object means the same record, so every library of the process (one per
+ * session) derives them once per record version instead of hashing and parsing 10,000 sources per listing.
+ */
+const detailsOf = new WeakMap<WorkflowRecord, WorkflowDetails>();
+const documentOf = new WeakMap<WorkflowDetails, SearchDocument>();
 
 const createSchema = z.strictObject({
   name: z.string({ error: "expected a string" }),
@@ -105,8 +118,6 @@ const RUN_EXAMPLE = [
 
 export class WorkflowLibrary {
   private readonly ranker: Ranker;
-  /** Keyed by a hash of the source, so an edited file is re-read and an unchanged one is not. */
-  private readonly signatures = new Map<string, WorkflowSignature>();
   private readonly principal: WorkflowPrincipal | undefined;
   private untrustedPolicy: UntrustedWorkflowPolicy;
   /** Approval questions in flight, by name and source: ten parallel invocations ask the host once. */
@@ -136,35 +147,45 @@ export class WorkflowLibrary {
 
   /** Every workflow, sorted by name. */
   async list(): Promise<WorkflowSummary[]> {
-    const records = await this.store.list();
-    const summaries = await Promise.all(records.map((r) => this.summarise(r)));
-    return summaries.sort((a, b) => compareNames(a.name, b.name));
+    const details = await this.allDetails(await this.store.list());
+    return details.map(summaryOf).sort((a, b) => compareNames(a.name, b.name));
   }
 
   /** Best matches first, each with its score in 0..1. An empty query matches nothing. */
-  async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number }>> {
+  async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number; indexing?: true }>> {
     const parsed = parseOrThrow(searchSchema, { query, limit: options.limit }, "Invalid workflow search");
     const limit = parsed.limit ?? DEFAULT_SEARCH_LIMIT;
-    const records = await this.store.list();
-    const details = await Promise.all(records.map((r) => this.details(r)));
+    const details = await this.allDetails(await this.store.list());
     const byName = new Map(details.map((d) => [d.name, d]));
-    const docs: SearchDocument[] = details.map((d) => ({
-      id: d.name,
-      fields: [
-        { text: d.name, weight: WEIGHTS.name },
-        { text: d.description, weight: WEIGHTS.description },
-        // Parameter descriptions ride with the names: "target host" should find `{ host }` /** target host */.
-        { text: d.params.map((p) => `${p.name} ${p.description ?? ""}`).join(" "), weight: WEIGHTS.params },
-        { text: d.source, weight: WEIGHTS.source },
-      ],
-      // What a semantic ranker embeds: what the workflow is for, then (the words of) how it does it.
-      semantic: { primary: d.description || d.name.replace(/_/g, " "), secondary: d.source, secondaryIsCode: true },
-    }));
+    const docs = details.map(searchDocument);
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
-    return ranked.flatMap(({ id, score }) => {
+    return ranked.flatMap(({ id, score, indexing }) => {
       const d = byName.get(id);
-      return d ? [{ name: d.name, description: d.description, params: d.params, ...(d.provenance ? { provenance: d.provenance } : {}), ...(d.problem !== undefined ? { problem: d.problem } : {}), score }] : [];
+      return d
+        ? [
+            {
+              name: d.name,
+              description: d.description,
+              params: d.params,
+              ...(d.provenance ? { provenance: d.provenance } : {}),
+              ...(d.problem !== undefined ? { problem: d.problem } : {}),
+              score,
+              ...(indexing ? { indexing: true as const } : {}),
+            },
+          ]
+        : [];
     });
+  }
+
+  /**
+   * Builds the search index of every workflow now, with no deadline (the semantic ranker embeds what
+   * is not cached yet, in batches, in its worker thread). Null when the ranker keeps no index
+   * (lexical search needs none).
+   */
+  async index(onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number } | null> {
+    if (!this.ranker.index) return null;
+    const details = await this.allDetails(await this.store.list());
+    return this.ranker.index(details.map(searchDocument), onProgress);
   }
 
   /** The workflow, or null when there is none by that name. Throws InvalidNameError for a malformed name. */
@@ -305,13 +326,30 @@ export class WorkflowLibrary {
     return !isReservedWorkflowName(name);
   }
 
-  private async summarise(record: WorkflowRecord): Promise<WorkflowSummary> {
-    const { name, description, params, provenance, problem } = await this.details(record);
-    return { name, description, params, ...(provenance ? { provenance } : {}), ...(problem !== undefined ? { problem } : {}) };
+  /** Details of every record: the memoised ones without a promise each (10,000 of them add up), the rest derived. */
+  private async allDetails(records: readonly WorkflowRecord[]): Promise<WorkflowDetails[]> {
+    const out: Array<WorkflowDetails | undefined> = records.map((r) => detailsOf.get(r));
+    const missing: number[] = [];
+    out.forEach((d, i) => d === undefined && missing.push(i));
+    if (missing.length) {
+      const derived = await Promise.all(missing.map((i) => this.details(records[i]!)));
+      missing.forEach((i, k) => (out[i] = derived[k]));
+    }
+    return out as WorkflowDetails[];
   }
 
   /** Fills in what a hand-written record lacks (params, description) from its source, and checks that it can run. */
   private async details(record: WorkflowRecord): Promise<WorkflowDetails> {
+    if (!Object.isFrozen(record)) return this.derive(record);
+    let d = detailsOf.get(record);
+    if (!d) {
+      d = Object.freeze(await this.derive(record));
+      detailsOf.set(record, d);
+    }
+    return d;
+  }
+
+  private async derive(record: WorkflowRecord): Promise<WorkflowDetails> {
     let description = (record.description ?? "").trim();
     // Parsed every time (cached by source hash): a hand-edited file may have broken since it was saved.
     const sig = await this.signatureOf(record.source, record.name);
@@ -338,21 +376,46 @@ export class WorkflowLibrary {
 
   private async signatureOf(source: string, name: string): Promise<WorkflowSignature> {
     const key = createHash("sha256").update(source).digest("hex");
-    const cached = this.signatures.get(key);
+    const cached = signatures.get(key);
     if (cached) {
       // Re-insert to keep the map in least-recently-used order.
-      this.signatures.delete(key);
-      this.signatures.set(key, cached);
+      signatures.delete(key);
+      signatures.set(key, cached);
       return cached;
     }
     const sig = await extractSignature(source, `${name}.ts`);
-    this.signatures.set(key, sig);
-    if (this.signatures.size > SIGNATURE_CACHE_SIZE) {
-      const oldest = this.signatures.keys().next().value;
-      if (oldest !== undefined) this.signatures.delete(oldest);
+    signatures.set(key, sig);
+    if (signatures.size > SIGNATURE_CACHE_SIZE) {
+      const oldest = signatures.keys().next().value;
+      if (oldest !== undefined) signatures.delete(oldest);
     }
     return sig;
   }
+}
+
+function summaryOf({ name, description, params, provenance, problem }: WorkflowDetails): WorkflowSummary {
+  return { name, description, params, ...(provenance ? { provenance } : {}), ...(problem !== undefined ? { problem } : {}) };
+}
+
+/** What rankers see of a workflow; one object per details object, so a ranker recognises it unchanged. */
+function searchDocument(d: WorkflowDetails): SearchDocument {
+  let doc = documentOf.get(d);
+  if (!doc) {
+    doc = {
+      id: d.name,
+      fields: [
+        { text: d.name, weight: WEIGHTS.name },
+        { text: d.description, weight: WEIGHTS.description },
+        // Parameter descriptions ride with the names: "target host" should find `{ host }` /** target host */.
+        { text: d.params.map((p) => `${p.name} ${p.description ?? ""}`).join(" "), weight: WEIGHTS.params },
+        { text: d.source, weight: WEIGHTS.source },
+      ],
+      // What a semantic ranker embeds: what the workflow is for, then (the words of) how it does it.
+      semantic: { primary: d.description || d.name.replace(/_/g, " "), secondary: d.source, secondaryIsCode: true },
+    };
+    if (Object.isFrozen(d)) documentOf.set(d, doc);
+  }
+  return doc;
 }
 
 /** Shape check for names used to look a workflow up: reserved names pass, `../x` does not. */

@@ -137,7 +137,7 @@ const embedder = {
   },
 };
 const storage = new FileStorage({ basePath: ${JSON.stringify(base)} });
-const library = new WorkflowLibrary(storage.workflows, { ranker: SearchSetup.create(storage, { embedder }).workflowsRanker() });
+const library = new WorkflowLibrary(storage.workflows, { ranker: SearchSetup.create(storage, { embedder, readyTimeoutMs: 120_000, indexTimeoutMs: 120_000 }).workflowsRanker() });
 if (${create}) for (const w of ${JSON.stringify(FIXTURE_WORKFLOWS)}) await library.create(w);
 const hits = await library.search("open tcp ports");
 console.log(JSON.stringify({ embedded, first: hits[0]?.name }));

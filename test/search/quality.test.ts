@@ -71,6 +71,8 @@ beforeAll(async () => {
   await model.ready();
   library = new WorkflowLibrary(new MemoryWorkflowStore(), { ranker: new SemanticRanker({ embedder }) });
   for (const w of FIXTURE_WORKFLOWS) await library.create(w);
+  // Quality is judged with every workflow embedded, not on whatever a first search's deadline allowed.
+  await library.index();
 }, 120_000);
 
 async function names(query: string): Promise<string[]> {
@@ -188,7 +190,8 @@ describe("the default: a session searches with the built-in model", () => {
   beforeAll(async () => {
     delete process.env["TS_CODE_MODE_SEARCH"]; // the default, whatever the environment running the tests says
     base = await mkdtemp(path.join(os.tmpdir(), "ts-code-mode-search-default-"));
-    session = new Session({ storage: new FileStorage({ basePath: base }), executor: new InProcessExecutor() });
+    // A generous index deadline: this machine may be busy, and the test is about ranking by meaning.
+    session = new Session({ storage: new FileStorage({ basePath: base }), executor: new InProcessExecutor({ search: { readyTimeoutMs: 120_000, indexTimeoutMs: 120_000 } }) });
     await session.start();
     for (const w of FIXTURE_WORKFLOWS.slice(0, 8)) await session.addWorkflow(w);
   });

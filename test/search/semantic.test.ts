@@ -195,7 +195,8 @@ describe("model not ready, or failing", () => {
     const gated = new GatedEmbedder();
     const notes: string[] = [];
     const ranker = new SemanticRanker({ embedder: gated, readyTimeoutMs: 100, log: (m) => notes.push(m) });
-    const lexical = await new LexicalRanker().rank("scan ports", docs, 5);
+    // The lexical ranking, each result saying that meaning is not part of it yet.
+    const lexical = (await new LexicalRanker().rank("scan ports", docs, 5)).map((r) => ({ ...r, indexing: true }));
     expect(await ranker.rank("scan ports", docs, 5)).toEqual(lexical);
     expect(await ranker.rank("scan ports", docs, 5)).toEqual(lexical);
     expect(notes).toHaveLength(1);
@@ -235,5 +236,44 @@ describe("model not ready, or failing", () => {
     const later = await ranker.rank("scan ports", docs, 5);
     expect(later[0]?.id).toBe("port_scan");
     expect(later).not.toEqual(first);
+  });
+});
+
+describe("the first search of a store that was never indexed", () => {
+  it("answers by words at once, marked `indexing`, with no index deadline given; later searches rank by meaning", async () => {
+    // Documents take as long as the test lets them (a 10,000-workflow library on a slow model); the query does not.
+    const inner = new BagOfWordsEmbedder();
+    let release!: () => void;
+    const docsDone = new Promise<void>((r) => (release = r));
+    const slow = {
+      id: "test-bow",
+      dimensions: 64,
+      embed: async (texts: string[]) => {
+        if (texts.length > 1) await docsDone;
+        return inner.embed(texts);
+      },
+    };
+    const lib = new WorkflowLibrary(storage.workflows, { ranker: SearchSetup.create(storage, { embedder: slow }).workflowsRanker() });
+    // Default timeouts: this must return within the test's limit, never wait out a 10 s timeout.
+    const first = await lib.search("scan ports");
+    expect(first[0]?.name).toBe("port_scan");
+    expect(first.every((r) => r.indexing === true)).toBe(true);
+    release();
+    expect(await lib.index()).toEqual({ indexed: 3, total: 3 });
+    const later = await lib.search("scan ports");
+    expect(later[0]?.name).toBe("port_scan");
+    expect(later.some((r) => r.indexing)).toBe(false);
+    // The test's own limit (8 s) stands for "never waits out a 10 s timeout"; the default index wait is 1 s.
+  }, 8_000);
+
+  it("index() embeds every workflow with progress, and a search afterwards needs no embedding", async () => {
+    const counting = new CountingEmbedder(new BagOfWordsEmbedder());
+    const lib = library(counting);
+    const progress: Array<[number, number]> = [];
+    expect(await lib.index((done, total) => progress.push([done, total]))).toEqual({ indexed: 3, total: 3 });
+    expect(progress.at(-1)).toEqual([3, 3]);
+    const before = counting.texts.length;
+    await lib.search("say hello");
+    expect(counting.texts.slice(before)).toEqual(["say hello"]); // the query only
   });
 });

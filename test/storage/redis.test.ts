@@ -74,6 +74,7 @@ describe("RedisStorage (Redis-specific)", () => {
         `${p}:artifacts:index`,
         `${p}:artifacts:meta`,
         `${p}:workflows`,
+        `${p}:workflows:version`,
       ]);
       const c = rawClient();
       expect(await c.type(`${p}:workflows`)).toBe("hash");

@@ -69,7 +69,8 @@ export class SourceError extends Error {
  * store with thousands of workflows never has to parse them all again on every listing.
  */
 export async function readSourceWorkflows(dir: string, progress?: Progress): Promise<{ records: WorkflowRecord[]; warnings: string[] }> {
-  const records = await new FileWorkflowStore(dir).list();
+  // Copies: the store hands out frozen records (its catalogue shares them), and these get params filled in.
+  const records = (await new FileWorkflowStore(dir).list()).map((r) => ({ ...r }));
   const warnings: string[] = [];
   let done = 0;
   for (const r of records) {

@@ -1,5 +1,6 @@
-/** `ts-code-mode workflows list|search|show`: the stored workflows of a base folder. */
+/** `ts-code-mode workflows list|search|index|show|approve`: the stored workflows of a base folder. */
 import type { Command } from "commander";
+import type { EmbedderSpec } from "../../search/config.js";
 import { closestNames, didYouMean, NotFoundError } from "../../errors.js";
 import type { WorkflowDetails, WorkflowSummary } from "../../workflows/library.js";
 import { describeProvenance } from "../../workflows/provenance.js";
@@ -12,6 +13,7 @@ import {
   parseLimit,
   printJson,
   resolvePaths,
+  searchOption,
   withSession,
   writeLine,
   type StorageFlags,
@@ -31,7 +33,7 @@ const MAX_LISTED = 20;
 export function registerWorkflowsCommands(program: Command): void {
   const workflows = program
     .command("workflows")
-    .description("List, search, show and approve the saved workflows of a base folder")
+    .description("List, search, index, show and approve the saved workflows of a base folder")
     .addHelpText("after", examples("workflows list", "workflows search 'count lines'", "workflows show triple", "workflows approve triple"));
 
   const list = workflows.command("list").description("List every workflow with its parameters");
@@ -60,6 +62,30 @@ export function registerWorkflowsCommands(program: Command): void {
     if (flags.json) return printJson(found);
     if (found.length === 0) return writeLine(process.stdout, `No workflows match ${JSON.stringify(query)}.`);
     writeLine(process.stdout, workflowTable(found, (w) => formatScore(w.score)));
+    if (found.some((w) => w.indexing)) {
+      writeLine(process.stderr, "note: the search index is still being built, so some workflows were ranked by their words only; build it with: ts-code-mode workflows index");
+    }
+  });
+
+  const index = workflows
+    .command("index")
+    .description("Embed every workflow not yet in the search index now (in batches, with progress on stderr), so the next session's first search ranks by meaning at once");
+  addStorageOptions(index);
+  index.addOption(searchOption());
+  addJsonOption(index, "print { indexed, total } as JSON (null when search is lexical)");
+  index.addHelpText("after", examples("workflows index", "workflows index --base ./demo --json"));
+  index.action(async (flags: JsonFlags & { search?: EmbedderSpec }) => {
+    let shown = -1;
+    const result = await withSession(flags, (s) =>
+      s.indexWorkflows((done, total) => {
+        if (done === shown) return;
+        shown = done;
+        writeLine(process.stderr, `workflows index: ${done}/${total} workflows embedded`);
+      }),
+    );
+    if (flags.json) return printJson(result);
+    if (result === null) return writeLine(process.stdout, "Search is lexical (search: lexical): there is no index to build.");
+    writeLine(process.stdout, `${result.indexed} of ${result.total} workflows are in the search index.`);
   });
 
   const show = workflows.command("show").description("Show a workflow: description, parameters and source").argument("<name>", "workflow name");

@@ -101,8 +101,9 @@ export class FileStorage implements StorageBackend {
       : { type: "file", basePath: this.basePath, workspaceId: this.workspaceId };
   }
 
-  /** Waits for the sweep started on open; no handles are held between calls. Safe to call any number of times. */
+  /** Waits for the sweep started on open and stops the workflow folder's watcher (a later listing sweeps instead). Safe to call any number of times. */
   async close(): Promise<void> {
+    await this.workflows.close();
     await this.swept;
   }
 }

@@ -26,6 +26,7 @@
  * listed but reported by `problems()`.
  */
 import path from "node:path";
+import type { Stats } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { z } from "zod";
 import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, writeFileAtomic } from "../atomic.js";
@@ -34,6 +35,7 @@ import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN, compareNames, validate
 import type { WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
 import { laterOf } from "../timestamps.js";
 import { checkWorkflowRecord, paramSchema, provenanceSchema } from "../workflow-record.js";
+import { stampOf, WorkflowCatalogue, type FileStamp } from "./workflow-catalogue.js";
 
 /** Folder (under `workflows/`) of the temp files of saves in progress; never removed. */
 export const WORKFLOW_TEMP_DIR = ".tmp";
@@ -67,12 +69,32 @@ interface ReadFile {
   problem?: string;
 }
 
+/** A store dropped without close() still stops its catalogue's watcher. */
+const unclosed = new FinalizationRegistry<WorkflowCatalogue>((catalogue) => void catalogue.close());
+
 export class FileWorkflowStore implements WorkflowStore {
   private readonly tempDir: string;
+  /** Parsed records of every file, kept current (workflow-catalogue.ts); list() reads only what changed. */
+  private readonly catalogue: WorkflowCatalogue;
 
   /** `directory` is the `workflows/` folder; it must exist. */
   constructor(readonly directory: string) {
     this.tempDir = path.join(directory, WORKFLOW_TEMP_DIR);
+    this.catalogue = new WorkflowCatalogue(
+      directory,
+      async () => {
+        const { names, present } = await this.scan();
+        return new Map([...names].map((n) => [n, present.has(`${n}.ts`) ? `${n}.ts` : `${n}.js`]));
+      },
+      (name) => this.read(name),
+    );
+    unclosed.register(this, this.catalogue, this);
+  }
+
+  /** Stops watching the folder and saves the catalogue; the store stays usable. */
+  async close(): Promise<void> {
+    unclosed.unregister(this);
+    await this.catalogue.close();
   }
 
   async save(record: WorkflowRecord): Promise<void> {
@@ -103,22 +125,18 @@ export class FileWorkflowStore implements WorkflowStore {
       await unlinkIfExists(this.legacySidecarPath(name));
       await unlinkIfExists(path.join(this.directory, `${name}.js`));
       if (r.provenance?.trust !== "untrusted") await unlinkIfExists(this.provenancePath(name));
-    });
+    }).finally(() => this.catalogue.noteWrite(name));
   }
 
   async get(name: string): Promise<WorkflowRecord | null> {
     validateWorkflowName(name);
-    return guardFs("read workflow", path.join(this.directory, `${name}.ts`), async () => (await this.read(name))?.record ?? null);
+    return guardFs("read workflow", path.join(this.directory, `${name}.ts`), async () => (await this.read(name))?.read.record ?? null);
   }
 
   async list(): Promise<WorkflowRecord[]> {
     return guardFs("list workflows in", this.directory, async () => {
-      const { names } = await this.scan();
-      const records = await Promise.all([...names].map((n) => this.read(n)));
-      return records
-        .filter((r): r is ReadFile => r !== null)
-        .map((r) => r.record)
-        .sort((a, b) => compareNames(a.name, b.name));
+      // Records are shared with later listings (frozen); see workflow-catalogue.ts.
+      return (await this.catalogue.records()).map((r) => r.record).sort((a, b) => compareNames(a.name, b.name));
     });
   }
 
@@ -126,7 +144,7 @@ export class FileWorkflowStore implements WorkflowStore {
     return guardFs("check workflows in", this.directory, async () => {
       const { names, problems } = await this.scan();
       for (const name of names) {
-        const read = await this.read(name);
+        const read = (await this.read(name))?.read;
         if (read?.problem) problems.push({ file: `${name}.ts`, problem: read.problem });
       }
       return problems.sort((a, b) => compareNames(a.file, b.file));
@@ -144,18 +162,18 @@ export class FileWorkflowStore implements WorkflowStore {
       await unlinkIfExists(this.legacySidecarPath(name));
       await unlinkIfExists(this.provenancePath(name));
       return existed;
-    });
+    }).finally(() => this.catalogue.noteWrite(name));
   }
 
   /** Workflow names present as files, and the `.ts`/`.js` files that cannot be workflows. */
-  private async scan(): Promise<{ names: Set<string>; problems: WorkflowFileProblem[] }> {
+  private async scan(): Promise<{ names: Set<string>; problems: WorkflowFileProblem[]; present: Set<string> }> {
     const names = new Set<string>();
     const problems: WorkflowFileProblem[] = [];
     let entries: string[];
     try {
       entries = await readdir(this.directory);
     } catch (err) {
-      if (isErrno(err, "ENOENT")) return { names, problems };
+      if (isErrno(err, "ENOENT")) return { names, problems, present: new Set() };
       throw err;
     }
     const present = new Set(entries);
@@ -180,7 +198,7 @@ export class FileWorkflowStore implements WorkflowStore {
       }
       names.add(stem);
     }
-    return { names, problems };
+    return { names, problems, present };
   }
 
   private provenancePath(name: string): string {
@@ -204,13 +222,22 @@ export class FileWorkflowStore implements WorkflowStore {
     return path.join(this.directory, LEGACY_META_DIR, `${name}.json`);
   }
 
-  private async read(name: string): Promise<ReadFile | null> {
+  /** The workflow's record, from the file that holds it, with that file's stamp taken before reading it. */
+  private async read(name: string): Promise<{ read: ReadFile; file: string; stamp: FileStamp } | null> {
     for (const ext of EXTENSIONS) {
       const file = path.join(this.directory, `${name}${ext}`);
       const st = await statFile(file);
       if (!st) continue;
       const bytes = await readFileIfExists(file);
       if (!bytes) continue; // deleted between stat and read
+      const read = await this.parse(name, st, bytes);
+      return { read, file: `${name}${ext}`, stamp: stampOf(st) };
+    }
+    return null;
+  }
+
+  private async parse(name: string, st: Stats, bytes: Buffer): Promise<ReadFile> {
+    {
       const mtime = st.mtime.toISOString();
       const parsed = parseWorkflowFile(bytes);
       const header = parsed.header ?? (parsed.problem ? null : await this.readLegacySidecar(name));
@@ -253,7 +280,6 @@ export class FileWorkflowStore implements WorkflowStore {
         },
       };
     }
-    return null;
   }
 
   private async readLegacySidecar(name: string): Promise<Header | null> {

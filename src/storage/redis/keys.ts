@@ -3,6 +3,7 @@
  * agree on the layout:
  *
  *   <base>:workflows               HASH    workflow name → JSON record (source, description, params, times, author, provenance)
+ *   <base>:workflows:version       STRING  a fresh token per workflow write, so a listing re-reads the hash only when it changed
  *   <base>:artifacts:meta          HASH    artifact name → JSON metadata (kind, size, sha256, description, metadata, times)
  *   <base>:artifacts:index         ZSET    every artifact name, score 0 (bytewise order finds "folder" conflicts)
  *   <base>:artifacts:data:<name>   STRING  the payload, exactly the bytes saved
