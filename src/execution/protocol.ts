@@ -100,7 +100,7 @@ export interface Executor {
  */
 export interface HostFacade {
   readonly tools: Pick<HostServices["tools"], "list" | "search" | "describe" | "call">;
-  readonly workflows: Pick<HostServices["workflows"], "list" | "search" | "get" | "create" | "delete" | "approve" | "setUntrustedWorkflowPolicy">;
+  readonly workflows: Pick<HostServices["workflows"], "list" | "search" | "get" | "create" | "delete" | "approve" | "setUntrustedWorkflowPolicy" | "index">;
   dispatch(ns: string, op: string, args: readonly unknown[], ctx?: CallContext): Promise<unknown>;
   /** The guest's language: tools.describe answers in it. */
   readonly language: HostServices["language"];

@@ -13,7 +13,7 @@
  * SessionLostError (runs: in the result), never a hang: each request has a deadline.
  */
 import { z } from "zod";
-import { SessionLostError } from "../../errors.js";
+import { SessionLostError, ValidationError } from "../../errors.js";
 import { SerialQueue } from "../../serial-queue.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { UntrustedWorkflowPolicy } from "../../workflows/provenance.js";
@@ -200,6 +200,8 @@ export class RemoteExecutor implements Executor {
       get: (name) => d("workflows", "get", name),
       create: (input) => d("workflows", "create", input),
       delete: (name) => d("workflows", "delete", name),
+      // The index lives with the server's store; building it is the server's job.
+      index: () => Promise.reject(new ValidationError("workflows index: the search index is built on the server; run `ts-code-mode workflows index` against its store")),
       approve: async (name, options = {}) =>
         ((await this.call("POST", `workflows/approve?name=${encodeURIComponent(name)}`, options.source !== undefined ? { source: options.source } : {})) as { value: never }).value,
       setUntrustedWorkflowPolicy: (policy: UntrustedWorkflowPolicy) => {
