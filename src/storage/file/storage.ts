@@ -3,6 +3,7 @@
  *
  *   <basePath>/workflows/            one `<name>.ts` per workflow (first line: the store's header)
  *   <basePath>/artifacts/            one file per artifact (a header line, then the payload)
+ *   <basePath>/skills/<name>/        one folder per Agent Skill (SKILL.md, scripts/, ...)
  *   <basePath>/{workflows,artifacts}/.tmp/   temp files of saves in progress
  *   <basePath>/workspaces/<id>/...   the same two folders per workspace, when `workspaceId` is set
  *
@@ -19,6 +20,7 @@ import { validateWorkspaceId } from "../names.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
 import { quotaOptionSchema, type QuotaOptions } from "../quota.js";
 import { ARTIFACT_TEMP_DIR, FileArtifactStore } from "./artifacts.js";
+import { FileSkillStore } from "./skills.js";
 import { FileWorkflowStore, WORKFLOW_TEMP_DIR } from "./workflows.js";
 
 export interface FileStorageOptions {
@@ -55,6 +57,7 @@ export class FileStorage implements StorageBackend {
   readonly root: string;
   readonly workflows: FileWorkflowStore;
   readonly artifacts: FileArtifactStore;
+  readonly skills: FileSkillStore;
   /** The sweep of leftover temp files started on open; close() waits for it. */
   private readonly swept: Promise<number>;
 
@@ -79,6 +82,8 @@ export class FileStorage implements StorageBackend {
       }
     }
     this.workflows = new FileWorkflowStore(workflowsDir);
+    // Created on the first save: a base folder without skills stays as it was.
+    this.skills = new FileSkillStore(path.join(this.root, "skills"));
     const quota: QuotaOptions = {
       ...(maxArtifactBytes !== undefined ? { maxArtifactBytes } : {}),
       ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}),

@@ -28,7 +28,7 @@ import { ValidationError } from "../../errors.js";
 export const MAX_PREFIX_BYTES = 256;
 
 /** Segments with a meaning in the layout above; never part of a prefix. */
-export const RESERVED_SEGMENTS: readonly string[] = ["ws", "workflows", "artifacts", "tools", "deps", "fence", "vectors"];
+export const RESERVED_SEGMENTS: readonly string[] = ["ws", "workflows", "artifacts", "tools", "deps", "fence", "vectors", "skills"];
 /** Namespaces a BlobStore may use: each must start with one of these reserved segments. */
 export const BLOB_NAMESPACE_ROOTS: readonly string[] = ["vectors"];
 
