@@ -168,7 +168,7 @@ export class SkillLibrary {
     }
     if (options.as === "bytes") return bytes;
     try {
-      const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
       if (options.as === "text" || !text.includes("\u0000")) return text;
     } catch {
       if (options.as === "text") throw new ValidationError(`${filePath} of skill "${name}" is not UTF-8 text; read it with { as: "bytes" }`);

@@ -55,8 +55,23 @@ export class FileSkillStore implements SkillStore {
   }
 
   async files(name: string): Promise<Array<{ path: string; size: number }> | null> {
-    const root = await this.realFolder(name);
-    if (root === null) return null;
+    // A save swaps the whole folder by rename. A walk that ran across a swap could mix the old
+    // folder's top level with the new one's sub-folders: the folder's identity (inode) is checked
+    // before and after, and the walk is repeated when it changed.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const root = await this.realFolder(name);
+      if (root === null) return null;
+      const before = await lstat(root).catch(() => null);
+      const out = await guardFs("list skill", root, () => this.walk(root));
+      const after = await lstat(root).catch(() => null);
+      if (before && after && before.ino === after.ino && before.dev === after.dev) {
+        return out.some((f) => f.path === SKILL_FILE) ? out.sort((a, b) => compareNames(a.path, b.path)) : null;
+      }
+    }
+    throw new ValidationError(`skill "${name}" kept changing while it was listed; try again`);
+  }
+
+  private async walk(root: string): Promise<Array<{ path: string; size: number }>> {
     const out: Array<{ path: string; size: number }> = [];
     const walk = async (rel: string, depth: number): Promise<void> => {
       if (depth > MAX_DEPTH) return;
@@ -73,9 +88,8 @@ export class FileSkillStore implements SkillStore {
         }
       }
     };
-    await guardFs("list skill", root, () => walk("", 0));
-    if (!out.some((f) => f.path === SKILL_FILE)) return null;
-    return out.sort((a, b) => compareNames(a.path, b.path));
+    await walk("", 0);
+    return out;
   }
 
   async read(name: string, filePath: string): Promise<Uint8Array | null> {
