@@ -10,6 +10,7 @@ import { registerDepsCommands } from "./commands/deps.js";
 import { registerInitCommand } from "./commands/init.js";
 import { registerMcpCommand } from "./commands/mcp.js";
 import { registerRunCommand } from "./commands/run.js";
+import { registerSkillsCommands } from "./commands/skills.js";
 import { registerStoreCommands } from "./commands/store.js";
 import { registerToolsCommands } from "./commands/tools.js";
 import { registerToolableCommands } from "./commands/toolable.js";
@@ -41,6 +42,7 @@ registerDepsCommands(program);
 registerAgentCommands(program);
 registerToolableCommands(program);
 registerContainerCommands(program);
+registerSkillsCommands(program);
 
 ignoreClosedStdout();
 let code: number;

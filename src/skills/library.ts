@@ -233,7 +233,9 @@ export class SkillLibrary {
     const list = await this.list();
     if (list.length === 0) return "";
     if (format === "markdown") {
-      return ["## Available skills", "", ...list.map((s) => `- **${escapeHtml(s.name)}**: ${escapeHtml(s.description)} (${s.location})`)].join("\n");
+      // One line per skill: a newline in a description must not start a Markdown block of its own.
+      const line = (t: string) => t.replace(/\s+/g, " ").trim();
+      return ["## Available skills", "", ...list.map((s) => `- **${line(s.name)}**: ${line(s.description)} (${s.location})`)].join("\n");
     }
     const lines = ["<available_skills>"];
     for (const s of list) lines.push("<skill>", "<name>", escapeHtml(s.name), "</name>", "<description>", escapeHtml(s.description), "</description>", "<location>", s.location, "</location>", "</skill>");
