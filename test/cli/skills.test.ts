@@ -75,3 +75,64 @@ describe("ts-code-mode skills", () => {
     expect((await run("list", "--json")).stdout.trim()).toBe("[]");
   });
 });
+
+describe("init installs the example skills (the README walk-through)", () => {
+  it("init, skills list, then an agent's run: load the instructions and run the script on a CSV", async () => {
+    const base = path.join(dir, "demo");
+    const init = await cli(["init", "--base", base, "--json"], { cwd: dir });
+    expect(init.code).toBe(0);
+    expect(JSON.parse(init.stdout)).toMatchObject({ skills: [{ name: "commit-message", outcome: "created" }, { name: "csv-summary", outcome: "created" }] });
+    expect((await cli(["init", "--base", base, "--json"], { cwd: dir })).stdout).toContain('"outcome": "kept"');
+    await writeFile(path.join(dir, "sales.csv"), "region,units\nnorth,10\nsouth,30\n");
+    const code = [
+      "const skill = await skills.load('csv-summary');",
+      "const out = JSON.parse(await skills.run('csv-summary', 'scripts/summary.py', ['sales.csv']));",
+      "({ steps: skill.body.split('\\n').filter((l) => /^\\d\\./.test(l)).length, rows: out.rows, units: out.numeric.units })",
+    ].join("\n");
+    const r = await cli(["run", "--base", base, "--executor", "subprocess", "--json", code], { cwd: dir });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, value: { steps: 4, rows: 2, units: { min: 10, max: 30, mean: 20 } } });
+    const sandbox = await cli(["run", "--base", base, "--executor", "sandbox", "--json", "await skills.run('csv-summary', 'scripts/summary.py', ['sales.csv'])"], { cwd: dir });
+    expect(JSON.parse(sandbox.stdout)).toMatchObject({ ok: false, error: { name: "ValidationError", message: expect.stringMatching(/^skills\.run: this sandbox executor cannot run commands/) } });
+  });
+});
+
+describe("ts-code-mode store --type skills (real redis-server)", () => {
+  it("bootstrap copies valid skill folders (bytes intact), list/diff see them, pull writes them back", async () => {
+    const { startRedis, uniquePrefix, deleteKeys } = await import("../helpers/redis.js");
+    const { RedisStorage } = await import("../../src/storage/redis/storage.js");
+    const server = await startRedis();
+    const prefix = uniquePrefix("skills");
+    try {
+      const source = path.join(dir, "src");
+      const { cp } = await import("node:fs/promises");
+      await cp(EXAMPLES, path.join(source, "skills"), { recursive: true });
+      await mkdir(path.join(source, "skills/csv-summary/assets"), { recursive: true });
+      await writeFile(path.join(source, "skills/csv-summary/assets/all.bin"), Uint8Array.from({ length: 256 }, (_, i) => i));
+      await mkdir(path.join(source, "skills/broken"), { recursive: true });
+      await writeFile(path.join(source, "skills/broken/SKILL.md"), "no frontmatter\n");
+      const store = (...args: string[]) => cli(["store", ...args, "--target", server.url, "--prefix", prefix, "--type", "skills"], { cwd: dir });
+
+      const boot = await store("bootstrap", "--source", source, "--json");
+      expect(boot.code).toBe(0);
+      expect(JSON.parse(boot.stdout)).toMatchObject({ written: ["commit-message", "csv-summary"], warnings: [expect.stringMatching(/^broken: skipped: SKILL.md must start/)] });
+      const listed = JSON.parse((await store("list", "--json")).stdout) as Array<{ name: string; files: number }>;
+      expect(listed.map((s) => [s.name, s.files])).toEqual([["commit-message", 1], ["csv-summary", 4]]);
+      const redis = new RedisStorage({ url: server.url, prefix });
+      expect(Array.from((await redis.skills.read("csv-summary", "assets/all.bin")) ?? [])).toEqual(Array.from({ length: 256 }, (_, i) => i));
+      await redis.close();
+
+      await writeFile(path.join(source, "skills/commit-message/SKILL.md"), "---\nname: commit-message\ndescription: Changed.\n---\nx\n");
+      const d = JSON.parse((await store("diff", "--source", source, "--json")).stdout) as Array<{ name: string; status: string }>;
+      expect(d).toEqual(expect.arrayContaining([{ name: "commit-message", status: "~" }, { name: "csv-summary", status: "=" }]));
+
+      const pulled = await store("pull", "--dest", path.join(dir, "out"), "--json");
+      expect(pulled.code).toBe(0);
+      expect(await referenceValidate(path.join(dir, "out/skills/csv-summary"))).toEqual([]);
+      const again = JSON.parse((await store("pull", "--dest", path.join(dir, "out"), "--json")).stdout) as { written: Array<{ outcome: string }> };
+      expect(again.written.map((w) => w.outcome)).toEqual(["unchanged", "unchanged"]);
+    } finally {
+      await deleteKeys(server.url, `${prefix}:`);
+      await server.close();
+    }
+  });
+});
