@@ -46,3 +46,4 @@ export { ContainerExecutor, type ContainerExecutorOptions, type ContainerMount }
 export { buildImage, defaultImageTag, type ImageBuildOptions } from "./execution/container/image.js";
 export { pruneContainers } from "./execution/container/cleanup.js";
 export type { ExecOptions, ExecResult } from "./execution/container/exec.js";
+export * from "./skills/index.js";
