@@ -55,6 +55,7 @@ export class SkillProtectedError extends Error {
 interface Entry {
   name: string;
   description: string;
+  /** The first BODY_EXCERPT_CHARS of the body, for search: a scan of many skills holds no more. */
   body: string;
   frontmatter: SkillFrontmatter;
   store: SkillStore;
@@ -71,6 +72,7 @@ export interface SkillLibraryOptions {
 }
 
 const WEIGHTS = { name: 3, description: 2, body: 0.5 } as const;
+const BODY_EXCERPT_CHARS = 20_000;
 const provenanceSchema = z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string().max(200), savedAt: z.string().max(100) });
 const createSchema = z.strictObject({
   name: z.string({ error: "name must be a string" }),
@@ -133,7 +135,7 @@ export class SkillLibrary {
       fields: [
         { text: e.name.replace(/-/g, " "), weight: WEIGHTS.name },
         { text: e.description, weight: WEIGHTS.description },
-        { text: e.body.slice(0, 20_000), weight: WEIGHTS.body },
+        { text: e.body, weight: WEIGHTS.body },
       ],
       semantic: { primary: e.description, secondary: e.body.slice(0, 4_000) },
     }));
@@ -145,7 +147,7 @@ export class SkillLibrary {
   }
 
   async load(name: string): Promise<SkillDetails> {
-    const e = await this.entry(name);
+    const e = await this.entry(name, true);
     const files = (await e.store.files(name)) ?? [];
     return {
       ...this.summary(e),
@@ -243,16 +245,23 @@ export class SkillLibrary {
     return lines.join("\n");
   }
 
-  private async entry(name: string): Promise<Entry> {
+  /**
+   * One skill, read from the last source that has a usable one (what a scan would pick) without
+   * reading every other skill; `fullBody`: keep the whole body instead of the search excerpt.
+   */
+  private async entry(name: string, fullBody = false): Promise<Entry> {
     if (typeof name !== "string") throw new ValidationError("name must be a string");
-    const { skills } = await this.scan();
-    const e = skills.get(name);
-    if (e) return e;
-    const names = [...skills.keys()];
+    for (const { store, label } of [...this.sources].reverse()) {
+      const names = await store.names().catch((): string[] => []);
+      if (!names.includes(name)) continue;
+      const e = await this.readEntry(store, label, name, [], fullBody);
+      if (e) return e;
+    }
+    const names = [...(await this.scan()).skills.keys()];
     throw new NotFoundError(`No skill named ${JSON.stringify(name)}.${didYouMean(name, names)} Available: ${names.join(", ") || "(none)"}`, closestNames(name, names));
   }
 
-  private async readEntry(store: SkillStore, label: string, name: string, warnings: string[]): Promise<Entry | null> {
+  private async readEntry(store: SkillStore, label: string, name: string, warnings: string[], fullBody = false): Promise<Entry | null> {
     try {
       const bytes = await store.read(name, SKILL_FILE);
       if (bytes === null) {
@@ -265,7 +274,7 @@ export class SkillLibrary {
         return null;
       }
       for (const w of skill.warnings) warnings.push(`${label}: skill "${name}": ${w}`);
-      const entry: Entry = { name, description: skill.description, body: skill.body, frontmatter: skill.frontmatter, store, source: label };
+      const entry: Entry = { name, description: skill.description, body: fullBody ? skill.body : skill.body.slice(0, BODY_EXCERPT_CHARS), frontmatter: skill.frontmatter, store, source: label };
       const prov = await store.read(name, PROVENANCE_FILE).catch(() => null);
       if (prov) {
         const parsed = provenanceSchema.safeParse(safeJson(new TextDecoder().decode(prov)));
