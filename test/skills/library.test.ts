@@ -153,3 +153,24 @@ describe("trust", () => {
     expect((await lib.load("quoted")).description).toBe("Colons: and # hashes\n---\nname: injected");
   });
 });
+
+describe("FileStorage skills: leftovers of killed writers", () => {
+  it("a staged folder of a dead writer is swept on open once old; a live writer's is kept", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const { utimesSync, existsSync } = await import("node:fs");
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    const tmp = path.join(storage.root, "skills", ".tmp");
+    const stale = path.join(tmp, `half.${dead}.0123456789ab`);
+    const live = path.join(tmp, `busy.${process.pid}.0123456789ab`);
+    for (const d of [stale, live]) {
+      mkdirSync(path.join(d, "scripts"), { recursive: true });
+      writeFileSync(path.join(d, "SKILL.md"), "half-written");
+      utimesSync(d, new Date(0), new Date(0));
+    }
+    const again = new FileStorage({ basePath: path.join(dir, "base") });
+    expect(await again.sweepDone()).toBe(1);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    await again.close();
+  });
+});

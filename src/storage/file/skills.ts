@@ -15,7 +15,7 @@ import { lstat, mkdir, open, readdir, realpath, rename, rm, writeFile } from "no
 import path from "node:path";
 import { ValidationError } from "../../errors.js";
 import { compareNames } from "../names.js";
-import { guardFs, isErrno } from "../atomic.js";
+import { guardFs, isAlive, isErrno } from "../atomic.js";
 import type { SkillFile, SkillStore } from "../protocol.js";
 import { checkSkillFiles, MAX_SKILL_FILE_BYTES, MAX_SKILL_FILES, PROVENANCE_FILE, SKILL_FILE, skillNameProblem, validateSkillName, validateSkillPath } from "../skill-names.js";
 
@@ -187,6 +187,29 @@ export class FileSkillStore implements SkillStore {
       await rm(aside, { recursive: true, force: true });
       return true;
     });
+  }
+
+  /**
+   * Removes what killed writers left in `.tmp/` (staged or set-aside folders named
+   * `<name>.<pid>.<hex>…`) once older than `maxAgeMs` and their writer is gone. Never throws.
+   */
+  async sweep(maxAgeMs: number): Promise<number> {
+    const tmp = path.join(this.dir, SKILL_TEMP_DIR);
+    const entries = await readdir(tmp).catch((): string[] => []);
+    let removed = 0;
+    for (const entry of entries) {
+      const m = /^[^.]+\.(\d+)\.[0-9a-f]{12}/.exec(entry);
+      if (!m) continue;
+      try {
+        const st = await lstat(path.join(tmp, entry));
+        if (Date.now() - st.mtimeMs < maxAgeMs || isAlive(Number(m[1]))) continue;
+        await rm(path.join(tmp, entry), { recursive: true, force: true });
+        removed++;
+      } catch {
+        // gone already: a sweep is housekeeping
+      }
+    }
+    return removed;
   }
 
   /** The skill's folder with symlinks resolved (a symlinked skill folder is allowed), or null. */

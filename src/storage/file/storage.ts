@@ -92,7 +92,7 @@ export class FileStorage implements StorageBackend {
     const maxAge = tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS;
     // Temp folders, plus the folders where an older version put its temp files.
     const dirs = [path.join(workflowsDir, WORKFLOW_TEMP_DIR), path.join(artifactsDir, ARTIFACT_TEMP_DIR), workflowsDir, artifactsDir];
-    this.swept = Promise.all(dirs.map((d) => sweepTempFiles(d, maxAge))).then((counts) => counts.reduce((a, b) => a + b, 0));
+    this.swept = Promise.all([...dirs.map((d) => sweepTempFiles(d, maxAge)), this.skills.sweep(maxAge)]).then((counts) => counts.reduce((a, b) => a + b, 0));
   }
 
   /** How many leftover temp files the sweep on open removed (it never fails). */
