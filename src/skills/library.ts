@@ -8,6 +8,7 @@ import { z } from "zod";
 import { InvalidNameError, NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import { FileSkillStore } from "../storage/file/skills.js";
+import { compareNames } from "../storage/names.js";
 import type { SkillFile, SkillStore } from "../storage/protocol.js";
 import { PROVENANCE_FILE, validateSkillPath } from "../storage/skill-names.js";
 import { describeProvenance, trustOf, type TrustLevel, type WorkflowPrincipal, type WorkflowProvenance } from "../workflows/provenance.js";
@@ -124,7 +125,7 @@ export class SkillLibrary {
 
   async list(): Promise<SkillSummary[]> {
     const { skills } = await this.scan();
-    return [...skills.values()].map((e) => this.summary(e));
+    return [...skills.values()].map((e) => this.summary(e)).sort((a, b) => compareNames(a.name, b.name));
   }
 
   async search(query: string, options: { limit?: number } = {}): Promise<Array<SkillSummary & { score: number }>> {

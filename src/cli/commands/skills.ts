@@ -6,6 +6,7 @@ import { SkillLibrary } from "../../skills/library.js";
 import { discoverSkillRoots, readSkillFolder } from "../../skills/roots.js";
 import { skillFoldersIn, validateSkillDir } from "../../skills/validate.js";
 import { FileStorage } from "../../storage/file/storage.js";
+import { compareNames } from "../../storage/names.js";
 import { oneLine, table } from "../format.js";
 import { addJsonOption, addStorageOptions, EXIT_FAILURE, examples, printJson, resolvePaths, userPath, watchMissingFolders, writeLine, type StorageFlags } from "../shared.js";
 
@@ -53,7 +54,8 @@ export function registerSkillsCommands(program: Command): void {
   list.action(async (flags: SkillFlags) => {
     const { found, warnings } = await withLibrary(flags, async (lib) => {
       const scan = await lib.scan();
-      return { found: [...scan.skills.values()].map((e) => ({ name: e.name, description: e.description, location: e.store.location(e.name), source: e.source })), warnings: scan.warnings };
+      const found = [...scan.skills.values()].map((e) => ({ name: e.name, description: e.description, location: e.store.location(e.name), source: e.source }));
+      return { found: found.sort((a, b) => compareNames(a.name, b.name)), warnings: scan.warnings };
     });
     for (const w of warnings) writeLine(process.stderr, `warning: ${w}`);
     if (flags.json) return printJson(found);
