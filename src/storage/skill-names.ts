@@ -110,3 +110,17 @@ export function checkSkillFiles(name: string, files: readonly SkillFile[]): void
     }
   }
 }
+
+/** Total bytes of a save (what the store-wide skills quota counts). */
+export function skillBytes(files: readonly SkillFile[]): number {
+  return files.reduce((n, f) => n + f.bytes.byteLength, 0);
+}
+
+/** The store's skills would exceed `maxStoreBytes` (skills have their own budget of that size, apart from artifacts). */
+export function skillsFull(name: string, size: number, usedByOthers: number, limit: number): StorageError {
+  return new StorageError(
+    `Cannot save skill "${name}": the skills of this store would hold ${usedByOthers + size} bytes, over the quota of ${limit} bytes ` +
+      `(maxStoreBytes; ${usedByOthers} used by other skills). Delete skills or raise the quota. Nothing was written.`,
+    { code: "QUOTA_EXCEEDED", limit, size: usedByOthers + size },
+  );
+}

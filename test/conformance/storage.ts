@@ -523,6 +523,22 @@ export function storageConformance(name: string, factory: (options?: Conformance
         expect(new TextDecoder().decode((await skills.read("q", "SKILL.md")) ?? new Uint8Array())).toContain("Version 1.");
       });
 
+      it("counts every skill's bytes against maxStoreBytes: a replace frees the old bytes, a delete frees them all", async () => {
+        const small = await withOptions({ maxStoreBytes: 1_000 });
+        const skills = skillsOf(small);
+        const filler = (n: number) => ({ path: "assets/fill.bin", bytes: new Uint8Array(n) });
+        await skills.save("one", [{ path: "SKILL.md", bytes: md("one") }, filler(400)]);
+        await skills.save("two", [{ path: "SKILL.md", bytes: md("two") }, filler(400)]);
+        const err = (await skills.save("three", [{ path: "SKILL.md", bytes: md("three") }, filler(400)]).catch((e: unknown) => e)) as StorageError;
+        expect(err).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED", limit: 1_000 });
+        expect(await skills.names()).toEqual(["one", "two"]);
+        // Replacing "two" with the same size fits: its old bytes no longer count.
+        await skills.save("two", [{ path: "SKILL.md", bytes: md("two", 2) }, filler(400)]);
+        expect(await skills.delete("one")).toBe(true);
+        await skills.save("three", [{ path: "SKILL.md", bytes: md("three") }, filler(400)]);
+        expect(await skills.names()).toEqual(["three", "two"]);
+      });
+
       it("is reached through the descriptor, and workspaces do not share skills", async () => {
         await skillsOf(storage).save("shared-skill", [{ path: "SKILL.md", bytes: md("shared-skill") }]);
         const again = await reopen();

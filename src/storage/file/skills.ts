@@ -17,7 +17,7 @@ import { ValidationError } from "../../errors.js";
 import { compareNames } from "../names.js";
 import { guardFs, isAlive, isErrno } from "../atomic.js";
 import type { SkillFile, SkillStore } from "../protocol.js";
-import { checkSkillFiles, MAX_SKILL_FILE_BYTES, MAX_SKILL_FILES, PROVENANCE_FILE, SKILL_FILE, skillNameProblem, validateSkillName, validateSkillPath } from "../skill-names.js";
+import { checkSkillFiles, skillBytes, skillsFull, MAX_SKILL_FILE_BYTES, MAX_SKILL_FILES, PROVENANCE_FILE, SKILL_FILE, skillNameProblem, validateSkillName, validateSkillPath } from "../skill-names.js";
 
 export const SKILL_TEMP_DIR = ".tmp";
 /** Deepest folder nesting listed inside a skill. */
@@ -26,7 +26,7 @@ const MAX_DEPTH = 8;
 export class FileSkillStore implements SkillStore {
   constructor(
     readonly dir: string,
-    private readonly options: { readOnly?: boolean } = {},
+    private readonly options: { readOnly?: boolean; maxStoreBytes?: number } = {},
   ) {}
 
   location(name: string): string {
@@ -137,6 +137,7 @@ export class FileSkillStore implements SkillStore {
     validateSkillName(name);
     this.writable("save");
     checkSkillFiles(name, files);
+    await this.checkQuota(name, skillBytes(files));
     const target = path.join(this.dir, name);
     const tmpDir = path.join(this.dir, SKILL_TEMP_DIR);
     const staging = path.join(tmpDir, `${name}.${process.pid}.${randomBytes(6).toString("hex")}`);
@@ -187,6 +188,21 @@ export class FileSkillStore implements SkillStore {
       await rm(aside, { recursive: true, force: true });
       return true;
     });
+  }
+
+  /**
+   * The store-wide quota: the other skills plus this save must fit in `maxStoreBytes`. Exact
+   * within one process; like the artifacts' quota, writers in other processes are seen when they land.
+   */
+  private async checkQuota(name: string, size: number): Promise<void> {
+    const limit = this.options.maxStoreBytes;
+    if (limit === undefined) return;
+    let used = 0;
+    for (const other of await this.names()) {
+      if (other === name) continue;
+      for (const f of (await this.files(other)) ?? []) used += f.size;
+    }
+    if (used + size > limit) throw skillsFull(name, size, used, limit);
   }
 
   /**

@@ -18,7 +18,7 @@ import { ValidationError } from "../../errors.js";
 import { DEFAULT_TEMP_MAX_AGE_MS, sweepTempFiles, toStorageError } from "../atomic.js";
 import { validateWorkspaceId } from "../names.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
-import { quotaOptionSchema, type QuotaOptions } from "../quota.js";
+import { quotaOptionSchema, resolveQuota, type QuotaOptions } from "../quota.js";
 import { ARTIFACT_TEMP_DIR, FileArtifactStore } from "./artifacts.js";
 import { FileSkillStore } from "./skills.js";
 import { FileWorkflowStore, WORKFLOW_TEMP_DIR } from "./workflows.js";
@@ -83,7 +83,7 @@ export class FileStorage implements StorageBackend {
     }
     this.workflows = new FileWorkflowStore(workflowsDir);
     // Created on the first save: a base folder without skills stays as it was.
-    this.skills = new FileSkillStore(path.join(this.root, "skills"));
+    this.skills = new FileSkillStore(path.join(this.root, "skills"), { maxStoreBytes: resolveQuota({ ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}) }).maxStoreBytes });
     const quota: QuotaOptions = {
       ...(maxArtifactBytes !== undefined ? { maxArtifactBytes } : {}),
       ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}),

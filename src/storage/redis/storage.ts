@@ -116,7 +116,7 @@ export class RedisStorage implements StorageBackend {
       ...(o.maxArtifactBytes !== undefined ? { maxArtifactBytes: o.maxArtifactBytes } : {}),
       ...(o.maxStoreBytes !== undefined ? { maxStoreBytes: o.maxStoreBytes } : {}),
     });
-    this.skills = new RedisSkillStore(this.conn, this.keys);
+    this.skills = new RedisSkillStore(this.conn, this.keys, o.maxStoreBytes);
     this.tools = new RedisToolStore(this.conn, this.keys);
     this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
     this.blobs = new RedisBlobStore(this.conn, this.keys.base);
