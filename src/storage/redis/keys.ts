@@ -8,6 +8,9 @@
  *   <base>:artifacts:data:<name>   STRING  the payload, exactly the bytes saved
  *   <base>:artifacts:bytes         STRING  the store's artifact bytes, for the store quota
  *   <base>:fence:<token>           STRING  (1 day TTL) a write whose outcome was unknown, cancelled (see connection.ts)
+ *   <base>:skills:index            SET     every skill name (skills.ts)
+ *   <base>:skills:files:<name>     HASH    file path → bytes, the whole skill folder (SKILL.md, scripts/..., .provenance.json)
+ *   <base>:skills:bytes            STRING  the store's skill bytes, for the store quota
  *   <base>:deps                    LIST    the deps layer's package list
  *   <base>:vectors:...             STRING  the search layer's vectors (blobs.ts)
  *   <prefix>:tools                 HASH    tool file stem → YAML text (`ts-code-mode store bootstrap --type tools`)
