@@ -8,7 +8,7 @@
 export const RUN_CODE_DESCRIPTION = [
   "Run TypeScript (or JavaScript) and get back the value of the last expression, console output and any error.",
   "Top-level await works; top-level const/let/function declarations persist into later run_code calls.",
-  "Four namespaces are in scope; every call returns a Promise:",
+  "These namespaces are in scope; every call returns a Promise:",
   '- tools: CLI commands and APIs. Find them with await tools.search("what you need") (names, callables, signatures),',
   '  read one with await tools.describe("name") (TypeScript declaration), then call await tools.<name>.<callable>({ ...args }).',
   '- workflows: saved, reusable code. await workflows.search("task") or workflows.list(), then await workflows.<name>({ ...args });',

@@ -498,8 +498,9 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(r.error?.name).toBe("TypeError");
       });
 
-      it("the four namespaces are in scope", async () => {
-        expect(await value(s, "[typeof tools, typeof workflows, typeof artifacts, typeof deps].map((t) => t !== 'undefined')")).toEqual([
+      it("the namespaces are in scope", async () => {
+        expect(await value(s, "[typeof tools, typeof workflows, typeof artifacts, typeof deps, typeof skills].map((t) => t !== 'undefined')")).toEqual([
+          true,
           true,
           true,
           true,
