@@ -49,3 +49,4 @@ export type { ExecOptions, ExecResult } from "./execution/container/exec.js";
 export { SessionLostError } from "./errors.js";
 export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/executor.js";
 export type { HostFacade } from "./execution/protocol.js";
+export * from "./skills/index.js";

@@ -15,6 +15,7 @@ import type { ArtifactData, ArtifactInfo, SaveArtifactOptions, StorageBackend } 
 import { isStorageBackend } from "./storage/protocol.js";
 import type { ToolListing } from "./tools/registry.js";
 import type { DepEntry, InstallResult } from "./deps/service.js";
+import type { SkillDetails, SkillSummary } from "./skills/library.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
 import type { TrustLevel, UntrustedWorkflowPolicy } from "./workflows/provenance.js";
 
@@ -255,6 +256,24 @@ export class Session {
   /** Installs everything in the list that is not installed yet. */
   async syncDeps(): Promise<InstallResult> {
     return (await this.dispatch("deps", "sync", [])) as InstallResult;
+  }
+
+  /** The skills the agent sees (storage + read-only roots): `{ name, description, location }`. */
+  async listSkills(): Promise<SkillSummary[]> {
+    return (await this.services()).skills.list();
+  }
+
+  /** One skill: its instructions (`body`), resource paths and frontmatter. Throws NotFoundError. */
+  async loadSkill(name: string): Promise<SkillDetails> {
+    return (await this.services()).skills.load(name);
+  }
+
+  /**
+   * The catalog for a system prompt: the spec's `<available_skills>` block (`format: "xml"`, the
+   * default) or a Markdown list, values HTML-escaped; "" when there are no skills.
+   */
+  async skillsCatalog(options: { format?: "xml" | "markdown" } = {}): Promise<string> {
+    return (await this.services()).skills.catalog(options.format ?? "xml");
   }
 
   /** Runs the same operation a guest call would, with the same checks and error wording. */

@@ -11,6 +11,7 @@ import { registerInitCommand } from "./commands/init.js";
 import { registerMcpCommand } from "./commands/mcp.js";
 import { registerRunCommand } from "./commands/run.js";
 import { registerServeCommand } from "./commands/serve.js";
+import { registerSkillsCommands } from "./commands/skills.js";
 import { registerStoreCommands } from "./commands/store.js";
 import { registerToolsCommands } from "./commands/tools.js";
 import { registerToolableCommands } from "./commands/toolable.js";
@@ -43,6 +44,7 @@ registerAgentCommands(program);
 registerToolableCommands(program);
 registerContainerCommands(program);
 registerServeCommand(program);
+registerSkillsCommands(program);
 
 ignoreClosedStdout();
 let code: number;

@@ -27,6 +27,8 @@ import { ToolRegistry } from "../tools/registry.js";
 import { ToolSessions } from "./tool-sessions.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { WorkflowLibrary } from "../workflows/library.js";
+import { SkillLibrary } from "../skills/library.js";
+import { runArgsSchema, runSkillScript } from "../skills/run.js";
 import type { WorkflowPrincipal } from "../workflows/provenance.js";
 import { describeCut } from "../values/explain.js";
 import { CALL_ARGS_LIMITS } from "../values/limits.js";
@@ -34,7 +36,7 @@ import { walk } from "../values/walk.js";
 import { InFlightBytes, type Lease } from "./in-flight.js";
 import { prepareModule } from "./prepare.js";
 
-export const NAMESPACES = ["tools", "workflows", "artifacts", "deps"] as const;
+export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills"] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
 export interface HostServicesOptions {
@@ -52,7 +54,9 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined };
+  /** Read-only folders of Agent Skills merged after the storage's (later wins). */
+  skillRoots?: readonly string[];
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
   maxInFlightBytes?: number;
   /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
@@ -141,6 +145,29 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     remove: op("remove(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.remove(spec) : h.depsUnsupported("remove"))),
     sync: op("sync()", z.tuple([]), async (h) => (h.deps ? h.deps.sync() : h.depsUnsupported("sync"))),
   },
+  skills: {
+    list: op("list()", z.tuple([]), (h) => h.skills.list()),
+    search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.skills.search(q, o ?? {})),
+    load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
+      const d = await h.skills.load(name);
+      return { name: d.name, description: d.description, location: d.location, body: d.body, resources: d.resources };
+    }),
+    read: op(
+      'read(name, path, { as?: "text" | "bytes" })',
+      z.tuple([str("name"), str("path")], z.strictObject({ as: z.enum(["text", "bytes"], { error: 'as must be "text" or "bytes"' }).optional() }).optional()),
+      (h, [name, p, o]) => h.skills.read(name, p, o ?? {}),
+    ),
+    create: op("create({ name, description, body, files? })", z.tuple([z.unknown()]), (h, [input]) => h.skills.create(input as never)),
+    delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.skills.delete(name)),
+    run: op("run(name, script, args)", z.tuple([str("name"), str("script")], runArgsSchema.optional()), async (h, [name, script, args], ctx) => {
+      if (!h.runsCommands) {
+        throw new ValidationError(
+          `this ${h.executorKind} executor cannot run commands, so it cannot run ${JSON.stringify(script)}; read the instructions with skills.load(name) and the script with skills.read(name, script), or use an executor that runs commands (SubprocessExecutor)`,
+        );
+      }
+      return runSkillScript(h.skills, name, script, args ?? [], ctx);
+    }),
+  },
 };
 
 const DEFAULT_DEPS_UNAVAILABLE =
@@ -156,6 +183,10 @@ export class HostServices {
   readonly storage: StorageBackend;
   readonly toolsPath: string | undefined;
   readonly deps: DepsService | undefined;
+  readonly skills: SkillLibrary;
+  /** The executor can run host commands (skills.run). */
+  readonly runsCommands: boolean;
+  readonly executorKind: string;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
   /** What this session's calls hold now (arguments and replies). */
@@ -171,6 +202,7 @@ export class HostServices {
     search: SearchSetup,
     origin: HostServicesOptions["origin"] | undefined,
     maxInFlightBytes: number | undefined,
+    skillRoots: readonly string[] | undefined,
   ) {
     this.inFlight = new InFlightBytes(maxInFlightBytes);
     this.language = origin?.language ?? "typescript";
@@ -183,6 +215,9 @@ export class HostServices {
     const principal: WorkflowPrincipal = { executor: origin?.kind ?? "unknown", trust: origin?.trust === "trusted" ? "trusted" : "untrusted" };
     this.workflows = new WorkflowLibrary(storage.workflows, { ranker: search.workflowsRanker(), principal });
     this.artifacts = storage.artifacts;
+    this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal });
+    this.runsCommands = origin?.runsCommands === true;
+    this.executorKind = origin?.kind ?? "unknown";
   }
 
   /** Loads the tool YAML files; a broken file fails here with a ValidationError naming it. */
@@ -194,7 +229,7 @@ export class HostServices {
     if (options.middleware?.length) tools.use(...options.middleware);
     // The model is not loaded here: it costs ~130 MiB and a worker thread, and most sessions never
     // search. The first search loads it (answering by words until it is ready, see SemanticRanker).
-    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes);
+    const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes, options.skillRoots);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
     return host;
   }

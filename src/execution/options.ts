@@ -30,6 +30,8 @@ export interface ExecutorOptions {
   maxInFlightBytes?: number;
   /** `type: toolable` tools: `sampler` answers their sampling requests, `onEvent` gets their progress/log/artifact events. */
   toolable?: ToolableHostOptions;
+  /** Read-only folders of Agent Skills (e.g. `discoverSkillRoots()`), merged after the storage's skills; a later one wins a name clash. */
+  skillRoots?: string[];
 }
 
 export const timeoutSchema = z
@@ -57,14 +59,20 @@ export const baseOptionsShape = {
       { error: "must be { sampler?, onEvent?, sampleVia? }" },
     )
     .optional(),
+  skillRoots: z.array(z.string().min(1), { error: "must be an array of folder paths" }).optional(),
   maxInFlightBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_024, "must be at least 1024 bytes").max(Number.MAX_SAFE_INTEGER).optional(),
 };
 
 /** The HostServices part of parsed options (what every executor passes on as it is). */
-export function hostLimitsOf(options: { maxInFlightBytes?: number | undefined; toolable?: ToolableHostOptions | undefined }): { maxInFlightBytes?: number; toolable?: ToolableHostOptions } {
+export function hostLimitsOf(options: {
+  maxInFlightBytes?: number | undefined;
+  toolable?: ToolableHostOptions | undefined;
+  skillRoots?: string[] | undefined;
+}): { maxInFlightBytes?: number; toolable?: ToolableHostOptions; skillRoots?: string[] } {
   return {
     ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
+    ...(options.skillRoots !== undefined ? { skillRoots: options.skillRoots } : {}),
   };
 }
 

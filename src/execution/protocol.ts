@@ -101,6 +101,7 @@ export interface Executor {
 export interface HostFacade {
   readonly tools: Pick<HostServices["tools"], "list" | "search" | "describe" | "call">;
   readonly workflows: Pick<HostServices["workflows"], "list" | "search" | "get" | "create" | "delete" | "approve" | "setUntrustedWorkflowPolicy" | "index">;
+  readonly skills: Pick<HostServices["skills"], "list" | "load" | "catalog">;
   dispatch(ns: string, op: string, args: readonly unknown[], ctx?: CallContext): Promise<unknown>;
   /** The guest's language: tools.describe answers in it. */
   readonly language: HostServices["language"];

@@ -8,13 +8,14 @@
 export const RUN_CODE_DESCRIPTION = [
   "Run TypeScript (or JavaScript) and get back the value of the last expression, console output and any error.",
   "Top-level await works; top-level const/let/function declarations persist into later run_code calls.",
-  "Four namespaces are in scope; every call returns a Promise:",
+  "These namespaces are in scope; every call returns a Promise:",
   '- tools: CLI commands and APIs. Find them with await tools.search("what you need") (names, callables, signatures),',
   '  read one with await tools.describe("name") (TypeScript declaration), then call await tools.<name>.<callable>({ ...args }).',
   '- workflows: saved, reusable code. await workflows.search("task") or workflows.list(), then await workflows.<name>({ ...args });',
   "  workflows.get(name) shows one's source. Save one with await workflows.create({ name, source, description }) where source exports async function run(args).",
   "- artifacts: persistent named data. await artifacts.list(), artifacts.save(name, data), artifacts.load(name).",
   "- deps: await deps.list() shows the packages code may import; deps.add(spec) installs one where allowed.",
+  '- skills: know-how for tasks. await skills.search("task"), then skills.load(name) and follow its body; skills.read(name, path), skills.run(name, script, [args]).',
   "Search before guessing names. Do many calls in one snippet (loops, Promise.all) and return only what you need:",
   "output past the limit is cut, so save large results as artifacts and return slices of them.",
 ].join("\n");
@@ -40,7 +41,8 @@ export const DESCRIPTIONS = {
 export const SERVER_INSTRUCTIONS =
   "ts-code-mode runs TypeScript with tools, workflows, artifacts and deps in scope. Prefer one run_code call that does " +
   "several steps over many small tool calls; discover tools with tools.search and tools.describe inside run_code. " +
-  "Workflows and artifacts are also resources (workflow://{name}, artifact://{name}).";
+  "Workflows, artifacts and skills are also resources (workflow://{name}, artifact://{name}, skill://{name}/SKILL.md); " +
+  "the prompt `skills` gives the skills catalog for a system prompt.";
 
 /** run_code's description when the session's code is Python (`mcp --language python`). */
 export const RUN_PYTHON_CODE_DESCRIPTION = [

@@ -28,6 +28,7 @@ export const MAX_RESOURCE_CHARS = 1_000_000;
 const RESOURCE_NOT_FOUND = -32002;
 
 const WORKFLOW = "workflow://";
+const SKILL = "skill://";
 const ARTIFACT = "artifact://";
 
 const MIME: Record<ArtifactInfo["kind"], string> = { text: "text/plain", json: "application/json", bytes: "application/octet-stream" };
@@ -44,7 +45,7 @@ export function registerCodeModeResources(server: McpServer, session: Session, o
   let seen: string | null = null;
 
   const all = async (): Promise<Resource[]> => {
-    const [workflows, artifacts] = await Promise.all([session.listWorkflows(), session.listArtifacts()]);
+    const [workflows, artifacts, skills] = await Promise.all([session.listWorkflows(), session.listArtifacts(), skillResources(session)]);
     return [
       ...[...workflows]
         .sort((a, b) => a.name.localeCompare(b.name))
@@ -52,6 +53,7 @@ export function registerCodeModeResources(server: McpServer, session: Session, o
       ...[...artifacts]
         .sort((a, b) => a.name.localeCompare(b.name))
         .map((a): Resource => ({ uri: artifactUri(a.name), name: a.name, title: `artifact ${a.name}`, description: a.description, mimeType: MIME[a.kind], size: a.size })),
+      ...skills,
     ];
   };
   const fingerprint = (list: readonly Resource[]) => JSON.stringify(list.map((r) => [r.uri, r.description, r.size]));
@@ -68,6 +70,8 @@ export function registerCodeModeResources(server: McpServer, session: Session, o
     resourceTemplates: [
       { uriTemplate: `${WORKFLOW}{name}`, name: "workflow", title: "Saved workflow (TypeScript source)", mimeType: "text/x-typescript" },
       { uriTemplate: `${ARTIFACT}{name}`, name: "artifact", title: "Stored artifact (text, JSON or bytes)", description: "Names with / may be written as is or percent-encoded" },
+      { uriTemplate: `${SKILL}{name}/SKILL.md`, name: "skill", title: "Agent Skill instructions (SKILL.md)", mimeType: "text/markdown" },
+      { uriTemplate: `${SKILL}{name}/{+path}`, name: "skill-file", title: "A file of an Agent Skill (scripts/, references/, assets/)" },
     ],
   }));
 
@@ -75,7 +79,8 @@ export function registerCodeModeResources(server: McpServer, session: Session, o
     const uri = request.params.uri;
     if (uri.startsWith(WORKFLOW)) return readWorkflow(session, uri, decodeName(uri, WORKFLOW), maxChars);
     if (uri.startsWith(ARTIFACT)) return readArtifact(session, uri, decodeName(uri, ARTIFACT), maxChars);
-    throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${JSON.stringify(uri)}: this server has workflow://{name} and artifact://{name}`);
+    if (uri.startsWith(SKILL)) return readSkillFile(session, uri, maxChars);
+    throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${JSON.stringify(uri)}: this server has workflow://{name}, artifact://{name} and skill://{name}/{path}`);
   });
 
   return {
@@ -121,6 +126,31 @@ async function readArtifact(session: Session, uri: string, name: string, maxChar
   }
   if (typeof data === "string") return { contents: [{ uri, mimeType: MIME.text, text: cut(data, maxChars, load) }] };
   return { contents: [{ uri, mimeType: MIME.json, text: cut(JSON.stringify(data, null, 2) ?? "null", maxChars, load) }] };
+}
+
+/** Each skill's SKILL.md and the files under it (names, paths and sizes only; nothing is read). */
+async function skillResources(session: Session): Promise<Resource[]> {
+  const out: Resource[] = [];
+  for (const skill of await session.listSkills()) {
+    out.push({ uri: `${SKILL}${skill.name}/SKILL.md`, name: `${skill.name}/SKILL.md`, title: `skill ${skill.name}`, description: skill.description, mimeType: "text/markdown" });
+    const details = await session.loadSkill(skill.name).catch(() => null);
+    for (const p of details?.resources ?? []) out.push({ uri: `${SKILL}${skill.name}/${encodeURI(p)}`, name: `${skill.name}/${p}`, title: `${p} of skill ${skill.name}` });
+  }
+  return out;
+}
+
+async function readSkillFile(session: Session, uri: string, maxChars: number): Promise<ReadResourceResult> {
+  const rest = decodeName(uri, SKILL);
+  const slash = rest.indexOf("/");
+  if (slash <= 0) throw new McpError(RESOURCE_NOT_FOUND, `A skill resource is skill://{name}/{path}, e.g. skill://csv-summary/SKILL.md; got ${JSON.stringify(uri)}`, { uri });
+  const [name, file] = [rest.slice(0, slash), rest.slice(slash + 1)];
+  // Through dispatch: the same confinement and "Did you mean" as skills.read in run_code.
+  const data = (await session.dispatch("skills", "read", [name, file]).catch((err: unknown) => notFound(err, uri))) as string | Uint8Array;
+  const read = `await skills.read(${JSON.stringify(name)}, ${JSON.stringify(file)})`;
+  if (typeof data === "string") return { contents: [{ uri, mimeType: file.endsWith(".md") ? "text/markdown" : "text/plain", text: cut(data, maxChars, read) }] };
+  const base64 = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64");
+  if (base64.length <= maxChars) return { contents: [{ uri, mimeType: MIME.bytes, blob: base64 }] };
+  return { contents: [{ uri, mimeType: "text/plain", text: `[${data.byteLength.toLocaleString("en-US")} bytes: too large to read as a resource; read slices in run_code with (${read}).subarray(start, end)]` }] };
 }
 
 /** The text, or its head and tail with a note naming the full length and how to read the rest. */

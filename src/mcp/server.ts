@@ -9,6 +9,7 @@ import type { ClientApprovals } from "./approvals.js";
 import { SERVER_INSTRUCTIONS } from "./descriptions.js";
 import { DEFAULT_PROGRESS_INTERVAL_MS } from "./progress.js";
 import { registerCodeModeResources } from "./resources.js";
+import { registerSkillsPrompt } from "./skills-prompt.js";
 import { MCP_SURFACES, registerCodeModeTools, type McpSurface } from "./tools.js";
 
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
@@ -60,6 +61,7 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     instructions: SERVER_INSTRUCTIONS,
   });
   const resources = registerCodeModeResources(server, session);
+  registerSkillsPrompt(server, session);
   options.approvals?.bind(server);
   const tools = registerCodeModeTools(server, session, {
     maxOutput,

@@ -145,6 +145,12 @@ export class SearchSetup {
     return this.ranker(workspace === undefined ? ["workflows"] : ["workspaces", workspace, "workflows"]);
   }
 
+  /** Ranker for the skills (per workspace; the same hybrid ranking as workflows). */
+  skillsRanker(): Ranker {
+    const workspace = this.storage.toDescriptor().workspaceId;
+    return this.ranker(workspace === undefined ? ["skills"] : ["workspaces", workspace, "skills"]);
+  }
+
   /** Ranker for the tools loaded from `toolsPath` (cached per folder, so two tool sets sharing a base do not evict each other). */
   toolsRanker(toolsPath: string | undefined): Ranker {
     const id = createHash("sha256").update(path.resolve(toolsPath ?? "")).digest("hex").slice(0, 16);

@@ -146,7 +146,8 @@ export function isTempName(name: string): boolean {
   return TEMP_NAME.test(name) || LEGACY_TEMP_NAME.test(name);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id runs on this host (a temp file's writer). */
+export function isAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

@@ -93,6 +93,33 @@ export interface ArtifactStore {
   delete(name: string): Promise<boolean>;
 }
 
+/** One file of a skill folder: its path relative to the folder ("SKILL.md", "scripts/x.py") and its bytes. */
+export interface SkillFile {
+  path: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * Agent Skills as folders of files (see src/skills/). The store knows files, not the SKILL.md format;
+ * the skills layer parses and validates. Paths follow the artifact-name rules (no "..", no leading
+ * "."), except the one sidecar the skills layer keeps (PROVENANCE_FILE in src/skills/store-rules.ts).
+ */
+export interface SkillStore {
+  /** Create or replace the whole folder. One commit point: readers see the old folder or the new one, never a mix. */
+  save(name: string, files: readonly SkillFile[]): Promise<void>;
+  /** Names of the stored skills, sorted. */
+  names(): Promise<string[]>;
+  /** The folder's files with their sizes, sorted by path; null when there is no such skill. */
+  files(name: string): Promise<Array<{ path: string; size: number }> | null>;
+  /** One file's bytes; null when the skill or the file does not exist. */
+  read(name: string, path: string): Promise<Uint8Array | null>;
+  delete(name: string): Promise<boolean>;
+  /** Where the skill lives, for a catalog's `<location>`: a file path, or a `skill://` URI. */
+  location(name: string): string;
+  /** A folder on disk holding the skill's files, when the store keeps them on disk (to run scripts in place). */
+  folder?(name: string): string;
+}
+
 export type StorageDescriptor =
   | { type: "file"; basePath: string; workspaceId?: string }
   | { type: "redis"; url: string; prefix: string; workspaceId?: string };
@@ -108,6 +135,8 @@ export interface BlobStore {
 export interface StorageBackend {
   readonly workflows: WorkflowStore;
   readonly artifacts: ArtifactStore;
+  /** Agent Skills, when the backend keeps them (FileStorage, RedisStorage). */
+  readonly skills?: SkillStore;
   /** JSON-safe description from which `storageFromDescriptor` rebuilds an equivalent backend. */
   toDescriptor(): StorageDescriptor;
   /** Where file-based companions (deps folder, vector cache) may live, if the backend has a disk home. */

@@ -15,7 +15,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { cp, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../helpers/processes.js";
 import { NotFoundError } from "../../src/errors.js";
 import type { ExecutionError, ExecutionResult, Executor, RunOptions } from "../../src/execution/protocol.js";
 import { MAX_DISPLAY_CHARS } from "../../src/execution/result.js";
@@ -44,10 +46,17 @@ export interface ConformanceOptions {
   cancels?: { syncLoop?: boolean; microtaskLoop?: boolean };
   /** The guest's language (default "typescript"); other languages run the per-language part (./languages.ts) only. */
   language?: GuestLanguage;
+  /**
+   * Whether `skills.run` runs a skill's script (default true). An executor that cannot run commands
+   * (the sandbox) declares false, and the suite checks that it refuses clearly instead.
+   */
+  skillsRun?: boolean;
 }
 
 /** The repository's example tools: date, echo, grep, ls, sha256sum, uname, wc. */
 export const EXAMPLE_TOOLS_PATH = fileURLToPath(new URL("../../examples/tools/", import.meta.url));
+/** The repository's example skills: csv-summary (a script) and commit-message (instructions only). */
+export const EXAMPLE_SKILLS_PATH = fileURLToPath(new URL("../../examples/skills/", import.meta.url));
 export const EXAMPLE_TOOL_NAMES = ["date", "echo", "grep", "ls", "sha256sum", "uname", "wc"] as const;
 
 /**
@@ -489,8 +498,9 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(r.error?.name).toBe("TypeError");
       });
 
-      it("the four namespaces are in scope", async () => {
-        expect(await value(s, "[typeof tools, typeof workflows, typeof artifacts, typeof deps].map((t) => t !== 'undefined')")).toEqual([
+      it("the namespaces are in scope", async () => {
+        expect(await value(s, "[typeof tools, typeof workflows, typeof artifacts, typeof deps, typeof skills].map((t) => t !== 'undefined')")).toEqual([
+          true,
           true,
           true,
           true,
@@ -909,6 +919,108 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(second, "await workflows.invoke('add_two', { n: 40 })")).toBe(42);
         expect(((await value(second, "await workflows.search('increment')")) as Array<{ name: string }>)[0]?.name).toBe("add_one");
       });
+    });
+
+    // ---------------------------------------------------------------------------------------------
+    describe("skills namespace", () => {
+      let s: Session;
+      let base: string;
+      const skillsRun = options.skillsRun ?? true;
+      beforeAll(async () => {
+        base = await tempDir();
+        await cp(EXAMPLE_SKILLS_PATH, path.join(base, "skills"), { recursive: true });
+        await writeFile(path.join(base, "data.csv"), "city,temp,rain\nOslo,4,12.5\nRome,18,0\nLima,,3\n");
+        s = await openSession(base);
+      });
+
+      it("list() shows each skill's name, description and SKILL.md location", async () => {
+        const list = (await value(s, "await skills.list()")) as Array<{ name: string; description: string; location: string }>;
+        expect(list.map((k) => k.name)).toEqual(["commit-message", "csv-summary"]);
+        expect(list[1]?.description).toMatch(/^Summarise a CSV file/);
+        expect(list[1]?.location).toBe(path.join(base, "skills", "csv-summary", "SKILL.md"));
+        expect(await value(s, "await skills.list()")).toEqual(await s.listSkills());
+      });
+
+      it("search() ranks the matching skill first", async () => {
+        const hits = (await value(s, "await skills.search('statistics of a csv table', { limit: 1 })")) as Array<{ name: string; score: number }>;
+        expect(hits.map((h) => h.name)).toEqual(["csv-summary"]);
+        expect(typeof hits[0]?.score).toBe("number");
+      });
+
+      it("load() returns the instructions and the resource paths", async () => {
+        const skill = (await value(s, "await skills.load('csv-summary')")) as { name: string; body: string; resources: string[] };
+        expect(skill.name).toBe("csv-summary");
+        expect(skill.body).toMatch(/^# CSV summary/);
+        expect(skill.resources).toEqual(["references/columns.md", "scripts/summary.py"]);
+        const e = await guestError(s, "skills.load('csv-sumary')");
+        expect(e).toMatchObject({ name: "NotFoundError", isError: true });
+        expect(e.message).toMatch(/^skills\.load: No skill named "csv-sumary"\. Did you mean: csv-summary\?/);
+      });
+
+      it("read() returns text or bytes, confined to the skill folder", async () => {
+        expect(await value(s, "await skills.read('csv-summary', 'references/columns.md')")).toMatch(/^# How columns are classified/);
+        expect(await value(s, "const rb = await skills.read('csv-summary', 'references/columns.md', { as: 'bytes' }); [ArrayBuffer.isView(rb), rb.length > 10]")).toEqual([true, true]);
+        for (const bad of ["../../data.csv", "/etc/passwd", "scripts/../../../data.csv"]) {
+          expect(await guestError(s, `skills.read('csv-summary', ${JSON.stringify(bad)})`)).toMatchObject({ name: "InvalidNameError" });
+        }
+        expect((await guestError(s, "skills.read('csv-summary', 'scripts/nope.py')")).message).toMatch(/has no file "scripts\/nope\.py"/);
+      });
+
+      it("create() validates to the spec, saves, and delete() removes", async () => {
+        expect((await guestError(s, "skills.create({ name: 'Bad_Name', description: 'x', body: 'y' })")).message).toMatch(/^skills\.create: invalid skill: Skill name 'Bad_Name' must be lowercase/);
+        await value(s, "await skills.create({ name: 'made-here', description: 'Made by the agent. Use in tests.', body: '# Steps', files: { 'assets/x.bin': new Uint8Array([0, 255]) } })");
+        expect(await value(s, "(await skills.load('made-here')).resources")).toEqual(["assets/x.bin"]);
+        expect(await value(s, "Array.from(await skills.read('made-here', 'assets/x.bin'))")).toEqual([0, 255]);
+        expect(await value(s, "await skills.delete('made-here')")).toBe(true);
+        expect(await value(s, "await skills.delete('made-here')")).toBe(false);
+      });
+
+      if (skillsRun) {
+        it("run() runs a script from scripts/ with an argv array and returns its stdout", async () => {
+          const out = (await value(s, `await skills.run('csv-summary', 'scripts/summary.py', [${JSON.stringify(path.join(base, "data.csv"))}])`)) as string;
+          expect(JSON.parse(out)).toMatchObject({ rows: 3, columns: ["city", "temp", "rain"], numeric: { temp: { min: 4, max: 18, mean: 11 }, rain: { min: 0, max: 12.5 } } });
+        });
+
+        it("run() passes arguments verbatim, never through a shell", async () => {
+          await value(s, "await skills.create({ name: 'argv-echo', description: 'Echo argv. Use in tests.', body: 'x', files: { 'scripts/echo.js': 'console.log(JSON.stringify(process.argv.slice(2)))' } })");
+          const args = ["$(touch pwned)", "; touch pwned2", "--help", "-e", "a b", "`id`"];
+          const out = (await value(s, `await skills.run('argv-echo', 'scripts/echo.js', ${JSON.stringify(args)})`)) as string;
+          expect(JSON.parse(out)).toEqual(args);
+          expect((await guestError(s, "skills.run('argv-echo', 'SKILL.md', [])")).message).toMatch(/only files under scripts\/ can be run/);
+          expect((await guestError(s, "skills.run('argv-echo', 'scripts/echo.js', 'not an array')")).message).toMatch(/args must be an array of strings/);
+        });
+
+        it("run() kills the script's whole process group when the run times out", async () => {
+          const pids = path.join(base, "pids.json");
+          const script = [
+            "const { spawn } = require('node:child_process');",
+            "const child = spawn('sleep', ['1000'], { stdio: 'ignore' });",
+            `require('node:fs').writeFileSync(${JSON.stringify(pids)}, JSON.stringify([process.pid, child.pid]));`,
+            "setInterval(() => {}, 1000);",
+          ].join("\n");
+          await value(s, `await skills.create({ name: 'hangs', description: 'Hangs. Use in tests.', body: 'x', files: { 'scripts/hang.cjs': ${JSON.stringify(script)} } })`);
+          const r = await s.run("await skills.run('hangs', 'scripts/hang.cjs', [])", { timeoutMs: 1_500 });
+          expect(r.ok).toBe(false);
+          const { readFile } = await import("node:fs/promises");
+          const [scriptPid, sleepPid] = JSON.parse(await readFile(pids, "utf8")) as [number, number];
+          const alive = (pid: number) => {
+            try {
+              process.kill(pid, 0);
+              return true;
+            } catch {
+              return false;
+            }
+          };
+          await waitFor(() => !alive(scriptPid) && !alive(sleepPid), "the script and its child to be killed", 10_000);
+        });
+      } else {
+        it("run() is refused clearly: this executor cannot run commands", async () => {
+          const e = await guestError(s, `skills.run('csv-summary', 'scripts/summary.py', ['data.csv'])`);
+          expect(e.name).toBe("ValidationError");
+          expect(e.message).toMatch(/^skills\.run: this \S+ executor cannot run commands/);
+          expect(e.message).toContain("skills.read(name, script)");
+        });
+      }
     });
 
     // ---------------------------------------------------------------------------------------------

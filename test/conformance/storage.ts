@@ -429,6 +429,127 @@ export function storageConformance(name: string, factory: (options?: Conformance
       });
     });
 
+    describe("skills", () => {
+      const enc = (t: string) => new TextEncoder().encode(t);
+      const md = (name: string, v = 1) => enc(`---\nname: ${name}\ndescription: Version ${v}.\n---\nbody ${v}\n`);
+      const skillsOf = (s: StorageBackend) => {
+        if (!s.skills) throw new Error("this backend must keep skills");
+        return s.skills;
+      };
+      const ALL_BYTES = Uint8Array.from({ length: 256 }, (_, i) => i);
+
+      it("starts empty", async () => {
+        const skills = skillsOf(storage);
+        expect(await skills.names()).toEqual([]);
+        expect(await skills.files("nope")).toBeNull();
+        expect(await skills.read("nope", "SKILL.md")).toBeNull();
+        expect(await skills.delete("nope")).toBe(false);
+      });
+
+      it("saves a folder of files and reads every byte back (text, binary, nested paths)", async () => {
+        const skills = skillsOf(storage);
+        await skills.save("csv-tool", [
+          { path: "SKILL.md", bytes: md("csv-tool") },
+          { path: "scripts/run.py", bytes: enc("print('hi')\n") },
+          { path: "assets/all.bin", bytes: ALL_BYTES },
+          { path: "references/ünïcode.md", bytes: enc(UNICODE_TEXT) },
+        ]);
+        await skills.save("b-skill", [{ path: "SKILL.md", bytes: md("b-skill") }]);
+        expect(await skills.names()).toEqual(["b-skill", "csv-tool"]);
+        expect(await skills.files("csv-tool")).toEqual([
+          { path: "SKILL.md", size: md("csv-tool").byteLength },
+          { path: "assets/all.bin", size: 256 },
+          { path: "references/ünïcode.md", size: enc(UNICODE_TEXT).byteLength },
+          { path: "scripts/run.py", size: 12 },
+        ].sort((a, b) => (a.path < b.path ? -1 : 1)));
+        expect(Array.from((await skills.read("csv-tool", "assets/all.bin")) ?? [])).toEqual(Array.from(ALL_BYTES));
+        expect(new TextDecoder("utf-8", { ignoreBOM: true }).decode((await skills.read("csv-tool", "references/ünïcode.md")) ?? new Uint8Array())).toBe(UNICODE_TEXT);
+        expect(await skills.read("csv-tool", "scripts/missing.py")).toBeNull();
+      });
+
+      it("replaces the whole folder: files left out of a save are gone", async () => {
+        const skills = skillsOf(storage);
+        await skills.save("rep", [{ path: "SKILL.md", bytes: md("rep", 1) }, { path: "scripts/old.sh", bytes: enc("old") }]);
+        await skills.save("rep", [{ path: "SKILL.md", bytes: md("rep", 2) }, { path: "scripts/new.sh", bytes: enc("new") }]);
+        expect((await skills.files("rep"))?.map((f) => f.path)).toEqual(["SKILL.md", "scripts/new.sh"]);
+        expect(await skills.read("rep", "scripts/old.sh")).toBeNull();
+        expect(await skills.delete("rep")).toBe(true);
+        expect(await skills.names()).toEqual([]);
+        expect(await skills.files("rep")).toBeNull();
+      });
+
+      it("a reader never sees a mix of two saves (one commit point per skill)", async () => {
+        const skills = skillsOf(storage);
+        const files = (v: number) => [{ path: "SKILL.md", bytes: md("mix", v) }, { path: "scripts/v.txt", bytes: enc(String(v)) }];
+        await skills.save("mix", files(0));
+        let writing = true;
+        const writer = (async () => {
+          for (let v = 1; v <= 40; v++) await skills.save("mix", files(v));
+          writing = false;
+        })();
+        let seen = 0;
+        while (writing) {
+          const listing = await skills.files("mix");
+          const md1 = await skills.read("mix", "SKILL.md");
+          const v = await skills.read("mix", "scripts/v.txt");
+          // Two reads are not one snapshot; what must hold is that every listing is one save's.
+          if (listing) expect(listing.map((f) => f.path)).toEqual(["SKILL.md", "scripts/v.txt"]);
+          if (md1 && v) seen++;
+        }
+        await writer;
+        expect(seen).toBeGreaterThan(0);
+        expect(new TextDecoder().decode((await skills.read("mix", "scripts/v.txt")) ?? new Uint8Array())).toBe("40");
+      });
+
+      it("refuses bad skill names and paths before writing anything", async () => {
+        const skills = skillsOf(storage);
+        for (const bad of ["", "Upper", "a--b", "-a", "a_b", "../x", "a/b", "x".repeat(65)]) {
+          await expect(skills.save(bad, [{ path: "SKILL.md", bytes: md("x") }])).rejects.toMatchObject({ name: "InvalidNameError" });
+          await expect(skills.read(bad, "SKILL.md")).rejects.toMatchObject({ name: "InvalidNameError" });
+        }
+        for (const bad of ["../x", "/etc/passwd", "a//b", ".hidden", "a\\b", "scripts/../../x"]) {
+          await expect(skills.save("ok", [{ path: "SKILL.md", bytes: md("ok") }, { path: bad, bytes: enc("x") }])).rejects.toMatchObject({ name: "InvalidNameError" });
+          await expect(skills.read("ok", bad)).rejects.toMatchObject({ name: "InvalidNameError" });
+        }
+        await expect(skills.save("ok", [{ path: "README.md", bytes: enc("x") }])).rejects.toMatchObject({ name: "ValidationError" });
+        expect(await skills.names()).toEqual([]);
+      });
+
+      it("refuses a file over 10 MB with QUOTA_EXCEEDED and keeps the old folder", async () => {
+        const skills = skillsOf(storage);
+        await skills.save("q", [{ path: "SKILL.md", bytes: md("q") }]);
+        const err = (await skills.save("q", [{ path: "SKILL.md", bytes: md("q", 2) }, { path: "assets/big.bin", bytes: new Uint8Array(10 * 1024 * 1024 + 1) }]).catch((e: unknown) => e)) as StorageError;
+        expect(err).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED" });
+        expect(new TextDecoder().decode((await skills.read("q", "SKILL.md")) ?? new Uint8Array())).toContain("Version 1.");
+      });
+
+      it("counts every skill's bytes against maxStoreBytes: a replace frees the old bytes, a delete frees them all", async () => {
+        const small = await withOptions({ maxStoreBytes: 1_000 });
+        const skills = skillsOf(small);
+        const filler = (n: number) => ({ path: "assets/fill.bin", bytes: new Uint8Array(n) });
+        await skills.save("one", [{ path: "SKILL.md", bytes: md("one") }, filler(400)]);
+        await skills.save("two", [{ path: "SKILL.md", bytes: md("two") }, filler(400)]);
+        const err = (await skills.save("three", [{ path: "SKILL.md", bytes: md("three") }, filler(400)]).catch((e: unknown) => e)) as StorageError;
+        expect(err).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED", limit: 1_000 });
+        expect(await skills.names()).toEqual(["one", "two"]);
+        // Replacing "two" with the same size fits: its old bytes no longer count.
+        await skills.save("two", [{ path: "SKILL.md", bytes: md("two", 2) }, filler(400)]);
+        expect(await skills.delete("one")).toBe(true);
+        await skills.save("three", [{ path: "SKILL.md", bytes: md("three") }, filler(400)]);
+        expect(await skills.names()).toEqual(["three", "two"]);
+      });
+
+      it("is reached through the descriptor, and workspaces do not share skills", async () => {
+        await skillsOf(storage).save("shared-skill", [{ path: "SKILL.md", bytes: md("shared-skill") }]);
+        const again = await reopen();
+        expect(await skillsOf(again).names()).toEqual(["shared-skill"]);
+        const alpha = await reopen("alpha");
+        expect(await skillsOf(alpha).names()).toEqual([]);
+        await skillsOf(alpha).save("mine", [{ path: "SKILL.md", bytes: md("mine") }]);
+        expect(await skillsOf(storage).names()).toEqual(["shared-skill"]);
+      });
+    });
+
     describe("backend", () => {
       it("has a JSON-safe descriptor from which an equivalent backend sees the same records", async () => {
         await storage.artifacts.save("keep/me.bin", Uint8Array.from([1, 2, 3]), { description: "kept", metadata: { a: 1 } });

@@ -48,4 +48,10 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain("variables persist: 22\n");
     expect(stdout).toContain("after the server died: SessionLostError\n");
   });
+
+  it("skills-catalog.mjs prints the catalog and follows the csv-summary skill", async () => {
+    const { stdout } = await run("skills-catalog.mjs");
+    expect(stdout).toMatch(/^commit-message \| Write a git commit message.* \| csv-summary \| Summarise a CSV file/);
+    expect(stdout).toContain('result: {"resources":["references/columns.md","scripts/summary.py"],"rows":2,"units":{"min":10,"max":30,"mean":20}}\n');
+  });
 });

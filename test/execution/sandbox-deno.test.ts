@@ -15,7 +15,7 @@ import { ProbeAdapter } from "../helpers/adapters.js";
 import { executorConformance } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
 
-executorConformance("SandboxExecutor (deno)", (opts) => new SandboxExecutor({ engine: "deno", ...opts }));
+executorConformance("SandboxExecutor (deno)", (opts) => new SandboxExecutor({ engine: "deno", ...opts }), { skillsRun: false });
 
 function isAlive(pid: number): boolean {
   try {

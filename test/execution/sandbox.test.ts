@@ -20,7 +20,7 @@ import { ProbeAdapter } from "../helpers/adapters.js";
 import { executorConformance } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
 
-executorConformance("SandboxExecutor (quickjs)", (opts) => new SandboxExecutor(opts), { cancels: { syncLoop: false } });
+executorConformance("SandboxExecutor (quickjs)", (opts) => new SandboxExecutor(opts), { cancels: { syncLoop: false }, skillsRun: false });
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

@@ -66,7 +66,7 @@ await artifacts.save("blob.bin", new Uint8Array([1, 2, 3]));`,
     expect(resources.find((r) => r.uri === "artifact://data.json")).toMatchObject({ mimeType: "application/json" });
 
     const templates = await client.listResourceTemplates();
-    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["workflow://{name}", "artifact://{name}"]);
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["workflow://{name}", "artifact://{name}", "skill://{name}/SKILL.md", "skill://{name}/{+path}"]);
 
     const source = await client.readResource({ uri: "workflow://triple" });
     expect(source.contents[0]).toMatchObject({ mimeType: "text/x-typescript", text: expect.stringContaining("return n * 3") });

@@ -8,6 +8,8 @@ import path from "node:path";
 import type { Command } from "commander";
 import { FileStorage } from "../../storage/file/storage.js";
 import { WorkflowLibrary } from "../../workflows/library.js";
+import { readSkillFolder } from "../../skills/roots.js";
+import { FileSkillStore } from "../../storage/file/skills.js";
 import { examplesDir } from "../package-root.js";
 import { StorageError } from "../../errors.js";
 import { addJsonOption, DEFAULT_BASE, examples, printJson, userPath } from "../shared.js";
@@ -24,14 +26,15 @@ interface InitReport {
   base: string;
   tools: Array<{ file: string; outcome: Outcome }>;
   workflows: Array<{ name: string; outcome: Outcome }>;
+  skills: Array<{ name: string; outcome: Outcome }>;
 }
 
 export function registerInitCommand(program: Command): void {
   const cmd = program
     .command("init")
-    .description("Create a base folder with the example tools and workflows")
+    .description("Create a base folder with the example tools, workflows and skills")
     .option("--base <dir>", "the folder to set up", DEFAULT_BASE)
-    .option("--force", "replace example tools and workflows that already exist");
+    .option("--force", "replace example tools, workflows and skills that already exist");
   addJsonOption(cmd, "print what was created and kept as JSON");
   cmd.addHelpText(
     "after",
@@ -49,7 +52,7 @@ export function registerInitCommand(program: Command): void {
 
 async function init(base: string, force: boolean): Promise<InitReport> {
   const source = examplesDir();
-  const report: InitReport = { base, tools: [], workflows: [] };
+  const report: InitReport = { base, tools: [], workflows: [], skills: [] };
 
   const toolsDir = path.join(base, "tools");
   await mkdir(toolsDir, { recursive: true });
@@ -76,6 +79,17 @@ async function init(base: string, force: boolean): Promise<InitReport> {
       }
       await library.create({ name, source: await readFile(path.join(source, "workflows", file), "utf8") });
       report.workflows.push({ name, outcome: exists ? "replaced" : "created" });
+    }
+    // Example skills are copied as folders (a person's files: no provenance, so trusted).
+    const skillsSource = new FileSkillStore(path.join(source, "skills"), { readOnly: true });
+    for (const name of await skillsSource.names()) {
+      const exists = (await storage.skills.files(name)) !== null;
+      if (exists && !force) {
+        report.skills.push({ name, outcome: "kept" });
+        continue;
+      }
+      await storage.skills.save(name, await readSkillFolder(path.join(source, "skills", name)));
+      report.skills.push({ name, outcome: exists ? "replaced" : "created" });
     }
   } finally {
     await storage.close();
@@ -124,7 +138,8 @@ function printReport(report: InitReport, baseArg: string): void {
   const lines = [`Base folder ${report.base}`];
   for (const t of report.tools) lines.push(`  ${t.outcome.padEnd(8)}  tools/${t.file}`);
   for (const w of report.workflows) lines.push(`  ${w.outcome.padEnd(8)}  workflow ${w.name}`);
-  if ([...report.tools, ...report.workflows].some((x) => x.outcome === "kept")) {
+  for (const k of report.skills) lines.push(`  ${k.outcome.padEnd(8)}  skill ${k.name}`);
+  if ([...report.tools, ...report.workflows, ...report.skills].some((x) => x.outcome === "kept")) {
     lines.push("Kept items already existed; --force replaces them with the examples.");
   }
   const base = baseArg === DEFAULT_BASE ? "" : ` --base ${quote(baseArg)}`;

@@ -12,9 +12,10 @@ import type { RedisStorage } from "../../storage/redis/storage.js";
 import { validateToolFileStem } from "../../storage/redis/tools.js";
 import { compareNames } from "../../storage/names.js";
 import { extractSignature } from "../../workflows/signature.js";
+import { bootstrapSkills, diffSkills, listSkills, pullSkills, type ListedSkill } from "./store-skills.js";
 
-export type StoreType = "workflows" | "tools";
-export const STORE_TYPES: readonly StoreType[] = ["workflows", "tools"];
+export type StoreType = "workflows" | "tools" | "skills";
+export const STORE_TYPES: readonly StoreType[] = ["workflows", "tools", "skills"];
 
 /** Called every PROGRESS_EVERY items (and at the end) during long operations. */
 export type Progress = (done: number, total: number, what: string) => void;
@@ -121,6 +122,7 @@ export async function bootstrap(
   sourceDir: string,
   options: { clear: boolean; progress?: Progress },
 ): Promise<BootstrapReport> {
+  if (type === "skills") return bootstrapSkills(storage, sourceDir, options);
   if (type === "workflows") {
     const { records, warnings } = await readSourceWorkflows(sourceDir, options.progress);
     const before = options.clear ? (await storage.workflows.list()).map((r) => r.name) : [];
@@ -149,7 +151,8 @@ export interface ListedTool {
   description: string;
 }
 
-export async function listTarget(storage: RedisStorage, type: StoreType): Promise<ListedWorkflow[] | ListedTool[]> {
+export async function listTarget(storage: RedisStorage, type: StoreType): Promise<ListedWorkflow[] | ListedTool[] | ListedSkill[]> {
+  if (type === "skills") return listSkills(storage);
   if (type === "workflows") {
     return (await storage.workflows.list()).map((r) => ({ name: r.name, description: r.description, params: r.params?.length ?? 0, updatedAt: r.updatedAt }));
   }
@@ -157,6 +160,7 @@ export async function listTarget(storage: RedisStorage, type: StoreType): Promis
 }
 
 export async function pull(storage: RedisStorage, type: StoreType, dest: string, progress?: Progress): Promise<PullReport> {
+  if (type === "skills") return pullSkills(storage, dest);
   const dir = path.join(path.resolve(dest), type);
   await mkdir(dir, { recursive: true });
   const written: PullReport["written"] = [];
@@ -183,6 +187,7 @@ export async function pull(storage: RedisStorage, type: StoreType, dest: string,
 }
 
 export async function diff(storage: RedisStorage, type: StoreType, sourceDir: string): Promise<DiffEntry[]> {
+  if (type === "skills") return diffSkills(storage, sourceDir);
   const source = new Map<string, string>();
   const target = new Map<string, string>();
   if (type === "workflows") {

@@ -24,6 +24,7 @@ import {
   type Progress,
   type StoreType,
 } from "./store-ops.js";
+import type { ListedSkill } from "./store-skills.js";
 
 const URL_ENV = "TS_CODE_MODE_REDIS_URL";
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -76,6 +77,7 @@ export function registerStoreCommands(program: Command): void {
       const entries = await listTarget(storage, flags.type);
       if (flags.json) return printJson(entries);
       if (entries.length === 0) return writeLine(process.stdout, `No ${flags.type} in ${describeTarget(storage, flags.type)}.`);
+      if (flags.type === "skills") return writeLine(process.stdout, skillTable(entries as ListedSkill[]));
       writeLine(process.stdout, flags.type === "workflows" ? workflowTable(entries as ListedWorkflow[]) : toolTable(entries as ListedTool[]));
     });
   });
@@ -113,7 +115,7 @@ function withTargetOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option("--target <url>", "the Redis server, redis://[user:password@]host[:port][/db]").env(URL_ENV))
     .requiredOption("--prefix <prefix>", "key prefix in Redis (e.g. myapp)")
-    .addOption(new Option("--type <type>", "which kind of entries: workflows or tool YAML files").choices([...STORE_TYPES]).default("workflows"))
+    .addOption(new Option("--type <type>", "which kind of entries: workflows, tool YAML files or skill folders").choices([...STORE_TYPES]).default("workflows"))
     .option("--workspace <id>", "the workspace whose workflows to use (tools are shared by all workspaces)");
 }
 
@@ -161,7 +163,7 @@ function progressLine(command: string): Progress {
 }
 
 function describeTarget(storage: RedisStorage, type: StoreType): string {
-  const key = type === "tools" ? storage.keys.tools : storage.keys.workflows;
+  const key = type === "tools" ? storage.keys.tools : type === "skills" ? `${storage.keys.base}:skills:*` : storage.keys.workflows;
   return `${key} at ${storage.where}`;
 }
 
@@ -169,6 +171,13 @@ function workflowTable(rows: ListedWorkflow[]): string {
   return table(
     ["WORKFLOW", "PARAMS", "UPDATED", "DESCRIPTION"],
     rows.map((w) => [w.name, String(w.params), w.updatedAt, oneLine(w.description)]),
+  );
+}
+
+function skillTable(rows: ListedSkill[]): string {
+  return table(
+    ["SKILL", "FILES", "BYTES", "DESCRIPTION"],
+    rows.map((s) => [s.name, String(s.files), String(s.bytes), oneLine(s.description)]),
   );
 }
 

@@ -30,6 +30,7 @@ export interface GuestNamespaces {
   workflows: Record<string, unknown>;
   artifacts: Record<string, unknown>;
   deps: Record<string, unknown>;
+  skills: Record<string, unknown>;
 }
 
 /** Recursion guard: a workflow that calls itself forever fails with a clear error instead of a hang. */
@@ -159,6 +160,16 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     add: (spec: unknown) => call("deps", "add", [spec]),
     remove: (spec: unknown) => call("deps", "remove", [spec]),
     sync: () => call("deps", "sync", []),
+  });
+
+  namespaces.skills = Object.freeze({
+    list: () => call("skills", "list", []),
+    search: (query: unknown, options?: unknown) => call("skills", "search", options === undefined ? [query] : [query, options]),
+    load: (name: unknown) => call("skills", "load", [name]),
+    read: (name: unknown, path: unknown, options?: unknown) => call("skills", "read", options === undefined ? [name, path] : [name, path, options]),
+    create: (input: unknown) => call("skills", "create", [input]),
+    delete: (name: unknown) => call("skills", "delete", [name]),
+    run: (name: unknown, script: unknown, args?: unknown) => call("skills", "run", args === undefined ? [name, script] : [name, script, args]),
   });
 
   return namespaces;

@@ -34,6 +34,8 @@ export class InProcessExecutor implements Executor {
   readonly kind = "in-process";
   /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
   readonly trust = "trusted" as const;
+  /** skills.run may start a script on the host (this executor already runs code with the host's authority). */
+  readonly runsCommands = true;
   private readonly options: ReturnType<typeof parseExecutorOptions>;
   private readonly registry: ToolRegistry | undefined;
   private hostServices: HostServices | null = null;

@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import { SessionLostError, ValidationError } from "../../errors.js";
+import { formatSkillsCatalog } from "../../skills/library.js";
 import { SerialQueue } from "../../serial-queue.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { UntrustedWorkflowPolicy } from "../../workflows/provenance.js";
@@ -209,8 +210,15 @@ export class RemoteExecutor implements Executor {
         if (policy !== "refuse") throw new TypeError("RemoteExecutor: untrustedWorkflows must be \"refuse\"; the server decides (approve workflows with session.approveWorkflow)");
       },
     };
+    const skills: F["skills"] = {
+      list: () => d("skills", "list"),
+      // The catalog is formatted here from the server's list: the same text as on the server.
+      catalog: async (format) => formatSkillsCatalog(await d("skills", "list"), format),
+      // The guest's skills.load answers a subset (no frontmatter/trust/source); refuse rather than guess.
+      load: () => Promise.reject(new ValidationError("loadSkill is not available through RemoteExecutor; agent code can call skills.load(name), or run `ts-code-mode skills show NAME` on the server")),
+    };
     // describe goes through the server's dispatch, which answers in the server's guest language.
-    return { tools, workflows, dispatch: (ns, op, args) => this.dispatch(ns, op, args), language: "typescript" };
+    return { tools, workflows, skills, dispatch: (ns, op, args) => this.dispatch(ns, op, args), language: "typescript" };
   }
 }
 

@@ -104,6 +104,8 @@ export class SubprocessExecutor implements Executor {
   readonly kind: string = "subprocess";
   /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
   readonly trust = "trusted" as const;
+  /** skills.run may start a script on the host (this executor already runs code with the host's authority). */
+  readonly runsCommands = true;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number };
   private readonly registry: ToolRegistry | undefined;
   private hostServices: HostServices | null = null;

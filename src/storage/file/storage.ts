@@ -3,6 +3,7 @@
  *
  *   <basePath>/workflows/            one `<name>.ts` per workflow (first line: the store's header)
  *   <basePath>/artifacts/            one file per artifact (a header line, then the payload)
+ *   <basePath>/skills/<name>/        one folder per Agent Skill (SKILL.md, scripts/, ...)
  *   <basePath>/{workflows,artifacts}/.tmp/   temp files of saves in progress
  *   <basePath>/workspaces/<id>/...   the same two folders per workspace, when `workspaceId` is set
  *
@@ -17,8 +18,9 @@ import { ValidationError } from "../../errors.js";
 import { DEFAULT_TEMP_MAX_AGE_MS, sweepTempFiles, toStorageError } from "../atomic.js";
 import { validateWorkspaceId } from "../names.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
-import { quotaOptionSchema, type QuotaOptions } from "../quota.js";
+import { quotaOptionSchema, resolveQuota, type QuotaOptions } from "../quota.js";
 import { ARTIFACT_TEMP_DIR, FileArtifactStore } from "./artifacts.js";
+import { FileSkillStore } from "./skills.js";
 import { FileWorkflowStore, WORKFLOW_TEMP_DIR } from "./workflows.js";
 
 export interface FileStorageOptions {
@@ -55,6 +57,7 @@ export class FileStorage implements StorageBackend {
   readonly root: string;
   readonly workflows: FileWorkflowStore;
   readonly artifacts: FileArtifactStore;
+  readonly skills: FileSkillStore;
   /** The sweep of leftover temp files started on open; close() waits for it. */
   private readonly swept: Promise<number>;
 
@@ -79,6 +82,8 @@ export class FileStorage implements StorageBackend {
       }
     }
     this.workflows = new FileWorkflowStore(workflowsDir);
+    // Created on the first save: a base folder without skills stays as it was.
+    this.skills = new FileSkillStore(path.join(this.root, "skills"), { maxStoreBytes: resolveQuota({ ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}) }).maxStoreBytes });
     const quota: QuotaOptions = {
       ...(maxArtifactBytes !== undefined ? { maxArtifactBytes } : {}),
       ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}),
@@ -87,7 +92,7 @@ export class FileStorage implements StorageBackend {
     const maxAge = tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS;
     // Temp folders, plus the folders where an older version put its temp files.
     const dirs = [path.join(workflowsDir, WORKFLOW_TEMP_DIR), path.join(artifactsDir, ARTIFACT_TEMP_DIR), workflowsDir, artifactsDir];
-    this.swept = Promise.all(dirs.map((d) => sweepTempFiles(d, maxAge))).then((counts) => counts.reduce((a, b) => a + b, 0));
+    this.swept = Promise.all([...dirs.map((d) => sweepTempFiles(d, maxAge)), this.skills.sweep(maxAge)]).then((counts) => counts.reduce((a, b) => a + b, 0));
   }
 
   /** How many leftover temp files the sweep on open removed (it never fails). */

@@ -9,6 +9,9 @@
  *   <base>:artifacts:data:<name>   STRING  the payload, exactly the bytes saved
  *   <base>:artifacts:bytes         STRING  the store's artifact bytes, for the store quota
  *   <base>:fence:<token>           STRING  (1 day TTL) a write whose outcome was unknown, cancelled (see connection.ts)
+ *   <base>:skills:index            SET     every skill name (skills.ts)
+ *   <base>:skills:files:<name>     HASH    file path → bytes, the whole skill folder (SKILL.md, scripts/..., .provenance.json)
+ *   <base>:skills:bytes            STRING  the store's skill bytes, for the store quota
  *   <base>:deps                    LIST    the deps layer's package list
  *   <base>:vectors:...             STRING  the search layer's vectors (blobs.ts)
  *   <prefix>:tools                 HASH    tool file stem → YAML text (`ts-code-mode store bootstrap --type tools`)
@@ -29,7 +32,7 @@ import { ValidationError } from "../../errors.js";
 export const MAX_PREFIX_BYTES = 256;
 
 /** Segments with a meaning in the layout above; never part of a prefix. */
-export const RESERVED_SEGMENTS: readonly string[] = ["ws", "workflows", "artifacts", "tools", "deps", "fence", "vectors"];
+export const RESERVED_SEGMENTS: readonly string[] = ["ws", "workflows", "artifacts", "tools", "deps", "fence", "vectors", "skills"];
 /** Namespaces a BlobStore may use: each must start with one of these reserved segments. */
 export const BLOB_NAMESPACE_ROOTS: readonly string[] = ["vectors"];
 

@@ -17,6 +17,7 @@ import { parseRedisUrl, RedisConnection } from "./connection.js";
 import { redisKeys, validatePrefix, type RedisKeys } from "./keys.js";
 import { RedisBlobStore } from "./blobs.js";
 import { RedisListStore } from "./lists.js";
+import { RedisSkillStore } from "./skills.js";
 import { RedisToolStore } from "./tools.js";
 import { RedisWorkflowStore } from "./workflows.js";
 
@@ -74,6 +75,8 @@ export class RedisStorage implements StorageBackend {
   readonly keys: RedisKeys;
   readonly workflows: RedisWorkflowStore;
   readonly artifacts: RedisArtifactStore;
+  /** Agent Skills under `<base>:skills:*`. */
+  readonly skills: RedisSkillStore;
   /** Tool YAML documents under `<prefix>:tools` (shared by all workspaces of the prefix). */
   readonly tools: RedisToolStore;
   /** The deps layer's package list (`<base>:deps`), shared by every process on this prefix/workspace. */
@@ -113,6 +116,7 @@ export class RedisStorage implements StorageBackend {
       ...(o.maxArtifactBytes !== undefined ? { maxArtifactBytes: o.maxArtifactBytes } : {}),
       ...(o.maxStoreBytes !== undefined ? { maxStoreBytes: o.maxStoreBytes } : {}),
     });
+    this.skills = new RedisSkillStore(this.conn, this.keys, o.maxStoreBytes);
     this.tools = new RedisToolStore(this.conn, this.keys);
     this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
     this.blobs = new RedisBlobStore(this.conn, this.keys.base);

@@ -9,4 +9,7 @@ beforeAll(ensureTestImage, 120_000);
 afterAll(async () => expect(await ownContainers()).toEqual([]));
 
 // shell: false keeps tools.list() equal to the example tools the suite expects.
-executorConformance("ContainerExecutor", ({ toolsPath, defaultTimeoutMs }) => new ContainerExecutor({ toolsPath, defaultTimeoutMs, shell: false }));
+executorConformance("ContainerExecutor", ({ toolsPath, defaultTimeoutMs }) => new ContainerExecutor({ toolsPath, defaultTimeoutMs, shell: false }), {
+  // skills.run inside the container is not built yet: the executor refuses it clearly (issue 20).
+  skillsRun: false,
+});

@@ -183,6 +183,7 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
     workflows: namespaces.workflows,
     artifacts: namespaces.artifacts,
     deps: namespaces.deps,
+    skills: namespaces.skills,
     setTimeout: schedule(false),
     setInterval: schedule(true),
     clearTimeout: cancel,

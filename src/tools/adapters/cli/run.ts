@@ -26,6 +26,8 @@ export interface RunCommandOptions {
   okExitCodes?: readonly number[];
   maxStdoutBytes?: number;
   cwd?: string;
+  /** How messages name the call (default `tools.<tool>[.<callable>]`). */
+  label?: string;
 }
 
 type StopReason = "timeout" | "cap" | "abort";
@@ -59,7 +61,7 @@ function abortError(label: string, tool: string, callable: string | null, signal
 /** Resolve to stdout (UTF-8) when the command exits with an ok code; otherwise reject with ToolError. */
 export function runCommand(argv: readonly string[], opts: RunCommandOptions): Promise<string> {
   const { tool, callable } = opts;
-  const label = callable === null ? `tools.${tool}` : `tools.${tool}.${callable}`;
+  const label = opts.label ?? (callable === null ? `tools.${tool}` : `tools.${tool}.${callable}`);
   const executable = argv[0] ?? "";
   const maxStdout = opts.maxStdoutBytes ?? MAX_STDOUT_BYTES;
   const okCodes = opts.okExitCodes ?? [0];
