@@ -77,7 +77,10 @@ async function renameInto(tmp: string, target: string, separateTempDir: boolean)
       await rename(tmp, target);
       return;
     } catch (err) {
-      if (!separateTempDir || !isErrno(err, "ENOENT") || attempt >= MAX_WRITE_ATTEMPTS) throw err;
+      // A recursive mkdir racing a concurrent rmdir of a parent can also report ENOTDIR (libuv
+      // stats the path after EEXIST and finds it gone or half-gone); both are "try again".
+      // A real file in the way keeps failing and is thrown after MAX_WRITE_ATTEMPTS.
+      if (!separateTempDir || !(isErrno(err, "ENOENT") || isErrno(err, "ENOTDIR")) || attempt >= MAX_WRITE_ATTEMPTS) throw err;
     }
   }
 }
