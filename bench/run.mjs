@@ -153,6 +153,16 @@ const CASES = [
     sample: async ({ session }) => (await run(session, guestLoop(WORKFLOW_CALL))).value,
   },
   {
+    // The floor of the subprocess executor's warm path: one message to a child node and its answer,
+    // over the same channel (IPC, advanced serialization) and shapes, with nothing else done.
+    name: "baseline: bare IPC round trip (advanced serialization)",
+    baseline: true,
+    iterations: 2000,
+    warmup: 200,
+    budgets: {},
+    sample: () => timed(() => ipcEcho().roundTrip()),
+  },
+  {
     // What any Node program pays to run `echo hi`, with the spawn options the CLI adapter uses.
     name: "baseline: bare spawn of `echo hi`",
     baseline: true,
@@ -176,6 +186,30 @@ const CASES = [
     sample: async ({ session }) => (await timed(() => run(session, ECHO_CALL))) - (await timed(() => spawnAndWait("echo", ["hi"]))),
   },
 ];
+
+/** A child node that answers each IPC message at once; one per bench run, killed at exit. */
+let echoChild = null;
+function ipcEcho() {
+  if (!echoChild) {
+    const child = spawn(process.execPath, ["-e", 'process.on("message", (m) => process.send({ type: "result", runId: m.runId, result: { ok: true, value: 2, logs: [] } }))'], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      serialization: "advanced",
+    });
+    let waiting = null;
+    child.on("message", () => waiting?.());
+    process.once("exit", () => child.kill());
+    let runId = 0;
+    echoChild = {
+      roundTrip: () =>
+        new Promise((resolve) => {
+          waiting = resolve;
+          child.send({ type: "run", runId: ++runId, script: "(async () => { return (1+1); })()", timeoutMs: 30000 });
+        }),
+      close: () => child.kill(),
+    };
+  }
+  return echoChild;
+}
 
 /** Spawn as src/tools/adapters/cli/run.ts does (no shell, own process group, piped output) and wait for exit. */
 function spawnAndWait(command, args) {
@@ -224,6 +258,25 @@ async function runCase(c, executor, ctx) {
   return row;
 }
 
+/** The cold paths of bench/cold.mjs (fresh processes, interleaved), fewer rounds: import, CLI run, MCP ready. */
+async function coldRows() {
+  const { coldCases } = await import("./cold.mjs");
+  return withTempDir("tcm-bench-cold-", async (dir) => {
+    const base = path.join(dir, "base");
+    await mkdir(path.join(base, "tools"), { recursive: true });
+    await copyFile(path.join(EXAMPLES, "tools", "echo.yaml"), path.join(base, "tools", "echo.yaml"));
+    const cases = await coldCases({ dist: path.join(ROOT, "dist"), base });
+    const samples = cases.map(() => []);
+    for (const c of cases) await c.run();
+    for (let r = 0; r < 9; r++) for (const [i, c] of cases.entries()) samples[i].push(await timed(c.run));
+    return cases.map((c, i) => {
+      const row = resultRow({ name: `cold: ${c.name}`, executor: c.baseline ? "none" : "subprocess", iterations: 9, samples: samples[i], budgetMs: c.budget });
+      printJsonLine(row);
+      return row;
+    });
+  });
+}
+
 async function main() {
   const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" } } });
   const cases = CASES.filter((c) => values.only === undefined || c.name.includes(values.only));
@@ -249,6 +302,8 @@ async function main() {
     );
   }
 
+  echoChild?.close();
+  if (values.only === undefined || "cold".includes(values.only)) rows.push(...(await coldRows()));
   printTable(rows);
   const missed = rows.some((r) => r.within_budget === false);
   if (missed && values.strict) process.exitCode = 1;

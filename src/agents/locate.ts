@@ -3,7 +3,13 @@
  * parser (JSON is YAML), so a zod issue's path can be mapped back to the line of the value (or of
  * the unknown key) that caused it.
  */
-import { isMap, LineCounter, parseDocument, type Document } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
+import type { Document } from "yaml";
+
+/** Loaded on first use (synchronous callers; yaml ships CommonJS): importing ts-code-mode must not pay for it. */
+let yamlModule: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)("yaml") as typeof Yaml);
 import type { z } from "zod";
 import { ValidationError } from "../errors.js";
 
@@ -25,6 +31,7 @@ export interface Located {
 }
 
 export function locate(text: string, firstLine = 1): Located {
+  const { isMap, LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
   const lineAt = (offset: number) => lineCounter.linePos(offset).line + firstLine - 1;

@@ -14,8 +14,9 @@
  * let/const lose their block semantics (reassignment is allowed across runs), as in the Node REPL.
  * A promise left as the last value is awaited, so `tools.x.y()` without `await` still shows its result.
  */
-import { Parser, type Node } from "acorn";
-import { transform } from "sucrase";
+import { createRequire } from "node:module";
+import type { Node } from "acorn";
+import type * as Sucrase from "sucrase";
 import { BoundedCache } from "./bounded-cache.js";
 import { IMPORT_FN } from "./guest/import-fn.js";
 
@@ -36,6 +37,18 @@ export class CodeSyntaxError extends SyntaxError {
 }
 
 export { IMPORT_FN };
+
+/**
+ * The parser and the TypeScript stripper load on the first preparation, not when ts-code-mode is
+ * imported (together ~50 ms, paid by every CLI call and MCP handshake that never runs code).
+ * `require`, not `await import()`: preparing is synchronous on the warm path, and both packages
+ * ship CommonJS builds.
+ */
+const requireLazy = createRequire(import.meta.url);
+let acornParser: typeof import("acorn").Parser | undefined;
+let sucraseTransform: typeof Sucrase.transform | undefined;
+const Parser = (): typeof import("acorn").Parser => (acornParser ??= (requireLazy("acorn") as typeof import("acorn")).Parser);
+const transform: typeof Sucrase.transform = (code, options) => (sucraseTransform ??= (requireLazy("sucrase") as typeof Sucrase).transform)(code, options);
 
 /** Local helper name in prepared scripts that exports a declaration as a global accessor. */
 const BIND_FN = "__tcm_bind";
@@ -107,7 +120,7 @@ function stripTypes(code: string): string {
 }
 
 function parse(code: string): AnyNode {
-  return Parser.parse(code, {
+  return Parser().parse(code, {
     ecmaVersion: "latest",
     sourceType: "module",
     allowAwaitOutsideFunction: true,

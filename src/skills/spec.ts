@@ -11,7 +11,13 @@
  * cut, unknown keys ignored, name/folder mismatch → the folder's name) with warnings, and refuses
  * only a skill it cannot describe (no frontmatter, broken YAML, no description).
  */
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
+
+/** Loaded on first use (synchronous callers; yaml ships CommonJS): importing ts-code-mode must not pay for it. */
+let yamlModule: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)("yaml") as typeof Yaml);
+
 import { nameProblems } from "../storage/skill-names.js";
 
 export { MAX_SKILL_FILE_BYTES, SKILL_FILE, nameProblems, skillNameProblem } from "../storage/skill-names.js";
@@ -45,7 +51,7 @@ export function parseSkillMd(content: string): { frontmatter: Record<string, unk
   const body = content.slice(3 + close.index + close[0].length).trim();
   let parsed: unknown;
   try {
-    parsed = parseYaml(yamlText, { maxAliasCount: 100 });
+    parsed = yaml().parse(yamlText, { maxAliasCount: 100 });
   } catch (err) {
     throw new SkillParseError(`Invalid YAML in frontmatter: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
   }
@@ -129,5 +135,5 @@ export function lenientSkill(content: string, folderName: string): LenientSkill 
 
 /** SKILL.md text for a skill created through the API (values quoted by the YAML writer, never spliced). */
 export function renderSkillMd(frontmatter: SkillFrontmatter, body: string): string {
-  return `---\n${stringifyYaml(frontmatter, { lineWidth: 0 })}---\n\n${body.trim()}\n`;
+  return `---\n${yaml().stringify(frontmatter, { lineWidth: 0 })}---\n\n${body.trim()}\n`;
 }

@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
@@ -270,6 +269,8 @@ export class ToolRegistry {
 
 async function readYaml(file: string): Promise<unknown> {
   const text = await readFile(file, "utf8");
+  // Loaded on first use: importing ts-code-mode must not pay for the YAML parser.
+  const { parse: parseYaml } = await import("yaml");
   try {
     return parseYaml(text);
   } catch (e) {

@@ -4,13 +4,14 @@
  * importing the BUILT package by its own name, as a user's code does.
  */
 import { execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPeer, MissingPeerError } from "../../src/adapters/peer.js";
 import { ensureBuilt, REPO } from "../cli/harness.js";
+import { importWithGuard as importWithFrameworkGuard } from "../helpers/import-guard.js";
 
 const exec = promisify(execFile);
 /** The framework packages (and their own scopes): none may load with the main entry. */
@@ -25,30 +26,10 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/**
- * Runs `node` importing `specifier` with a resolve hook that refuses every framework package
- * (ESM), then also looks for one in the CommonJS module cache. Prints "clean" or the refusal.
- */
+/** Imports `specifier` in a fresh node that refuses every framework package. */
 async function importWithGuard(specifier: string): Promise<string> {
-  const hooks = path.join(dir, "hooks.mjs");
-  await writeFile(
-    hooks,
-    `const FRAMEWORKS = ${FRAMEWORKS.toString()};\n` +
-      "export async function resolve(specifier, context, next) {\n" +
-      "  if (FRAMEWORKS.test(specifier)) throw new Error(`framework loaded: ${specifier} (from ${context.parentURL})`);\n" +
-      "  return next(specifier, context);\n" +
-      "}\n",
-  );
-  const register = path.join(dir, "register.mjs");
-  await writeFile(register, `import { register } from "node:module";\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
-  const script = [
-    `try { await import(${JSON.stringify(specifier)}); } catch (e) { console.log(String(e.message)); process.exit(0); }`,
-    'const { createRequire } = await import("node:module");',
-    'const cached = Object.keys(createRequire(import.meta.url).cache).filter((f) => /node_modules[\\\\/](ai|@ai-sdk|@openai[\\\\/]agents|@langchain|langchain)[\\\\/]/.test(f));',
-    'console.log(cached.length ? `framework in require cache: ${cached[0]}` : "clean");',
-  ].join("\n");
-  const { stdout } = await exec(process.execPath, ["--import", register, "--input-type=module", "-e", script], { cwd: REPO, timeout: 60_000 });
-  return stdout.trim();
+  const r = await importWithFrameworkGuard(specifier, { refuse: FRAMEWORKS, refuseInCache: /node_modules[\\/](ai|@ai-sdk|@openai[\\/]agents|@langchain|langchain)[\\/]/ }, REPO);
+  return r.replace(/^refused: /, "framework loaded: ").replace(/^in require cache: /, "framework in require cache: ");
 }
 
 describe("optional peers", () => {

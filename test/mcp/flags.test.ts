@@ -56,7 +56,7 @@ describe("mcp flags: usage errors exit 2 with a clear message", () => {
     expect(r.stdout).toBe("");
   });
 
-  it("stops with exit 1 and names the file when a tool file is broken, before serving", async () => {
+  it("stops with exit 1 and names the file when a tool file is broken (right after the handshake, the executor starts beside it)", async () => {
     await mkdir(path.join(dir, "base", "tools"), { recursive: true });
     await writeFile(path.join(dir, "base", "tools", "bad.yaml"), "name: bad\nschema: { options: { x: { type: nope } } }\n");
     const r = await mcp(["--base", "base"]);

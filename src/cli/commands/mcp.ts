@@ -186,15 +186,16 @@ async function serve(flags: McpFlags): Promise<void> {
       const approvals = new ClientApprovals();
       const session = newSession(approvals);
       try {
-        // A broken tool file should stop the server at once, not fail the first call.
-        await session.start();
-        warnIfNoTools(log, await session.listTools(), toolsWhere);
+        // The executor starts (child process, tool files) while the SDK loads and the client
+        // handshakes: initialize and tools/list never wait for it; a call waits inside Session.
+        const starting = session.start().then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere));
+        starting.catch(() => undefined);
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, { ...serverOptions, approvals });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
-        await Promise.race([serving.closed, shutdownSignal()]);
-        await serving.close();
+        // A broken tool file still stops the server at once (right after the handshake), not at the first call.
+        await Promise.race([starting.then(() => serving.closed), shutdownSignal()]).finally(() => serving.close());
       } finally {
         await session.close();
       }

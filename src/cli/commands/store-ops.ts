@@ -5,7 +5,6 @@
  */
 import { readdir, readFile, stat, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { FileWorkflowStore } from "../../storage/file/workflows.js";
 import type { WorkflowRecord } from "../../storage/protocol.js";
 import type { RedisStorage } from "../../storage/redis/storage.js";
@@ -156,7 +155,9 @@ export async function listTarget(storage: RedisStorage, type: StoreType): Promis
   if (type === "workflows") {
     return (await storage.workflows.list()).map((r) => ({ name: r.name, description: r.description, params: r.params?.length ?? 0, updatedAt: r.updatedAt }));
   }
-  return (await storage.tools.list()).map((d) => ({ name: d.name, file: d.file, bytes: Buffer.byteLength(d.text), description: yamlDescription(d.text) }));
+  // Loaded here, not at startup: every other command of the CLI would pay for the YAML parser.
+  const { parse: parseYaml } = await import("yaml");
+  return (await storage.tools.list()).map((d) => ({ name: d.name, file: d.file, bytes: Buffer.byteLength(d.text), description: yamlDescription(parseYaml, d.text) }));
 }
 
 export async function pull(storage: RedisStorage, type: StoreType, dest: string, progress?: Progress): Promise<PullReport> {
@@ -217,7 +218,7 @@ function without(all: string[], keep: string[]): string[] {
   return all.filter((n) => !k.has(n));
 }
 
-function yamlDescription(text: string): string {
+function yamlDescription(parseYaml: (text: string) => unknown, text: string): string {
   try {
     const doc = parseYaml(text) as unknown;
     const d = typeof doc === "object" && doc !== null ? (doc as Record<string, unknown>)["description"] : undefined;

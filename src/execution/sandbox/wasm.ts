@@ -14,7 +14,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from "quickjs-emscripten";
+import type { QuickJSWASMModule } from "quickjs-emscripten";
 
 /** The slice of the WebAssembly API used here (this project's TypeScript lib has no WebAssembly types). */
 export interface WasmMemory {
@@ -71,6 +71,8 @@ export async function newSandboxModule(memoryMb: number): Promise<SandboxModule>
   const wasmModule = await compiledModule();
   const maxPages = Math.max(INITIAL_PAGES, Math.min(MAX_MEMORY_MB, memoryMb) * (1_048_576 / WASM_PAGE));
   const memory = new wasmApi.Memory({ initial: INITIAL_PAGES, maximum: maxPages });
+  // Loaded on first use: importing ts-code-mode must not pay for the QuickJS bindings.
+  const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await import("quickjs-emscripten");
   const module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }));
   return { module, memory, maxBytes: maxPages * WASM_PAGE };
 }

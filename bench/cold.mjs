@@ -1,0 +1,76 @@
+/**
+ * Cold paths, each in a fresh `node` process, beside their floors:
+ *
+ *   node -e 0                       the floor of any Node CLI
+ *   import("zod")                   the floor of our import while schemas are built at module load
+ *   import("ts-code-mode")          the main entry (target: floor + 50 ms)
+ *   ts-code-mode run '1+1'          the CLI end to end, subprocess executor (target: 1.5 × node -e 0)
+ *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms)
+ *
+ * Samples are interleaved (one of each case per round) so a loaded machine hits every case alike;
+ * medians are reported. `--dist DIR` times another build (e.g. one made from an older commit) with
+ * the same harness, for before/after comparisons in one time window: `--dist DIR --label before`.
+ *
+ *   npm run build && node bench/cold.mjs [--rounds 15] [--dist dist] [--label after]
+ */
+import { spawn } from "node:child_process";
+import { copyFile, mkdir, readdir } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Spawn node with `args`, resolve when it exits 0 (stdout discarded), reject otherwise. */
+function nodeRun(args, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
+    const err = [];
+    child.stderr.on("data", (c) => err.push(c));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`node ${args.join(" ")} exited ${code}: ${Buffer.concat(err).toString()}`))));
+  });
+}
+
+async function mcpReady(main, base) {
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [main, "mcp", "--base", base], stderr: "ignore" }));
+  await client.listTools();
+  await client.close();
+}
+
+export async function coldCases({ dist, base }) {
+  const entry = pathToFileURL(path.join(dist, "index.js")).href;
+  const main = path.join(dist, "cli", "main.js");
+  return [
+    { name: "floor: node -e 0", baseline: true, run: () => nodeRun(["-e", "0"], ROOT) },
+    { name: 'floor: import("zod")', baseline: true, run: () => nodeRun(["--input-type=module", "-e", 'await import("zod")'], ROOT) },
+    { name: 'import("ts-code-mode"), fresh process', run: () => nodeRun(["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], ROOT) },
+    { name: "ts-code-mode run '1+1' (subprocess executor)", run: () => nodeRun([main, "run", "--base", base, "1+1"], ROOT) },
+    { name: "mcp server: spawn + initialize + tools/list", budget: 300, run: () => mcpReady(main, base) },
+  ];
+}
+
+async function main() {
+  const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" }, dist: { type: "string", default: path.join(ROOT, "dist") }, label: { type: "string", default: "" } } });
+  const rounds = Number(values.rounds);
+  await withTempDir("tcm-bench-cold-", async (dir) => {
+    const base = path.join(dir, "base");
+    await mkdir(path.join(base, "tools"), { recursive: true });
+    for (const f of await readdir(path.join(ROOT, "examples", "tools"))) await copyFile(path.join(ROOT, "examples", "tools", f), path.join(base, "tools", f));
+    const cases = await coldCases({ dist: path.resolve(values.dist), base });
+    const samples = cases.map(() => []);
+    for (const c of cases) await c.run(); // warm the file cache
+    for (let r = 0; r < rounds; r++) for (const [i, c] of cases.entries()) samples[i].push(await timed(c.run));
+    const rows = cases.map((c, i) => resultRow({ name: `${values.label ? `[${values.label}] ` : ""}${c.name}`, executor: c.baseline ? "none" : "subprocess", iterations: rounds, samples: samples[i], budgetMs: c.budget }));
+    const floor = rows[0].median_ms;
+    for (const row of rows) printJsonLine({ ...row, ratio_to_node: Math.round((row.median_ms / floor) * 100) / 100 });
+    printTable(rows);
+    process.stderr.write(`ratios to node -e 0: ${rows.map((r) => `${r.case.replace(/^\[.*?\] /, "")} ${(r.median_ms / floor).toFixed(2)}x`).join("; ")}\n`);
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();
