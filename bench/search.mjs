@@ -125,7 +125,7 @@ async function childMain(mode, dir) {
     const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new InProcessExecutor() });
     await session.start();
     await session.run("1 + 1");
-    global.gc?.();
+    globalThis.gc?.();
     const startedRss = process.memoryUsage().rss;
     const loadedAtStart = UseLiteEmbedder.workerStarted();
     await session.searchWorkflows("discover which TCP ports are listening");
