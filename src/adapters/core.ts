@@ -170,11 +170,14 @@ async function reply(maxOutput: number, fn: () => Promise<{ text: string; struct
 /**
  * Text for the agent's system prompt: what run_code is for and what this session holds, as counts
  * (never the lists themselves, so the prompt stays the same few hundred characters with 5 tools
- * or 500; the model finds them with tools.search inside run_code).
+ * or 500; the model finds them with tools.search inside run_code). Skills are the exception, by
+ * the Agent Skills spec: their catalog (name + description, about 100 tokens each) belongs in the
+ * system prompt so the model knows when to load one; none when the session has no skills. It goes
+ * here, not in the tool definitions, so the definitions' footprint never grows with the store.
  */
 export async function codeModeSystemPrompt(session: Session): Promise<string> {
-  const [tools, workflows, artifacts] = await Promise.all([session.listTools(), session.listWorkflows(), session.listArtifacts()]);
-  return [
+  const [tools, workflows, artifacts, catalog] = await Promise.all([session.listTools(), session.listWorkflows(), session.listArtifacts(), session.skillsCatalog()]);
+  const lines = [
     "You can run TypeScript with the run_code tool. Prefer one run_code call that does several steps (loops, Promise.all) over many small calls.",
     "Inside run_code these namespaces are in scope; every call returns a Promise:",
     `- tools: ${count(tools.length, "tool")} (CLI commands and APIs). Find them with tools.search("what you need"), read one with tools.describe(name), call tools.<name>.<callable>({ ...args }).`,
@@ -182,6 +185,12 @@ export async function codeModeSystemPrompt(session: Session): Promise<string> {
     `- artifacts: ${count(artifacts.length, "stored artifact")}. artifacts.list(), artifacts.load(name), artifacts.save(name, data).`,
     "- deps: deps.list() shows the packages code may import.",
     "Return only what you need: long output is cut, so save large results as artifacts.",
+  ];
+  if (catalog === "") return lines.join("\n");
+  return [
+    ...lines,
+    "Skills are instructions (and scripts) for specific tasks. When a task matches one below, read it first inside run_code with skills.load(name) (its `body`), then skills.read(name, path) for a file it names, or skills.run(name, script, args) where it says to run one.",
+    catalog,
   ].join("\n");
 }
 

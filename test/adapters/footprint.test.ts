@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as aiAdapter from "../../src/adapters/ai.js";
 import * as langchainAdapter from "../../src/adapters/langchain.js";
 import * as agentsAdapter from "../../src/adapters/openai-agents.js";
-import { testSession, type TestSession } from "./session.js";
+import { codeModeSystemPrompt } from "../../src/adapters/core.js";
+import { EXAMPLE_SKILLS, testSession, type TestSession } from "./session.js";
 
 const BUDGET = 4_000;
 let t: TestSession;
@@ -25,11 +26,11 @@ afterAll(async () => {
 });
 
 /** What generateText sends to the provider as `tools`. */
-async function aiSdkDefinitions(discovery: boolean): Promise<string> {
+async function aiSdkDefinitions(discovery: boolean, session = t.session): Promise<string> {
   const model = new MockLanguageModelV3({
     doGenerate: { content: [{ type: "text", text: "ok" }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }, warnings: [] },
   });
-  await generateText({ model, tools: aiAdapter.codeModeTools(t.session, { discovery }), prompt: "hi" });
+  await generateText({ model, tools: aiAdapter.codeModeTools(session, { discovery }), prompt: "hi" });
   return JSON.stringify(model.doGenerateCalls[0]!.tools);
 }
 
@@ -71,5 +72,31 @@ describe("tool definitions footprint", () => {
     expect(withDiscovery.length).toBeLessThanOrEqual(BUDGET);
     // Nothing of what the session holds is in the definitions.
     expect(withDiscovery).not.toContain("echo");
+  });
+});
+
+describe("skills: the catalog goes in the system prompt, never in the tool definitions", () => {
+  it("a session with skills gets their <available_skills> catalog in codeModeSystemPrompt; the definitions stay the same size", async () => {
+    const withSkills = await testSession({ skillRoots: [EXAMPLE_SKILLS] });
+    try {
+      const prompt = await codeModeSystemPrompt(withSkills.session);
+      expect(prompt).toContain(await withSkills.session.skillsCatalog());
+      expect(prompt).toContain("<available_skills>");
+      expect(prompt).toContain("<name>\ncsv-summary\n</name>");
+      expect(prompt).toContain("skills.load(name)");
+      const definitions = await aiSdkDefinitions(true, withSkills.session);
+      expect(definitions).not.toContain("csv-summary");
+      expect(definitions.length).toBe((await aiSdkDefinitions(true)).length);
+      expect(definitions.length).toBeLessThanOrEqual(BUDGET);
+    } finally {
+      await withSkills.close();
+    }
+  }, 120_000);
+
+  it("a session without skills: no catalog and no skills paragraph", async () => {
+    expect(await t.session.skillsCatalog()).toBe("");
+    const prompt = await codeModeSystemPrompt(t.session);
+    expect(prompt).not.toContain("available_skills");
+    expect(prompt).not.toContain("Skills are");
   });
 });

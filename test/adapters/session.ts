@@ -17,12 +17,14 @@ export interface TestSession {
   close(): Promise<void>;
 }
 
-export async function testSession(): Promise<TestSession> {
+export const EXAMPLE_SKILLS = path.join(REPO, "examples", "skills");
+
+export async function testSession(options: { skillRoots?: string[] } = {}): Promise<TestSession> {
   await ensureBuilt(); // the child runtime is dist/execution/subprocess/child.js
   const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-adapters-"));
   const session = new Session({
     storage: new FileStorage({ basePath: path.join(dir, "store") }),
-    executor: new SubprocessExecutor({ toolsPath: EXAMPLE_TOOLS, defaultTimeoutMs: 20_000 }),
+    executor: new SubprocessExecutor({ toolsPath: EXAMPLE_TOOLS, defaultTimeoutMs: 20_000, ...options }),
   });
   await session.start();
   return {
