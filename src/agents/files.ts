@@ -20,6 +20,7 @@ export const TOOLSET_NAMES = [
   "filesystem_cwd_ro",
   "shell_readonly",
   "shell",
+  "skills",
 ] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
@@ -81,6 +82,8 @@ const projectSchema = z
         /** Folder of tool YAML files; default <base>/tools. */
         tools: z.string().min(1).optional(),
         executor: z.enum(["subprocess", "in-process", "sandbox"]).optional(),
+        /** Read-only folders of Agent Skills (relative to project.json), after <base>/skills; a later one wins a name clash. */
+        skills: z.array(z.string().min(1)).optional(),
       })
       .strict()
       .default({ base: ".code-mode" }),

@@ -25,6 +25,7 @@ import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
 import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
+import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
 import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 24_000;
@@ -143,7 +144,8 @@ export class AgentRuntime {
     this.emit(name, depth, { type: "agent_start", input: eventText(prompt) });
     try {
       const tools: Record<string, Tool> = {};
-      for (const t of await this.buildTools(ctx)) {
+      const env = this.toolsetEnv(ctx);
+      for (const t of await this.buildTools(ctx, env)) {
         tools[t.name] = ai.tool({
           description: t.description,
           inputSchema: t.inputSchema,
@@ -151,9 +153,11 @@ export class AgentRuntime {
         } as Tool);
       }
       const userMessage: ModelMessage = { role: "user", content: prompt };
+      // The skills toolset's catalog follows the agent's own instructions (read from the call's session).
+      const system = [spec.instructions, spec.tools.includes("skills") ? await skillsSystemText(env) : ""].filter((t) => t !== "").join("\n\n");
       const result = await ai.generateText({
         model,
-        ...(spec.instructions ? { system: spec.instructions } : {}),
+        ...(system ? { system } : {}),
         messages: [...ctx.history, userMessage],
         tools,
         stopWhen: ai.stepCountIs(spec.maxSteps),
@@ -250,13 +254,17 @@ export class AgentRuntime {
     }
   }
 
-  private async buildTools(ctx: CallContext): Promise<AgentTool[]> {
-    const env: ToolsetEnv = {
+  /** What this call's toolsets share: one lazily started session (code, tools, shell and skills all use it). */
+  private toolsetEnv(ctx: CallContext): ToolsetEnv {
+    return {
       projectDir: this.project.dir,
       cwd: this.options.cwd ?? process.cwd(),
       maxOutputChars: this.maxOutputChars,
       session: () => (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project)),
     };
+  }
+
+  private async buildTools(ctx: CallContext, env: ToolsetEnv): Promise<AgentTool[]> {
     const out: AgentTool[] = [];
     for (const name of ctx.spec.tools) {
       const child = this.project.agents.get(name);
@@ -309,6 +317,8 @@ async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]>
       return shellReadonlyToolset(env.projectDir);
     case "shell":
       return shellToolset(env);
+    case "skills":
+      return skillsToolset(env);
   }
 }
 

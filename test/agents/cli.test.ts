@@ -38,11 +38,27 @@ function withEnv<T>(url: string, fn: () => Promise<T>): Promise<T> {
   });
 }
 
-/** The example's scripted conversation: main lists the notes, asks the analyst, reports its answer. */
+/** The analyst's snippet: the words with the wc tool, the hours with the csv-summary skill's script. */
+const ANALYST_CODE = [
+  'const counts = await tools.wc.words({ files: ["notes/ideas.md", "notes/todo.md"] });',
+  'const hours = JSON.parse(await skills.run("csv-summary", "scripts/summary.py", ["notes/hours.csv"]));',
+  '`${counts.trim().split("\\n").at(-1)}; ${hours.rows} tasks, ${hours.numeric.hours.min}-${hours.numeric.hours.max} hours`',
+].join("\n");
+
+/**
+ * The example's scripted conversation: main lists the notes, asks the analyst; the analyst, seeing
+ * the skills catalog in its system prompt, loads csv-summary, runs one snippet (wc + the skill's
+ * script), and answers; main reports its answer.
+ */
 function exampleScript(req: FakeRequest): FakeStep {
   if (req.tools.includes("run_code")) {
     if (req.lastToolOutput === undefined) {
-      return { tool: "run_code", args: { code: 'const counts = await tools.wc.words({ files: ["notes/ideas.md", "notes/todo.md"] });\ncounts.trim().split("\\n").at(-1)' } };
+      if (!JSON.stringify(req.body).includes("<available_skills>")) return { text: "no skills catalog in the analyst's system prompt" };
+      return { tool: "load_skill", args: { name: "csv-summary" } };
+    }
+    if (req.lastToolOutput.startsWith("# Skill csv-summary")) {
+      if (!req.lastToolOutput.includes('skills.run("csv-summary", "scripts/summary.py"')) return { text: "load_skill did not return the instructions" };
+      return { tool: "run_code", args: { code: ANALYST_CODE } };
     }
     return { text: `Counted with wc: ${req.lastToolOutput.replace(/\s+/g, " ").trim()}` };
   }
@@ -57,18 +73,24 @@ describe("ts-code-mode agent", () => {
   it("runs the example project end to end through the real OpenAI provider (Responses API)", async () => {
     await cp(path.join(REPO, "examples/agents"), path.join(dir, "agents"), { recursive: true });
     await cp(path.join(REPO, "examples/tools"), path.join(dir, "tools"), { recursive: true });
+    await cp(path.join(REPO, "examples/skills"), path.join(dir, "skills"), { recursive: true });
     server = await startFakeOpenAI(exampleScript);
     const r = await withEnv(server.url, () => cli(["agent", "run", ".", "How many words are in the notes?", "-v"], { cwd: path.join(dir, "agents"), timeoutMs: 60_000 }));
     expect(r.stderr).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     // wc's own total for the two notes, computed by the analyst's run_code on the real tool.
     const words = spawnSync("wc", ["-w", "notes/ideas.md", "notes/todo.md"], { cwd: path.join(dir, "agents"), encoding: "utf8" }).stdout.trim().split("\n").at(-1)!.trim().split(/\s+/)[0]!;
-    expect(r.stdout).toBe(`The notes hold these words. Analyst: Counted with wc: --- value --- ${words} total\n`);
+    expect(r.stdout).toBe(`The notes hold these words. Analyst: Counted with wc: --- value --- ${words} total; 3 tasks, 1.5-3.5 hours\n`);
     expect(r.stderr).toContain("▸ main\n");
     expect(r.stderr).toContain("  ▸ analyst (depth 1)\n");
+    expect(r.stderr).toContain("    → load_skill ");
     expect(r.stderr).toContain("    → run_code ");
-    expect(r.stderr).toMatch(/usage: 5 model requests \(main 3, analyst 2\), 500 input \+ 100 output tokens/);
+    expect(r.stderr).toMatch(/usage: 6 model requests \(main 3, analyst 3\), 600 input \+ 120 output tokens/);
     expect(server.requests.every((q) => q.path === "/v1/responses" && q.authorization === "Bearer sk-test-key")).toBe(true);
+    // agent check accepts the example, whose analyst names the skills toolset.
+    const check = await cli(["agent", "check", "."], { cwd: path.join(dir, "agents") });
+    expect(check.stderr).toBe("");
+    expect(check.stdout).toMatch(/^ok: 2 agents \(main, analyst\), entry main\n$/);
     process.stdout.write(`--- transcript: agent run examples/agents -v ---\n$ ts-code-mode agent run . 'How many words are in the notes?' -v\n${r.stderr}${r.stdout}`);
   });
 
@@ -78,7 +100,7 @@ describe("ts-code-mode agent", () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { answer: string; usage: { total: { requests: number } }; events: Array<{ agent: string; depth: number; event: { type: string } }> };
     expect(out.answer).toMatch(/total/);
-    expect(out.usage.total.requests).toBe(5);
+    expect(out.usage.total.requests).toBe(6);
     expect(out.events.filter((e) => e.event.type === "agent_start").map((e) => `${e.agent}@${e.depth}`)).toEqual(["main@0", "analyst@1"]);
     const first = server.requests[0]!.body.input as Array<{ role?: string; content?: unknown }>;
     expect(JSON.stringify(first)).toContain("How many words?");
@@ -162,7 +184,7 @@ describe("examples/agents/embed.mjs", () => {
         child.on("close", (code) => resolve({ stdout, code }));
       });
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/^main → list_files\nmain → analyst\n {2}analyst → run_code\nanswer: The notes hold these words\. Analyst: Counted with wc: --- value --- \d+ total\nusage: \{"inputTokens":500,"outputTokens":100,"requests":5\}\n$/);
+      expect(r.stdout).toMatch(/^main → list_files\nmain → analyst\n {2}analyst → load_skill\n {2}analyst → run_code\nanswer: The notes hold these words\. Analyst: Counted with wc: --- value --- \d+ total; 3 tasks, 1\.5-3\.5 hours\nusage: \{"inputTokens":600,"outputTokens":120,"requests":6\}\n$/);
     } finally {
       await rm(path.join(REPO, "examples/agents/.code-mode"), { recursive: true, force: true });
     }

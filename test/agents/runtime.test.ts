@@ -8,10 +8,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, runAgent, type AgentSpec } from "../../src/index.js";
+import { defaultSessionFactory } from "../../src/agents/session-factory.js";
 import { removeProject, writeProject } from "./project.js";
 import { scripted, toolResults } from "./scripted.js";
 
 const EXAMPLE_TOOLS = fileURLToPath(new URL("../../examples/tools/", import.meta.url));
+const EXAMPLE_SKILLS = fileURLToPath(new URL("../../examples/skills/", import.meta.url));
 const dirs: string[] = [];
 afterEach(async () => {
   for (const d of dirs.splice(0)) await removeProject(d);
@@ -134,6 +136,35 @@ describe("agent runtime", () => {
     expect(second).toMatch(/--- error ---\nError: boom/);
     // The session's storage is the project's code_mode.base: the artifact outlives the call.
     expect(await readFile(path.join(dir, ".code-mode/artifacts/note.txt"), "utf8").catch(() => "missing")).not.toBe("missing");
+  });
+
+  it("the skills toolset: the catalog in the system prompt, load_skill / read_skill_file / skills.run on the code toolset's one session", async () => {
+    const codeMode = { base: ".code-mode", tools: EXAMPLE_TOOLS, skills: [EXAMPLE_SKILLS] };
+    const dir = await project([{ name: "main", tools: ["code", "skills"], body: "You are main." }], { code_mode: codeMode }, { "data.csv": "a,b\n1,x\n3,y\n" });
+    let sessions = 0;
+    const model = scripted([
+      { tool: "load_skill", args: { name: "csv-summary" } },
+      { tools: [{ tool: "read_skill_file", args: { name: "csv-summary", path: "references/columns.md" } }, { tool: "read_skill_file", args: { name: "csv-summary", path: "../commit-message/SKILL.md" } }] },
+      { tool: "run_code", args: { code: `JSON.parse(await skills.run("csv-summary", "scripts/summary.py", [${JSON.stringify(path.join(dir, "data.csv"))}])).numeric` } },
+      { text: "done" },
+    ]);
+    const result = await runAgent(dir, "summarise data.csv", { model, createSession: (p) => (sessions++, defaultSessionFactory(p)) });
+    expect(result.answer).toBe("done");
+    expect(sessions).toBe(1); // skills and code share the call's session
+    const system = JSON.stringify(model.prompts[0]!.prompt[0]);
+    expect(system).toMatch(/^\{"role":"system","content":"You are main\.\\n\\nSkills are instructions/);
+    expect(system).toContain("<available_skills>");
+    expect(system).toContain("csv-summary");
+    const [loaded, columns, escaped, ran] = toolResults(model.prompts[3]);
+    expect(loaded).toMatch(/^# Skill csv-summary\n\n# CSV summary\n[^]*--- files of this skill ---\nreferences\/columns\.md\nscripts\/summary\.py$/);
+    expect(columns).toBe(await readFile(path.join(EXAMPLE_SKILLS, "csv-summary/references/columns.md"), "utf8"));
+    expect(escaped).toMatch(/Invalid path in a skill "..\/commit-message\/SKILL.md": it has a ".." segment/);
+    expect(ran).toBe("--- value ---\n{ a: { min: 1, max: 3, mean: 2 } }");
+
+    // An agent without the skills toolset gets no catalog, even when the project has skills.
+    const plain = scripted([{ text: "ok" }]);
+    await runAgent(await project([{ name: "plain", tools: ["code"] }], { code_mode: codeMode }), "hi", { model: plain });
+    expect(JSON.stringify(plain.prompts[0]!.prompt)).not.toContain("available_skills");
   });
 
   it("a called agent's input schema validates the caller's input; a bad input is the caller's tool error", async () => {

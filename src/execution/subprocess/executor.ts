@@ -67,6 +67,8 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   search?: SearchOptions;
   /** Bytes the session's namespace calls may hold in the host at once (see ExecutorOptions.maxInFlightBytes; default 256 MiB). */
   maxInFlightBytes?: number;
+  /** Read-only folders of Agent Skills (see ExecutorOptions.skillRoots). */
+  skillRoots?: string[];
 }
 
 const optionsShape = {
