@@ -197,6 +197,9 @@ export class ContainerExecutor implements Executor {
         cwd: this.workdir,
       },
       (spawn) => this.launch(docker, spawn),
+      // The host services serve the container, not a host child: what its code saves is recorded
+      // as untrusted, and skills.run is refused (a script must never run on the host for it).
+      { kind: this.kind, trust: this.trust, runsCommands: false },
     );
     this.inner = inner;
     await inner.start(storage);

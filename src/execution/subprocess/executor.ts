@@ -22,7 +22,7 @@ import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
-import { HostServices } from "../host.js";
+import { HostServices, type HostServicesOptions } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, hostLimitsOf, parseOptions } from "../options.js";
@@ -134,6 +134,8 @@ export class SubprocessExecutor implements Executor {
   constructor(
     options: SubprocessExecutorOptions = {},
     private readonly launch: GuestLauncher = (o) => new ChildHandle(o),
+    /** Internal: who the host services serve when not this executor (ContainerExecutor: its own kind, trust and skills.run). */
+    private readonly origin?: HostServicesOptions["origin"],
   ) {
     const { tools, ...rest } = options;
     const parsed = parseOptions(optionsShape, rest, new.target.name);
@@ -207,7 +209,7 @@ export class SubprocessExecutor implements Executor {
     const host = await HostServices.create({
       storage,
       deps,
-      origin: this,
+      origin: this.origin ?? this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),

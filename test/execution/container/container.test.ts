@@ -100,6 +100,14 @@ describe("locked-down defaults", () => {
     expect(main.ex.trust).toBe("untrusted");
   });
 
+  it("what the container's code saves is recorded as the container's (untrusted), and skills.run never runs on the host", async () => {
+    const source = "export async function run(args: { n: number }) { return args.n * 2; }";
+    await value(main.s, `await workflows.create({ name: "from_container", source: ${JSON.stringify(source)} })`);
+    const saved = (await main.ex.host!.workflows.list()).find((w) => w.name === "from_container");
+    expect(saved?.provenance).toMatchObject({ trust: "untrusted", executor: "container" });
+    expect(main.ex.host!.runsCommands).toBe(false);
+  });
+
   it("a missing image fails start with the command that builds it", async () => {
     const ex = new ContainerExecutor({ image: "localhost/ts-code-mode-runtime:missing" });
     const s = new Session({ storage: new FileStorage({ basePath: await mkdtemp(path.join(tmp, "s-")) }), executor: ex });
