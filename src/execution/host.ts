@@ -28,7 +28,7 @@ import { ToolSessions } from "./tool-sessions.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { WorkflowLibrary } from "../workflows/library.js";
 import { SkillLibrary } from "../skills/library.js";
-import { runArgsSchema, runSkillScript } from "../skills/run.js";
+import { runArgsSchema, runSkillScript, skillFilesForRun } from "../skills/run.js";
 import type { WorkflowPrincipal } from "../workflows/provenance.js";
 import { describeCut } from "../values/explain.js";
 import { CALL_ARGS_LIMITS } from "../values/limits.js";
@@ -54,7 +54,7 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined };
   /** Read-only folders of Agent Skills merged after the storage's (later wins). */
   skillRoots?: readonly string[];
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
@@ -62,6 +62,9 @@ export interface HostServicesOptions {
   /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
   toolable?: ToolableHostOptions;
 }
+
+/** Runs a checked skill script where the executor's code runs (ContainerExecutor: inside its container); returns stdout. */
+export type SkillRunner = (skill: { name: string; files: Array<{ path: string; bytes: Uint8Array }> }, script: string, args: readonly string[], ctx: CallContext) => Promise<string>;
 
 /** Longest tool, callable, workflow or artifact name, package spec or search query accepted. */
 export const MAX_NAME_CHARS = 1_024;
@@ -160,6 +163,7 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     create: op("create({ name, description, body, files? })", z.tuple([z.unknown()]), (h, [input]) => h.skills.create(input as never)),
     delete: op("delete(name)", z.tuple([str("name")]), (h, [name]) => h.skills.delete(name)),
     run: op("run(name, script, args)", z.tuple([str("name"), str("script")], runArgsSchema.optional()), async (h, [name, script, args], ctx) => {
+      if (h.skillRunner) return h.skillRunner({ name, files: await skillFilesForRun(h.skills, name, script) }, script, args ?? [], ctx);
       if (!h.runsCommands) {
         throw new ValidationError(
           `this ${h.executorKind} executor cannot run commands, so it cannot run ${JSON.stringify(script)}; read the instructions with skills.load(name) and the script with skills.read(name, script), or use an executor that runs commands (SubprocessExecutor)`,
@@ -186,6 +190,8 @@ export class HostServices {
   readonly skills: SkillLibrary;
   /** The executor can run host commands (skills.run). */
   readonly runsCommands: boolean;
+  /** Where skills.run runs when not on the host (the container). */
+  readonly skillRunner: SkillRunner | undefined;
   readonly executorKind: string;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
@@ -217,6 +223,7 @@ export class HostServices {
     this.artifacts = storage.artifacts;
     this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal });
     this.runsCommands = origin?.runsCommands === true;
+    this.skillRunner = origin?.runSkill;
     this.executorKind = origin?.kind ?? "unknown";
   }
 

@@ -30,14 +30,31 @@ export const runArgsSchema = z
   })
   .max(MAX_RUN_ARGS, `at most ${MAX_RUN_ARGS} arguments`);
 
-export async function runSkillScript(library: SkillLibrary, name: string, script: string, args: readonly string[], ctx: CallContext): Promise<string> {
+/** The checks of every skills.run, wherever it runs: a file under scripts/ that the skill has, and the skill may be run here. */
+async function scriptOf(library: SkillLibrary, name: string, script: string): Promise<Awaited<ReturnType<SkillLibrary["forRun"]>>> {
   resourcePath(script);
   if (!script.startsWith("scripts/")) throw new ValidationError(`only files under scripts/ can be run; got ${JSON.stringify(script)}`);
-  const { store, details } = await library.forRun(name);
-  if (!details.resources.includes(script)) {
-    const scripts = details.resources.filter((r) => r.startsWith("scripts/"));
+  const found = await library.forRun(name);
+  if (!found.details.resources.includes(script)) {
+    const scripts = found.details.resources.filter((r) => r.startsWith("scripts/"));
     throw new ValidationError(`skill "${name}" has no ${script}. Its scripts: ${scripts.join(", ") || "(none)"}`);
   }
+  return found;
+}
+
+/** The files of a skill whose script is to run elsewhere (inside a container): SKILL.md and its resources, after the same checks. */
+export async function skillFilesForRun(library: SkillLibrary, name: string, script: string): Promise<Array<{ path: string; bytes: Uint8Array }>> {
+  const { store, details } = await scriptOf(library, name, script);
+  const files: Array<{ path: string; bytes: Uint8Array }> = [];
+  for (const f of ["SKILL.md", ...details.resources]) {
+    const bytes = await store.read(name, f);
+    if (bytes !== null) files.push({ path: f, bytes });
+  }
+  return files;
+}
+
+export async function runSkillScript(library: SkillLibrary, name: string, script: string, args: readonly string[], ctx: CallContext): Promise<string> {
+  const { store, details } = await scriptOf(library, name, script);
   let folder = store.folder?.(name);
   let temp: string | undefined;
   try {

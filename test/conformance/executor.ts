@@ -49,8 +49,10 @@ export interface ConformanceOptions {
   /**
    * Whether `skills.run` runs a skill's script (default true). An executor that cannot run commands
    * (the sandbox) declares false, and the suite checks that it refuses clearly instead.
+   * "isolated": the script runs where the guest runs (a container: no python3, no host paths, its
+   * own pids), so the suite checks the argv case here and the executor's own tests the rest.
    */
-  skillsRun?: boolean;
+  skillsRun?: boolean | "isolated";
 }
 
 /** The repository's example tools: date, echo, grep, ls, sha256sum, uname, wc. */
@@ -975,7 +977,15 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "await skills.delete('made-here')")).toBe(false);
       });
 
-      if (skillsRun) {
+      if (skillsRun === "isolated") {
+        it("run() passes arguments verbatim, never through a shell (inside the executor's isolation)", async () => {
+          await value(s, "await skills.create({ name: 'argv-echo', description: 'Echo argv. Use in tests.', body: 'x', files: { 'scripts/echo.js': 'console.log(JSON.stringify(process.argv.slice(2)))' } })");
+          const args = ["$(touch pwned)", "; touch pwned2", "--help", "-e", "a b", "`id`"];
+          expect(JSON.parse((await value(s, `await skills.run('argv-echo', 'scripts/echo.js', ${JSON.stringify(args)})`)) as string)).toEqual(args);
+          expect((await guestError(s, "skills.run('argv-echo', 'SKILL.md', [])")).message).toMatch(/only files under scripts\/ can be run/);
+          expect((await guestError(s, "skills.run('argv-echo', 'scripts/echo.js', 'not an array')")).message).toMatch(/args must be an array of strings/);
+        });
+      } else if (skillsRun) {
         it("run() runs a script from scripts/ with an argv array and returns its stdout", async () => {
           const out = (await value(s, `await skills.run('csv-summary', 'scripts/summary.py', [${JSON.stringify(path.join(base, "data.csv"))}])`)) as string;
           expect(JSON.parse(out)).toMatchObject({ rows: 3, columns: ["city", "temp", "rain"], numeric: { temp: { min: 4, max: 18, mean: 11 }, rain: { min: 0, max: 12.5 } } });

@@ -23,7 +23,8 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import type { SearchOptions } from "../../search/config.js";
-import type { HostServices } from "../host.js";
+import type { HostServices, SkillRunner } from "../host.js";
+import type { CallContext } from "../../tools/protocol.js";
 import { baseOptionsShape, parseOptions } from "../options.js";
 import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { SubprocessExecutor } from "../subprocess/executor.js";
@@ -35,6 +36,7 @@ import { execIn, ShellAdapter, type ExecOptions, type ExecResult, parseExecInput
 import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
+import { runSkillInContainer } from "./skill-run.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -198,8 +200,8 @@ export class ContainerExecutor implements Executor {
       },
       (spawn) => this.launch(docker, spawn),
       // The host services serve the container, not a host child: what its code saves is recorded
-      // as untrusted, and skills.run is refused (a script must never run on the host for it).
-      { kind: this.kind, trust: this.trust, runsCommands: false },
+      // as untrusted, and skills.run runs inside the container (never on the host for it).
+      { kind: this.kind, trust: this.trust, runsCommands: false, runSkill: (skill, script, args, ctx) => this.runSkillNow(skill, script, args, ctx) },
     );
     this.inner = inner;
     await inner.start(storage);
@@ -266,6 +268,13 @@ export class ContainerExecutor implements Executor {
     const container = guest?.handle;
     if (!container) throw new ValidationError("exec: no container is running");
     return execIn(container, command, { ...options, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user });
+  }
+
+  private async runSkillNow(skill: Parameters<SkillRunner>[0], script: string, args: readonly string[], ctx: CallContext): Promise<string> {
+    // Called during a run, so the guest's container is up.
+    const container = this.current?.isAlive ? this.current.handle : undefined;
+    if (!container) throw new ValidationError("skills.run: no container is running");
+    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user }, skill, script, args, ctx);
   }
 
   async reset(): Promise<void> {

@@ -16,6 +16,7 @@ import { Session } from "../../../src/session.js";
 import { FileStorage } from "../../../src/storage/file/storage.js";
 import { EXAMPLE_TOOLS_PATH } from "../../conformance/executor.js";
 import { ensureTestImage, ownContainers, testDocker } from "../../helpers/container.js";
+import { waitFor } from "../../helpers/processes.js";
 
 let tmp: string;
 let image: string;
@@ -72,6 +73,38 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
+describe("skills.run inside the container", () => {
+  /** A script that reports where it runs: its user, its files, whether it sees the host's tmp folder. */
+  const WHERE = [
+    "const fs = require('node:fs');",
+    "process.stderr.write('a warning on stderr\\n');",
+    "if (process.argv[2] === 'fail') { process.stderr.write('it broke'); process.exit(3); }",
+    "console.log(JSON.stringify({ args: process.argv.slice(2), uid: process.getuid(), dir: __dirname, notes: fs.readFileSync(__dirname + '/../references/notes.md', 'utf8'), hostTmp: fs.existsSync(process.env.HOST_TMP || '/nonexistent-host-path') }));",
+  ].join("\n");
+
+  it("copies the skill's files in, runs the argv there (never on the host, no shell), returns stdout only, and removes them", async () => {
+    await value(main.s, `await skills.create({ name: "where", description: "Where it runs. Use in tests.", body: "x", files: { "scripts/where.cjs": ${JSON.stringify(WHERE)}, "references/notes.md": "the notes" } })`);
+    const args = ["$(touch /tmp/pwned)", "; id", "--help", "a b", tmp];
+    const out = JSON.parse((await value(main.s, `await skills.run("where", "scripts/where.cjs", ${JSON.stringify(args)})`)) as string) as Record<string, unknown>;
+    expect(out).toMatchObject({ args, uid: 65534, notes: "the notes", hostTmp: false });
+    expect(out["dir"]).toMatch(/^\/tmp\/tcm-skill-[0-9a-f-]+\/where\/scripts$/);
+    // Nothing is left in the container's /tmp, and no argument was run by a shell.
+    expect((await main.s.exec(["node", "-e", "console.log(JSON.stringify(require('fs').readdirSync('/tmp')))"])).output.trim()).toBe("[]");
+  });
+
+  it("a failing script is a ToolError quoting its stderr; a script over the run's time is stopped", async () => {
+    const r = await main.s.run('await skills.run("where", "scripts/where.cjs", ["fail"])');
+    expect(r.error).toMatchObject({ name: "ToolError" });
+    expect(r.error?.message).toMatch(/skills\.run\("where", "scripts\/where\.cjs"\) exited with code 3 inside the container: a warning on stderr\nit broke/);
+    await value(main.s, `await skills.create({ name: "hangs", description: "Hangs. Use in tests.", body: "x", files: { "scripts/hang.cjs": "setInterval(() => {}, 1000)" } })`);
+    const hung = await main.s.run('await skills.run("hangs", "scripts/hang.cjs", [])', { timeoutMs: 2_000 });
+    expect(hung.ok).toBe(false);
+    const count = "const fs = require('fs'); console.log(fs.readdirSync('/proc').filter((p) => /^\\d+$/.test(p)).map((p) => { try { return fs.readFileSync('/proc/' + p + '/cmdline', 'utf8'); } catch { return ''; } }).filter((c) => c.includes(['hang', 'cjs'].join('.'))).length)"; // the needle is not in its own argv
+    await waitFor(async () => (await main.s.exec(["node", "-e", count])).output.trim() === "0", "the hanging script to be killed inside the container", 10_000, 200);
+    await waitFor(async () => (await main.s.exec(["node", "-e", "console.log(require('fs').readdirSync('/tmp').length)"])).output.trim() === "0", "its files to be removed", 10_000, 200);
+  });
+});
+
 describe("locked-down defaults", () => {
   it("the container has no network, no capabilities, no new privileges, a read-only root, limits, an init, labels, user nobody", async () => {
     const info = await (await testDocker()).getContainer(main.ex.containerId!).inspect();
@@ -100,7 +133,7 @@ describe("locked-down defaults", () => {
     expect(main.ex.trust).toBe("untrusted");
   });
 
-  it("what the container's code saves is recorded as the container's (untrusted), and skills.run never runs on the host", async () => {
+  it("what the container's code saves is recorded as the container's (untrusted); it runs no host commands", async () => {
     const source = "export async function run(args: { n: number }) { return args.n * 2; }";
     await value(main.s, `await workflows.create({ name: "from_container", source: ${JSON.stringify(source)} })`);
     const saved = (await main.ex.host!.workflows.list()).find((w) => w.name === "from_container");
