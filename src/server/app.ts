@@ -24,6 +24,7 @@ import { validateWorkspaceId } from "../storage/names.js";
 import { openApiDocument } from "./openapi.js";
 import { ROUTES, type RouteName } from "./schemas.js";
 import { SessionPool, type SessionEntry } from "./sessions.js";
+import { ExecutorPool } from "../execution/pool.js";
 
 export interface ServerConfig {
   version: string;
@@ -33,6 +34,8 @@ export interface ServerConfig {
   loopbackOnly: boolean;
   executorKind: string;
   createExecutor: () => Executor;
+  /** Started executors kept ready for new sessions (ExecutorPool); default 1, 0 for none. */
+  spareExecutors?: number;
   /** The server's storage (no workspace). */
   storage: StorageBackend;
   /** The storage of one tenant's workspace (--workspace-header); the session owns and closes it. */
@@ -71,8 +74,10 @@ const STATUS: Record<string, number> = {
 
 type Ctx = Context<{ Bindings: HttpBindings }>;
 
-export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBindings }>; pool: SessionPool } {
+export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBindings }>; pool: SessionPool; executors: ExecutorPool } {
   const pool = new SessionPool(config.maxSessions, config.idleTimeoutMs, config.log);
+  // Warm starts: a new session gets an executor whose child is already running (see execution/pool.ts).
+  const executors = new ExecutorPool(config.createExecutor, { spares: config.spareExecutors ?? 1, likelyStorage: config.storage, log: config.log });
   const probe = config.createExecutor();
   const capabilities = probe.capabilities();
   const exec = canExec(probe);
@@ -163,7 +168,7 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
       if (wanted && config.clientStorage) ownedStorage = await storageFromDescriptor(wanted);
       else if (workspace !== null && config.openWorkspace) ownedStorage = await config.openWorkspace(workspace);
       if (wanted && !config.clientStorage) checkSameStorage(wanted, ownedStorage ?? config.storage);
-      const session = new Session({ storage: ownedStorage ?? config.storage, executor: config.createExecutor() });
+      const session = new Session({ storage: ownedStorage ?? config.storage, executor: ownedStorage ? config.createExecutor() : executors.take() });
       return { session, ownedStorage };
     });
     // For proxies that route by session id (examples/fleet/haproxy.cfg learns it from this header).
@@ -304,7 +309,7 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   route("removeDep", (c) => onSession(c, async (s) => reply(c, await s.removeDep(query(c, ROUTES.removeDep.query).spec))));
   route("syncDeps", (c) => onSession(c, async (s) => reply(c, await s.syncDeps())));
 
-  return { app, pool };
+  return { app, pool, executors };
 }
 
 /** Executors that run commands (ContainerExecutor) have `exec`; Session.exec goes through their shell tool. */

@@ -9,7 +9,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: ServerConfig & { host: string; port: number }): Promise<RunningServer> {
-  const { app, pool } = createApp(config);
+  const { app, pool, executors } = createApp(config);
   const server = await new Promise<ReturnType<typeof serveNode>>((resolve, reject) => {
     const s = serveNode({ fetch: app.fetch, hostname: config.host, port: config.port }, () => resolve(s));
     s.once("error", reject);
@@ -19,6 +19,7 @@ export async function startServer(config: ServerConfig & { host: string; port: n
   return {
     url: `http://${host}:${port}`,
     close: async () => {
+      await executors.close();
       await pool.closeAll();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Idle keep-alive connections would hold close() open.

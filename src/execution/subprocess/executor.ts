@@ -200,11 +200,41 @@ export class SubprocessExecutor implements Executor {
     return deathSignalLauncher() !== null;
   }
 
+  /**
+   * Spawn the child before the session's storage is known (ExecutorPool's spares): the child holds
+   * no storage, only the folders it imports from, which depend on the storage's deps folder. `likely`
+   * is the storage the session will probably use; start() keeps the child only if its storage gives
+   * the same folders, else replaces it (still correct, just not warm).
+   */
+  async prestart(likely?: StorageBackend): Promise<void> {
+    if (this.closed || this.hostServices || this.child) return;
+    this.depsDir = depsServiceFor(depsConfigOf(this.options), likely).dir;
+    await this.spawn();
+  }
+
+  /** A prestarted child is alive and ready (ExecutorPool hands out only these). */
+  get warm(): boolean {
+    return this.hostServices === null && !this.closed && this.child !== null && this.child.isAlive && this.child.isReady;
+  }
+
+  /** Settles when the current child exits (ExecutorPool replaces a spare whose child died while idle). */
+  get guestExited(): Promise<unknown> | undefined {
+    return this.child?.exited;
+  }
+
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
     const deps = depsServiceFor(depsConfigOf(this.options), storage);
     await installConfiguredDeps(deps);
+    // A prestarted child spawned for another deps folder would import from the wrong place: replace it.
+    if (this.child && this.depsDir !== deps.dir) {
+      const spare = this.child;
+      this.child = null;
+      await spare.kill();
+    }
+    // A prestarted child that died while idle is replaced by ensureChild below; it was never this session's.
+    this.unreportedExit = null;
     this.depsDir = deps.dir;
     const host = await HostServices.create({
       storage,
