@@ -304,6 +304,7 @@ async function main() {
 
   echoChild?.close();
   if (values.only === undefined || "cold".includes(values.only)) rows.push(...(await coldRows()));
+  if (values.only === undefined || "warm".includes(values.only)) rows.push(...(await (await import("./warm.mjs")).warmRows()));
   printTable(rows);
   const missed = rows.some((r) => r.within_budget === false);
   if (missed && values.strict) process.exitCode = 1;

@@ -50,3 +50,4 @@ export { SessionLostError } from "./errors.js";
 export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/executor.js";
 export type { HostFacade } from "./execution/protocol.js";
 export * from "./skills/index.js";
+export { ExecutorPool, type ExecutorPoolOptions, type Prestartable } from "./execution/pool.js";

@@ -32,6 +32,8 @@ export interface ExecutorPoolOptions {
 }
 
 const MAX_SPARES = 64;
+/** How long after a take() the replacement spare is started. */
+const REFILL_DELAY_MS = 50;
 
 export class ExecutorPool {
   private readonly spares: Executor[] = [];
@@ -42,6 +44,7 @@ export class ExecutorPool {
   private readonly prestartable: boolean;
   /** Consecutive failed starts; the pool stops refilling after a few so a broken setup does not spin. */
   private failures = 0;
+  private refillTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly create: () => Executor,
@@ -75,13 +78,27 @@ export class ExecutorPool {
       if (isPrestartable(spare) && spare.warm) handed = spare;
       else void spare.close().catch(() => undefined);
     }
-    this.refill();
+    this.refillSoon();
     return handed ?? this.create();
+  }
+
+  /**
+   * Spawning a child costs the host's thread several ms, which would land in the session that was
+   * just handed a spare: the replacement starts a moment later, after that session's first result.
+   */
+  private refillSoon(): void {
+    if (this.refillTimer || this.closed) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      this.refill();
+    }, REFILL_DELAY_MS);
+    this.refillTimer.unref();
   }
 
   /** Closes every spare and stops refilling; executors already handed out belong to their sessions. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.refillTimer);
     const spares = this.spares.splice(0);
     await Promise.all(spares.map((e) => e.close().catch(() => undefined)));
   }

@@ -26,6 +26,11 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain("result: 1 2 Fizz 4 Buzz\n");
   });
 
+  it("executor-pool.mjs hands two sessions warm children that share no variables", async () => {
+    const { stdout } = await run("executor-pool.mjs");
+    expect(stdout).toBe("first session saw earlier variables: false\nsecond session saw earlier variables: false\n");
+  });
+
   it("python-guest.mjs calls tools from Python, in parallel too, and gets bytes and exception names back", async () => {
     const { stdout } = await run("python-guest.mjs");
     expect(stdout).toContain("tool: HELLO FROM PYTHON\n");
