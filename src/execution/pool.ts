@@ -38,7 +38,7 @@ const REFILL_DELAY_MS = 50;
 export class ExecutorPool {
   private readonly spares: Executor[] = [];
   /** Spares being started; they count toward the target so a burst of takes does not overshoot. */
-  private starting = 0;
+  private readonly starting = new Set<Executor>();
   private closed = false;
   private readonly target: number;
   private readonly prestartable: boolean;
@@ -67,7 +67,7 @@ export class ExecutorPool {
   }
 
   /**
-   * An executor for one new session: a warm spare when one is ready, else a new one. The caller
+   * An executor for one new session: a warm spare when one is ready, else one still starting, else a new one. The caller
    * owns it (starts it with the session's storage, closes it with the session).
    */
   take(): Executor {
@@ -77,6 +77,13 @@ export class ExecutorPool {
       const spare = this.spares.shift() as Executor;
       if (isPrestartable(spare) && spare.warm) handed = spare;
       else void spare.close().catch(() => undefined);
+    }
+    // None ready yet: one whose child is still starting is further along than a new one (its
+    // start() waits for that child).
+    if (!handed) {
+      const [starting] = this.starting;
+      if (starting) this.starting.delete(starting);
+      handed = starting;
     }
     this.refillSoon();
     return handed ?? this.create();
@@ -99,35 +106,39 @@ export class ExecutorPool {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.refillTimer);
-    const spares = this.spares.splice(0);
+    // Spares still starting too: close() must leave no child behind.
+    const spares = [...this.spares.splice(0), ...this.starting];
+    this.starting.clear();
     await Promise.all(spares.map((e) => e.close().catch(() => undefined)));
   }
 
   private refill(): void {
     if (!this.prestartable || this.closed || this.failures >= 3) return;
-    while (this.spares.length + this.starting < this.target) this.adopt(this.create());
+    while (this.spares.length + this.starting.size < this.target) this.adopt(this.create());
   }
 
   /** Starts `executor`'s guest in the background and keeps it as a spare once ready. */
   private adopt(executor: Executor): void {
-    this.starting++;
+    this.starting.add(executor);
     void (executor as Executor & Prestartable)
       .prestart(this.options.likelyStorage)
       .then(
         () => {
           this.failures = 0;
-          if (this.closed) return void executor.close().catch(() => undefined);
+          // Handed out while starting (it belongs to a session now) or closed by close().
+          if (!this.starting.has(executor)) return;
           this.spares.push(executor);
           this.watch(executor);
         },
         (err: unknown) => {
           this.failures++;
           this.options.log?.(`executor pool: a spare failed to start: ${err instanceof Error ? err.message : String(err)}`);
-          void executor.close().catch(() => undefined);
+          // One handed out while starting is its session's to close (its start() retries the child).
+          if (this.starting.has(executor)) void executor.close().catch(() => undefined);
         },
       )
       .finally(() => {
-        this.starting--;
+        this.starting.delete(executor);
         this.refill();
       });
   }

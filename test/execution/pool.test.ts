@@ -86,6 +86,27 @@ describe("ExecutorPool", () => {
     expect(pids.filter(running)).toEqual([]);
   });
 
+  it("hands out a spare whose child is still starting rather than spawning another, and close() kills starting ones", async () => {
+    pool = new ExecutorPool(subprocess, { spares: 2, likelyStorage: storage });
+    const { session, executor, pidBeforeStart } = await sessionFrom(pool);
+    expect(created.indexOf(executor as SubprocessExecutor)).toBeLessThan(2);
+    expect(pidBeforeStart).toBeDefined();
+    expect((await session.run("1 + 1")).value).toBe(2);
+    const other = created.find((e) => e !== executor);
+    const pid = other?.pid as number;
+    expect(running(pid)).toBe(true);
+    await pool.close();
+    expect(running(pid)).toBe(false);
+  });
+
+  it("close() right after construction kills the children still starting", async () => {
+    pool = new ExecutorPool(subprocess, { spares: 2, likelyStorage: storage });
+    const pids = created.map((e) => e.pid as number);
+    expect(pids).toHaveLength(2);
+    await pool.close();
+    expect(pids.filter(running)).toEqual([]);
+  });
+
   it("replaces a spare whose child died while idle instead of handing it out", async () => {
     pool = new ExecutorPool(subprocess, { likelyStorage: storage });
     await waitFor(() => pool?.ready === 1, "a spare");

@@ -31,6 +31,7 @@ interface ServeFlags extends StorageFlags, ExecutorFlags {
   maxSessions: number;
   idleTimeout: number;
   maxBodyBytes: number;
+  spareExecutors: number;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -49,7 +50,8 @@ export function registerServeCommand(program: Command): void {
     .option("--no-auth", "no token (loopback --host only)")
     .addOption(new Option("--max-sessions <n>", "sessions held at once; more are refused with 429").default(DEFAULT_MAX_SESSIONS).argParser(intIn(1, 100_000, "a number of sessions")))
     .addOption(new Option("--idle-timeout <seconds>", "close a session (and end its processes) after this long without a request").default(DEFAULT_IDLE_TIMEOUT_S).argParser(intIn(1, 604_800, "a number of seconds")))
-    .addOption(new Option("--max-body-bytes <n>", "largest request body; larger is refused with 413").default(DEFAULT_MAX_BODY_BYTES).argParser(intIn(1_024, 1_073_741_824, "a number of bytes")));
+    .addOption(new Option("--max-body-bytes <n>", "largest request body; larger is refused with 413").default(DEFAULT_MAX_BODY_BYTES).argParser(intIn(1_024, 1_073_741_824, "a number of bytes")))
+    .addOption(new Option("--spare-executors <n>", "executors kept started for new sessions (warm starts; subprocess and python only; 0 for none)").default(1).argParser(intIn(0, 64, "a number of executors")));
   cmd.addHelpText(
     "after",
     examples(
@@ -127,6 +129,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     ...(flags.token !== undefined ? { token: flags.token } : {}),
     loopbackOnly: flags.token === undefined,
     executorKind: flags.executor,
+    spareExecutors: flags.spareExecutors,
     createExecutor: () =>
       createExecutor(flags.executor, {
         toolsPath,
