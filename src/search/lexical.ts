@@ -55,15 +55,17 @@ function stem(t: string): string {
 /** A document's fields tokenised once, so that many queries (or many documents) score cheaply. */
 export interface PreparedFields {
   maxWeight: number;
-  fields: Array<{ weight: number; tokens: Set<string>; sorted: string[] }>;
+  /** `sorted`: the tokens in order, made on the first prefix lookup (the word index needs none; 10,000 documents add up). */
+  fields: Array<{ weight: number; tokens: Set<string>; sorted?: string[] }>;
 }
 
 export function prepareFields(fields: SearchDocument["fields"]): PreparedFields {
   return {
     maxWeight: Math.max(...fields.map((f) => f.weight), 1),
     fields: fields.map((f) => {
-      const tokens = new Set(tokenize(f.text).map(stem));
-      return { weight: f.weight, tokens, sorted: [...tokens].sort() };
+      const tokens = new Set<string>();
+      for (const t of tokenize(f.text)) tokens.add(stem(t));
+      return { weight: f.weight, tokens };
     }),
   };
 }
@@ -132,14 +134,15 @@ export function tokenScoresInto(query: PreparedQuery, doc: PreparedFields, out: 
  * >= 3 that `t` starts with (direct lookups of t's prefixes).
  */
 function hasPrefixMatch(t: string, prefixes: readonly string[], f: PreparedFields["fields"][number]): boolean {
+  const sorted = (f.sorted ??= [...f.tokens].sort());
   let lo = 0;
-  let hi = f.sorted.length;
+  let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (f.sorted[mid]! < t) lo = mid + 1;
+    if (sorted[mid]! < t) lo = mid + 1;
     else hi = mid;
   }
-  if (lo < f.sorted.length && f.sorted[lo]!.startsWith(t)) return true;
+  if (lo < sorted.length && sorted[lo]!.startsWith(t)) return true;
   for (const p of prefixes) if (f.tokens.has(p)) return true;
   return false;
 }

@@ -60,6 +60,23 @@ export interface WorkflowStore {
    * Stores that hold only what they validated themselves (Redis) do not implement it.
    */
   problems?(): Promise<WorkflowFileProblem[]>;
+  /**
+   * What the workflows layer derived from a record `list()` returned (its signature), if the store
+   * kept it: a new process then need not parse 10,000 sources again. Keyed by the record object, so
+   * it is dropped with the record when the file changes. Stores that keep nothing do not implement it.
+   */
+  derivedOf?(record: WorkflowRecord): WorkflowDerivation | undefined;
+  /** Keeps `derived` with a record `list()` returned, until that record's file changes. */
+  rememberDerived?(record: WorkflowRecord, derived: WorkflowDerivation): void;
+}
+
+/** What is derived from a workflow's source without running it (workflows/signature.ts). */
+export interface WorkflowDerivation {
+  description: string | null;
+  params: WorkflowParam[];
+  closedParams: boolean;
+  hasRun: boolean;
+  syntaxError: { message: string; line: number; column: number } | null;
 }
 
 export type ArtifactKind = "text" | "bytes" | "json";

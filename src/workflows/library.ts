@@ -351,8 +351,13 @@ export class WorkflowLibrary {
 
   private async derive(record: WorkflowRecord): Promise<WorkflowDetails> {
     let description = (record.description ?? "").trim();
-    // Parsed every time (cached by source hash): a hand-edited file may have broken since it was saved.
-    const sig = await this.signatureOf(record.source, record.name);
+    // Derived from the source as it is now (cached by source hash): a hand-edited file may have broken since it was saved.
+    // The store may have kept it from an earlier process (FileStorage's catalogue, dropped when the file changes).
+    let sig: WorkflowSignature | undefined = this.store.derivedOf?.(record);
+    if (!sig) {
+      sig = await this.signatureOf(record.source, record.name);
+      if (Object.isFrozen(record)) this.store.rememberDerived?.(record, sig);
+    }
     const params = record.params ?? sig.params;
     description ||= sig.description ?? "";
     const out: WorkflowDetails = {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { CATALOGUE_FILE } from "../../src/storage/file/workflow-catalogue.js";
 import type { WorkflowRecord } from "../../src/storage/protocol.js";
+import { WorkflowLibrary } from "../../src/workflows/library.js";
 import { waitFor } from "../helpers/processes.js";
 import { transpileTree } from "./transpile.js";
 
@@ -132,6 +133,34 @@ describe("FileStorage workflow catalogue", () => {
     // a and c: stamps match, so the catalogue is used (no file read); b: the file is read again.
     expect(await described(third)).toEqual(["a:from the catalogue", "b:about b", "c:from the catalogue"]);
     await third.close();
+  });
+
+  it("keeps what was derived from each source for the next process, and derives a changed file again", async () => {
+    const first = fresh("derived");
+    const dir = path.join(work, "derived", "workflows");
+    for (const n of ["a", "b"]) await first.workflows.save(record(n, `about ${n}`));
+    await new Promise((r) => setTimeout(r, 300)); // stamps older than the racy window are written to the catalogue
+    expect((await new WorkflowLibrary(first.workflows).list()).map((w) => w.problem)).toEqual([undefined, undefined]);
+    await first.close();
+    type Saved = { entries: Array<{ name: string; derived?: { hasRun: boolean } }> };
+    const saved = JSON.parse(await readFile(path.join(dir, CATALOGUE_FILE), "utf8")) as Saved;
+    expect(saved.entries.map((e) => [e.name, e.derived?.hasRun]).sort()).toEqual([["a", true], ["b", true]]);
+
+    // The catalogue now says neither exports run (stamps intact), and b's file is edited by hand to a syntax error.
+    for (const e of saved.entries) e.derived!.hasRun = false;
+    await writeFile(path.join(dir, CATALOGUE_FILE), JSON.stringify(saved));
+    await writeFile(path.join(dir, "b.ts"), (await readFile(path.join(dir, "b.ts"), "utf8")).replace("return 1;", "return (;"));
+
+    const second = fresh("derived");
+    const [a, b] = await second.workflows.list();
+    // Before any library asked: a's derivation came from the catalogue file; b's file changed, so nothing was kept for it.
+    expect(second.workflows.derivedOf(a!)?.hasRun).toBe(false);
+    expect(second.workflows.derivedOf(b!)).toBeUndefined();
+    const problems = (await new WorkflowLibrary(second.workflows).list()).map((w) => `${w.name}: ${w.problem}`);
+    expect(problems[0]).toBe("a: does not export a function named run"); // reused, not parsed again
+    expect(problems[1]).toMatch(/^b: syntax error at line 1:/); // derived from the file as it is now
+    expect(second.workflows.derivedOf(b!)?.syntaxError).not.toBeNull(); // and kept for the next process
+    await second.close();
   });
 
   it("hands out records nobody can change for the next caller", async () => {

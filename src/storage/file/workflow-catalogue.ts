@@ -19,12 +19,16 @@
  *   stamps instead of reading every file. It is written atomically (temp file + rename) some time
  *   after a change and on close; a torn, corrupt or foreign catalogue file is ignored and rebuilt.
  *   It trusts nothing the folder's files do not: anyone who can write it can write the files.
+ * - Each entry may also carry what the workflows layer derived from its source (signature: params,
+ *   description, whether it exports `run`), so a new process need not load the TypeScript parser
+ *   and parse every file before its first search. It belongs to the entry, so a changed file (new
+ *   stamp, new entry) is derived again.
  */
 import { watch, type FSWatcher, type Stats } from "node:fs";
 import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { isErrno, writeFileAtomic } from "../atomic.js";
-import type { WorkflowRecord } from "../protocol.js";
+import type { WorkflowDerivation, WorkflowRecord } from "../protocol.js";
 
 /**
  * Relative to the workflow folder. In a subfolder so that writing it (temp file in `.tmp/`, renamed
@@ -59,6 +63,8 @@ interface Entry {
   read: CatalogueRecord;
   /** The stamp was too recent to trust: read the file again next time. */
   racy: boolean;
+  /** What the workflows layer derived from `read.record.source`, once it has. */
+  derived?: WorkflowDerivation;
 }
 
 /** Reads one workflow by name: the record and the stamp taken BEFORE reading (so a later change always shows). */
@@ -95,6 +101,8 @@ export class WorkflowCatalogue {
   /** One refresh at a time; concurrent callers share it. */
   private refreshing: Promise<void> | null = null;
   private closed = false;
+  /** The entry each handed-out record came from, so derived data lands on (and is read from) that entry only. */
+  private readonly entryOf = new WeakMap<WorkflowRecord, Entry>();
 
   constructor(
     readonly directory: string,
@@ -106,6 +114,19 @@ export class WorkflowCatalogue {
   async records(): Promise<CatalogueRecord[]> {
     await this.refresh();
     return Array.from(this.entries.values(), (e) => e.read);
+  }
+
+  /** What was derived from `record` (as returned by records()), while its entry is current. */
+  derivedOf(record: WorkflowRecord): WorkflowDerivation | undefined {
+    return this.entryOf.get(record)?.derived;
+  }
+
+  /** Keeps `derived` with `record`'s entry (and in the catalogue file); ignored once the entry was replaced. */
+  rememberDerived(record: WorkflowRecord, derived: WorkflowDerivation): void {
+    const entry = this.entryOf.get(record);
+    if (!entry || entry.derived || this.entries.get(record.name) !== entry) return;
+    entry.derived = freezeDerived(structuredClone(derived));
+    if (!entry.racy) this.changed();
   }
 
   /** This process changed `name` (saved or deleted it): read it again before the next listing. */
@@ -209,7 +230,9 @@ export class WorkflowCatalogue {
   private async readEntry(name: string, observedAt: number): Promise<Entry | null> {
     const got = await this.readWorkflow(name);
     if (!got) return null;
-    return { file: got.file, stamp: got.stamp, read: freezeRead(got.read), racy: isRacy(got.stamp, observedAt) };
+    const entry: Entry = { file: got.file, stamp: got.stamp, read: freezeRead(got.read), racy: isRacy(got.stamp, observedAt) };
+    this.entryOf.set(entry.read.record, entry);
+    return entry;
   }
 
   private replaceAll(next: Map<string, Entry>): void {
@@ -232,7 +255,7 @@ export class WorkflowCatalogue {
   /** Writes the entries whose stamps are trustworthy; a failure only costs the next process a full read. */
   private async persist(): Promise<void> {
     this.changedSincePersist = false;
-    const entries = [...this.entries].filter(([, e]) => !e.racy).map(([name, e]) => ({ name, file: e.file, stamp: e.stamp, ...e.read }));
+    const entries = [...this.entries].filter(([, e]) => !e.racy).map(([name, e]) => ({ name, file: e.file, stamp: e.stamp, ...e.read, ...(e.derived ? { derived: e.derived } : {}) }));
     try {
       await writeFileAtomic(path.join(this.directory, CATALOGUE_FILE), JSON.stringify({ version: CATALOGUE_VERSION, entries }), {
         tempDir: path.join(this.directory, ".tmp"),
@@ -258,7 +281,12 @@ export class WorkflowCatalogue {
       return;
     }
     // Loaded entries are never racy: their stamps are compared with the files' on the first sweep.
-    for (const e of entries) this.entries.set(e.name, { file: e.file, stamp: e.stamp, read: freezeRead(e.read), racy: false });
+    for (const e of entries) {
+      const entry: Entry = { file: e.file, stamp: e.stamp, read: freezeRead(e.read), racy: false };
+      if (e.derived) entry.derived = freezeDerived(e.derived);
+      this.entryOf.set(entry.read.record, entry);
+      this.entries.set(e.name, entry);
+    }
   }
 
   private startWatcher(): void {
@@ -283,7 +311,15 @@ export class WorkflowCatalogue {
 }
 
 /** The catalogue file's entries, or null when it is not one this version wrote completely. */
-function parseCatalogue(text: string): Array<{ name: string; file: string; stamp: FileStamp; read: CatalogueRecord }> | null {
+interface LoadedEntry {
+  name: string;
+  file: string;
+  stamp: FileStamp;
+  read: CatalogueRecord;
+  derived?: WorkflowDerivation;
+}
+
+function parseCatalogue(text: string): LoadedEntry[] | null {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -291,12 +327,20 @@ function parseCatalogue(text: string): Array<{ name: string; file: string; stamp
     return null;
   }
   if (!isObject(value) || value["version"] !== CATALOGUE_VERSION || !Array.isArray(value["entries"])) return null;
-  const out: Array<{ name: string; file: string; stamp: FileStamp; read: CatalogueRecord }> = [];
+  const out: LoadedEntry[] = [];
   for (const e of value["entries"] as unknown[]) {
     if (!isObject(e) || typeof e["name"] !== "string" || typeof e["file"] !== "string" || !isStamp(e["stamp"])) return null;
     const record = e["record"];
     if (!isRecord(record) || record.name !== e["name"] || (e["problem"] !== undefined && typeof e["problem"] !== "string")) return null;
-    out.push({ name: e["name"], file: e["file"], stamp: e["stamp"], read: { record, ...(typeof e["problem"] === "string" ? { problem: e["problem"] } : {}) } });
+    const derived = e["derived"];
+    if (derived !== undefined && !isDerivation(derived)) return null;
+    out.push({
+      name: e["name"],
+      file: e["file"],
+      stamp: e["stamp"],
+      read: { record, ...(typeof e["problem"] === "string" ? { problem: e["problem"] } : {}) },
+      ...(derived ? { derived } : {}),
+    });
   }
   return out;
 }
@@ -321,6 +365,35 @@ function isRecord(v: unknown): v is WorkflowRecord {
     (v["params"] === undefined || Array.isArray(v["params"])) &&
     (v["provenance"] === undefined || isObject(v["provenance"]))
   );
+}
+
+/** The shape extractSignature produces; params as strictly as the rest of the code relies on them. */
+function isDerivation(v: unknown): v is WorkflowDerivation {
+  if (!isObject(v)) return false;
+  const e = v["syntaxError"];
+  return (
+    (v["description"] === null || typeof v["description"] === "string") &&
+    typeof v["closedParams"] === "boolean" &&
+    typeof v["hasRun"] === "boolean" &&
+    Array.isArray(v["params"]) &&
+    v["params"].every(
+      (p: unknown) =>
+        isObject(p) &&
+        typeof p["name"] === "string" &&
+        typeof p["type"] === "string" &&
+        typeof p["required"] === "boolean" &&
+        (p["description"] === undefined || typeof p["description"] === "string") &&
+        (p["defaultExpression"] === undefined || typeof p["defaultExpression"] === "string"),
+    ) &&
+    (e === null || (isObject(e) && typeof e["message"] === "string" && typeof e["line"] === "number" && typeof e["column"] === "number"))
+  );
+}
+
+function freezeDerived(d: WorkflowDerivation): WorkflowDerivation {
+  for (const p of d.params) Object.freeze(p);
+  Object.freeze(d.params);
+  Object.freeze(d.syntaxError);
+  return Object.freeze(d);
 }
 
 /**

@@ -32,7 +32,7 @@ import { z } from "zod";
 import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, writeFileAtomic } from "../atomic.js";
 import { sha256Hex } from "../codec.js";
 import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN, compareNames, validateWorkflowName } from "../names.js";
-import type { WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
+import type { WorkflowDerivation, WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
 import { laterOf } from "../timestamps.js";
 import { checkWorkflowRecord, paramSchema, provenanceSchema } from "../workflow-record.js";
 import { stampOf, WorkflowCatalogue, type FileStamp } from "./workflow-catalogue.js";
@@ -138,6 +138,14 @@ export class FileWorkflowStore implements WorkflowStore {
       // Records are shared with later listings (frozen); see workflow-catalogue.ts.
       return (await this.catalogue.records()).map((r) => r.record).sort((a, b) => compareNames(a.name, b.name));
     });
+  }
+
+  derivedOf(record: WorkflowRecord): WorkflowDerivation | undefined {
+    return this.catalogue.derivedOf(record);
+  }
+
+  rememberDerived(record: WorkflowRecord, derived: WorkflowDerivation): void {
+    this.catalogue.rememberDerived(record, derived);
   }
 
   async problems(): Promise<WorkflowFileProblem[]> {
