@@ -4,6 +4,7 @@
  * drift from what the server accepts.
  */
 import { z } from "zod";
+import { NAMESPACES } from "../execution/host.js";
 import { MAX_TIMEOUT_MS } from "../execution/options.js";
 import { wireValueSchema } from "../execution/remote/wire.js";
 
@@ -54,7 +55,7 @@ export const execRequestSchema = z.strictObject({
 });
 export const execResultSchema = z.object({ output: z.string(), exitCode: z.number(), truncated: z.boolean() });
 
-export const callRequestSchema = z.strictObject({ ns: z.enum(["tools", "workflows", "artifacts", "deps"]), op: z.string().max(64), args: wireValueSchema });
+export const callRequestSchema = z.strictObject({ ns: z.enum(NAMESPACES), op: z.string().max(64), args: wireValueSchema });
 export const callReplySchema = z.object({ value: wireValueSchema });
 
 export const searchQuerySchema = z.object({ q: z.string().min(1).max(10_000), limit: z.coerce.number().int().min(1).max(1_000).optional() });

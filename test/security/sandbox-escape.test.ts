@@ -154,7 +154,7 @@ const ATTEMPTS: Attempt[] = [
         [
           "__tcm_import", "artifacts", "clearInterval", "clearTimeout", "console", "decodeURI", "decodeURIComponent", "deps", "encodeURI",
           "encodeURIComponent", "escape", "eval", "global", "globalThis", "isFinite", "isNaN", "parseFloat", "parseInt", "queueMicrotask",
-          "setInterval", "setTimeout", "structuredClone", "tools", "undefined", "unescape", "workflows",
+          "setInterval", "setTimeout", "skills", "structuredClone", "tools", "undefined", "unescape", "workflows",
         ].sort(),
       ),
   },

@@ -14,7 +14,7 @@ import type { WireError } from "../wire-error.js";
 import { canWatchMemory, MemoryWatch } from "./memory-watch.js";
 import { checkGuestMessage } from "./messages.js";
 import { Freezer, withDeathSignal } from "../freeze.js";
-import { ChildrenProbe, GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
+import { awaitProcessesGone, ChildrenProbe, GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
 import { FrameChannel } from "./frames.js";
 import type { Readable, Writable } from "node:stream";
 
@@ -264,11 +264,15 @@ export class ChildHandle implements GuestHandle {
     const pid = this.process.pid;
     if (!this.killed) {
       this.killed = true;
-      if (pid !== undefined) killGuestProcesses(pid, this.marker, this.alive);
+      if (pid !== undefined) this.killedRelatives = awaitProcessesGone(killGuestProcesses(pid, this.marker, this.alive));
       else if (this.alive) this.process.kill("SIGKILL");
     }
+    await this.killedRelatives;
     return this.exited;
   }
+
+  /** Settles once what kill() signalled is dead (bounded). */
+  private killedRelatives: Promise<void> = Promise.resolve();
 }
 
 export class ChildStartError extends Error {

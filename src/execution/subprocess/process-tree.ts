@@ -34,24 +34,53 @@ const HAS_PROC = process.platform === "linux";
  * may belong to someone else now, so only its group and session (ids the kernel does not reuse
  * while they have members) and the marker are trusted.
  */
-export function killGuestProcesses(root: number, marker: string, rootAlive: boolean): void {
+export function killGuestProcesses(root: number, marker: string, rootAlive: boolean): number[] {
   if (process.platform === "win32") {
     if (rootAlive) signal(root, "SIGKILL");
-    return;
+    return [];
   }
   if (rootAlive) {
     signal(-root, "SIGSTOP");
     signal(root, "SIGSTOP");
   }
-  if (!HAS_PROC) return killRoot(root, rootAlive);
+  if (!HAS_PROC) {
+    killRoot(root, rootAlive);
+    return [];
+  }
   const needle = markerNeedle(marker);
   const found = stopRelatives(rootAlive ? root : null, root, needle);
   killRoot(root, rootAlive);
   for (const pid of found) signal(pid, "SIGKILL");
   for (let round = 0; round < 3 && found.size; round++) {
     const late = findGuestProcesses(null, root, needle);
-    if (late.length === 0) return;
-    for (const pid of late) signal(pid, "SIGKILL");
+    if (late.length === 0) break;
+    for (const pid of late) {
+      signal(pid, "SIGKILL");
+      found.add(pid);
+    }
+  }
+  return [...found];
+}
+
+/**
+ * Resolves once every pid is dead (gone, or a zombie waiting to be reaped), or after `maxMs`.
+ * SIGKILL is delivered when the process next runs, which on a busy machine can be milliseconds
+ * after kill() returns: close() waits for this, so "closed" means nothing the guest started runs.
+ */
+export async function awaitProcessesGone(pids: readonly number[], maxMs = 2_000): Promise<void> {
+  if (!HAS_PROC || pids.length === 0) return;
+  const deadline = performance.now() + maxMs;
+  let left = [...pids];
+  for (;;) {
+    left = left.filter((pid) => {
+      try {
+        return parseStat(readFileSync(`/proc/${pid}/stat`, "latin1")) !== null;
+      } catch {
+        return false;
+      }
+    });
+    if (left.length === 0 || performance.now() >= deadline) return;
+    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
