@@ -95,6 +95,16 @@ describe("pipInstall", () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  it("a venv stopped half-way is not used: the next install makes a whole one", async () => {
+    const dir = path.join(base, "half");
+    const cut = await pipInstall("python3", ["appdirs==1.4.4"], { dir, allowScripts: false, timeoutMs: 1_000 });
+    expect(cut.ok).toBe(false);
+    expect(cut.output).toMatch(/python -m venv timed out/);
+    const next = await pipInstall("python3", ["appdirs==1.4.4"], { dir, allowScripts: false, timeoutMs: 240_000 });
+    expect(next.output).not.toMatch(/No module named pip/);
+    expect(next.ok).toBe(true);
+  }, 300_000);
+
   it("kills pip at the timeout and says so", async () => {
     const dir = path.join(base, "deps", "python");
     // The venv the first test made: pip itself, not venv creation, is what hangs here.
