@@ -7,9 +7,36 @@ import { access, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ValidationError } from "../errors.js";
 import { SerialQueue } from "../serial-queue.js";
-import { npmInstall, prepareDepsDir } from "./installer.js";
-import { parseDepSpec, type DepSpec } from "./spec.js";
+import { npmInstall, prepareDepsDir, type InstallOptions, type InstallOutcome } from "./installer.js";
+import { parseDepSpec, type DepSpec, type SpecOptions } from "./spec.js";
 import type { DepsStore } from "./store.js";
+
+/** What differs between languages: how a spec is read, how packages are installed, how one is found. */
+export interface PackageManager {
+  /** Names the installer in messages: "npm install", "pip install". */
+  readonly label: string;
+  parse(raw: unknown, options: SpecOptions): DepSpec;
+  prepare(dir: string): Promise<void>;
+  install(specs: string[], options: InstallOptions): Promise<InstallOutcome>;
+  present(dir: string, dep: DepSpec): Promise<boolean>;
+}
+
+/** npm: a private package.json in the deps folder, packages under its node_modules. */
+export const npmPackages: PackageManager = {
+  label: "npm install",
+  parse: parseDepSpec,
+  prepare: prepareDepsDir,
+  install: npmInstall,
+  async present(dir, dep) {
+    if (dep.local) return true;
+    try {
+      await access(path.join(dir, "node_modules", dep.name, "package.json"));
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
 
 export interface DepsServiceOptions {
   store: DepsStore;
@@ -23,8 +50,10 @@ export interface DepsServiceOptions {
   allowInstallScripts?: boolean;
   /** Accept local folders and tarballs as specs. Default false. */
   allowLocalPaths?: boolean;
-  /** Per npm install. Default 5 minutes. */
+  /** Per install run. Default 5 minutes. */
   installTimeoutMs?: number;
+  /** Default npm; Python sessions use pip (./python/). */
+  manager?: PackageManager;
 }
 
 export interface DepEntry {
@@ -48,10 +77,12 @@ export class DepsService {
   readonly dir: string;
   readonly allowRuntimeDeps: boolean;
   private readonly queue = new SerialQueue();
+  private readonly manager: PackageManager;
 
   constructor(private readonly options: DepsServiceOptions) {
     this.dir = path.resolve(options.dir);
     this.allowRuntimeDeps = options.allowRuntimeDeps ?? true;
+    this.manager = options.manager ?? npmPackages;
     // Operator specs are checked at construction: a typo in config must fail loudly, at once.
     for (const s of options.configured ?? []) this.parse(s);
   }
@@ -108,19 +139,19 @@ export class DepsService {
       else todo.push(dep);
     }
     if (todo.length === 0) return result;
-    await prepareDepsDir(this.dir);
+    await this.manager.prepare(this.dir);
     const opts = { dir: this.dir, allowScripts: this.options.allowInstallScripts ?? false, timeoutMs: this.options.installTimeoutMs ?? 300_000, ...(onOutput ? { onOutput } : {}) };
-    // One npm run for all; when it fails, one at a time, so each failure is pinned on its spec.
-    const together = await npmInstall(todo.map((d) => d.spec), opts);
+    // One install run for all; when it fails, one at a time, so each failure is pinned on its spec.
+    const together = await this.manager.install(todo.map((d) => d.spec), opts);
     const outcomes = together.ok ? todo.map((d) => ({ dep: d, ok: true, output: "" })) : [];
-    // With one spec the failure is already pinned: running npm again would only repeat its error.
+    // With one spec the failure is already pinned: running the installer again would only repeat its error.
     if (!together.ok && todo.length === 1) outcomes.push({ dep: todo[0]!, ...together });
-    else if (!together.ok) for (const dep of todo) outcomes.push({ dep, ...(await npmInstall([dep.spec], opts)) });
+    else if (!together.ok) for (const dep of todo) outcomes.push({ dep, ...(await this.manager.install([dep.spec], opts)) });
     for (const { dep, ok, output } of outcomes) {
       if (ok) {
         record[dep.name] = dep.spec;
         result.installed.push(dep.spec);
-      } else result.failed.push({ spec: dep.spec, error: output || "npm install failed" });
+      } else result.failed.push({ spec: dep.spec, error: output || `${this.manager.label} failed` });
     }
     await writeFile(path.join(this.dir, RECORD), `${JSON.stringify(record, null, 2)}\n`);
     return result;
@@ -139,14 +170,8 @@ export class DepsService {
     return [...byName.values()];
   }
 
-  private async present(dep: DepSpec): Promise<boolean> {
-    if (dep.local) return true;
-    try {
-      await access(path.join(this.dir, "node_modules", dep.name, "package.json"));
-      return true;
-    } catch {
-      return false;
-    }
+  private present(dep: DepSpec): Promise<boolean> {
+    return this.manager.present(this.dir, dep);
   }
 
   private async readRecord(): Promise<Record<string, string>> {
@@ -158,7 +183,7 @@ export class DepsService {
   }
 
   private parse(raw: unknown): DepSpec {
-    return parseDepSpec(raw, { allowLocalPaths: this.options.allowLocalPaths ?? false });
+    return this.manager.parse(raw, { allowLocalPaths: this.options.allowLocalPaths ?? false });
   }
 
   private tryParse(raw: string): DepSpec | null {

@@ -15,7 +15,10 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import type { DepsService } from "../../deps/service.js";
+import { pythonDepsServiceFor, venvOf } from "../../deps/python/index.js";
 import { ValidationError } from "../../errors.js";
+import type { StorageBackend } from "../../storage/protocol.js";
 import { admitRun, type Admission } from "../admit.js";
 import { MAX_CHUNK_CHARS, OUTPUT_FLUSH_MS } from "../output-stream.js";
 import { MAX_STREAM_CHARS } from "../output.js";
@@ -28,7 +31,7 @@ import { MESSAGE_LIMITS } from "../subprocess/message-limits.js";
 import { deathSignalLauncher } from "../freeze.js";
 import { MAX_FRAME_BYTES } from "../subprocess/frames.js";
 
-export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "permissions" | "deps" | "depsFile" | "depsDir" | "allowRuntimeDeps" | "allowInstallScripts" | "allowLocalPaths"> {
+export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "permissions" | "deps" | "depsFile" | "depsDir" | "allowInstallScripts" | "allowLocalPaths"> {
   /** The Python interpreter: a command on PATH or a path. Default `python3`. */
   python?: string;
 }
@@ -53,6 +56,9 @@ export class PythonExecutor extends SubprocessExecutor {
   protected override readonly killGraceMs: number = PYTHON_KILL_GRACE_MS;
   private readonly python: string;
   private readonly maxMemory: number | undefined;
+  private readonly allowDeps: boolean;
+  /** The venv deps.add installs into; the guest puts its site-packages on sys.path. */
+  private depsVenv: string | null = null;
 
   constructor(options: PythonExecutorOptions = {}) {
     const { python, ...rest } = options;
@@ -61,9 +67,9 @@ export class PythonExecutor extends SubprocessExecutor {
     for (const key of ["permissions", "deps", "depsFile", "depsDir", "allowInstallScripts", "allowLocalPaths"]) {
       if (key in rest) throw new ValidationError(`Invalid PythonExecutor options: ${key} is not supported for Python guests (Node's permission model and npm deps do not apply to them).`);
     }
-    // deps.add installs npm packages, which Python code cannot import: refused in Python sessions.
-    super({ ...rest, allowRuntimeDeps: false });
+    super(rest);
     this.python = own.data.python ?? "python3";
+    this.allowDeps = rest.allowRuntimeDeps ?? true;
     this.maxMemory = rest.maxMemoryMb;
   }
 
@@ -78,7 +84,7 @@ export class PythonExecutor extends SubprocessExecutor {
       deathSignalLauncher() !== null
         ? "Between runs the Python process and what it started are frozen (SIGSTOP): threads and processes it left do not execute until the next run."
         : "Between runs the Python process is not frozen here (that needs Linux and util-linux's setpriv): threads it left may keep running until reset() or close(), without reaching the host.",
-      "deps: deps.add/remove are refused (they install npm packages, which Python cannot import); deps.list() works.",
+      "deps: Python packages (PEP 508 name, extras and version specifiers) installed with pip into a venv of the base folder (<base>/deps/python/venv), with the machine's pip configuration; importable in the next statement. The list is the base's deps-python.txt, apart from npm specs.",
       "workflows: workflows are TypeScript modules; a Python session can list, get, create and delete them but not run them.",
     ];
     if (this.maxMemory === undefined) notes.push("memoryLimit: no maxMemoryMb set, so the Python process may use any memory.");
@@ -97,6 +103,12 @@ export class PythonExecutor extends SubprocessExecutor {
     return { command: this.python, args: ["-u", "-X", "utf8", pythonRuntimePath()] };
   }
 
+  protected override depsService(storage: StorageBackend): DepsService {
+    const deps = pythonDepsServiceFor({ python: this.python, allowRuntimeDeps: this.allowDeps }, storage);
+    this.depsVenv = venvOf(deps.dir);
+    return deps;
+  }
+
   protected override guestEnv(): Record<string, string> {
     const limits = {
       display: MAX_DISPLAY_CHARS,
@@ -110,7 +122,7 @@ export class PythonExecutor extends SubprocessExecutor {
       // A result value larger than a frame may carry is dropped (its display is kept).
       value: Math.floor(MAX_FRAME_BYTES / 2),
     };
-    return { TS_CODE_MODE_LIMITS: JSON.stringify(limits), PYTHONDONTWRITEBYTECODE: "1" };
+    return { TS_CODE_MODE_LIMITS: JSON.stringify(limits), PYTHONDONTWRITEBYTECODE: "1", ...(this.depsVenv ? { TS_CODE_MODE_PY_VENV: this.depsVenv } : {}) };
   }
 }
 

@@ -23,7 +23,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
-import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
+import { depsServiceFor, validateDepsConfig, type DepsConfig, type DepsService } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, hostLimitsOf, parseOptions } from "../options.js";
 import type { SearchOptions } from "../../search/config.js";
@@ -225,7 +225,7 @@ export class SubprocessExecutor implements Executor {
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
-    const deps = depsServiceFor(depsConfigOf(this.options), storage);
+    const deps = this.depsService(storage);
     await installConfiguredDeps(deps);
     // A prestarted child spawned for another deps folder would import from the wrong place: replace it.
     if (this.child && this.depsDir !== deps.dir) {
@@ -393,6 +393,11 @@ export class SubprocessExecutor implements Executor {
   /** The guest program; undefined: child.js under this Node. */
   protected guestProgram(): GuestProgram | undefined {
     return undefined;
+  }
+
+  /** The deps service behind `deps` (PythonExecutor's installs with pip). */
+  protected depsService(storage: StorageBackend): DepsService {
+    return depsServiceFor(depsConfigOf(this.options), storage);
   }
 
   /** Extra environment of the guest. */

@@ -45,6 +45,28 @@ FLUSH_SECONDS = LIMITS.get("flushMs", 50) / 1000.0
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
+# deps.add installs with pip into this venv (made with this interpreter); its site-packages goes
+# first on sys.path once it exists, so an installed package is importable in the next statement.
+_DEPS_VENV = os.environ.pop("TS_CODE_MODE_PY_VENV", "")
+_DEPS_SITE = os.path.join(_DEPS_VENV, "lib", "python%d.%d" % sys.version_info[:2], "site-packages") if _DEPS_VENV else ""
+
+
+def _sync_deps_path(installed=False):
+    if not _DEPS_SITE:
+        return
+    if _DEPS_SITE not in sys.path:
+        if not os.path.isdir(_DEPS_SITE):
+            return
+        import site
+
+        site.addsitedir(_DEPS_SITE)  # also runs the venv's .pth files
+        sys.path.remove(_DEPS_SITE)
+        sys.path.insert(0, _DEPS_SITE)
+    if installed:
+        import importlib
+
+        importlib.invalidate_caches()
+
 
 def cut(text, limit):
     if len(text) <= limit:
@@ -420,6 +442,23 @@ deps = _Namespace("deps", {
 })
 
 
+class _InstallOp(_Op):
+    """deps.add / deps.sync: what they installed is importable right after the call."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return _Op.__call__(self, *args, **kwargs)
+        finally:
+            _sync_deps_path(installed=True)
+
+
+for _name in ("add", "sync"):
+    _plain = deps._ops[_name]
+    deps._ops[_name] = _InstallOp(_plain._ns, _plain._op, _plain._shape, _plain._label)
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -624,6 +663,7 @@ def run(message):
     _output.begin(run_id, bool(message.get("stream")))
     value, error = _NO_VALUE, None
     try:
+        _sync_deps_path()
         _deferred[0] = False
         _running[0] = True
         try:
