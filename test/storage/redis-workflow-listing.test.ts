@@ -59,4 +59,19 @@ describe("RedisStorage workflow listing", () => {
       await deleteKeys(server.url, `${prefix}:`);
     }
   });
+
+  it("saves 150,000 workflows in one bulk save (more arguments than a JavaScript call can take)", async () => {
+    const prefix = uniquePrefix("bulk");
+    const storage = new RedisStorage({ url: server.url, prefix });
+    try {
+      const records = Array.from({ length: 150_000 }, (_, i) => record(`w${i}`, `n${i}`));
+      await storage.workflows.saveMany(records);
+      const listed = await storage.workflows.list();
+      expect(listed.length).toBe(150_000);
+      expect(listed.find((r) => r.name === "w149999")?.description).toBe("n149999");
+    } finally {
+      await storage.close();
+      await deleteKeys(server.url, `${prefix}:`);
+    }
+  }, 120_000);
 });

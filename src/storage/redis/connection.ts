@@ -201,12 +201,14 @@ export class RedisConnection {
 
   /** EVALSHA, falling back to EVAL when the server does not know the script yet. */
   async script(client: Redis, script: LuaScript, keys: string[], args: Args, binary = false): Promise<unknown> {
-    const call = binary ? client.callBuffer.bind(client) : client.call.bind(client);
+    // Arguments as one array, never spread: a bulk save passes hundreds of thousands of them, more
+    // than a JavaScript call's argument list can hold ("Maximum call stack size exceeded").
+    const call = (command: string, argv: Args) => (binary ? client.callBuffer(command, argv) : client.call(command, argv));
     try {
-      return await call("EVALSHA", script.sha, keys.length, ...keys, ...args);
+      return await call("EVALSHA", [script.sha, keys.length, ...keys, ...args]);
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
-      return call("EVAL", script.source, keys.length, ...keys, ...args);
+      return call("EVAL", [script.source, keys.length, ...keys, ...args]);
     }
   }
 
