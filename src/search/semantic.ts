@@ -39,6 +39,7 @@ import {
   type SearchDocument,
 } from "./lexical.js";
 import { DocumentSet, type IndexedDocument } from "./lexical-index.js";
+import { FIRST_ANSWER_SCAN_MIN_DOCS, firstAnswerScan } from "./first-answer.js";
 import { codeWords } from "./text.js";
 import { VectorLru, type VectorCache } from "./vector-cache.js";
 
@@ -139,6 +140,8 @@ export class SemanticRanker implements Ranker {
   private dims = 0;
   private rowsUsed = 0;
   private readonly freeRows: number[] = [];
+  /** A search has built the word index (or scheduled it): later searches use it, never the first-answer scan. */
+  private everIndexed = false;
   /** The last query embedding failed (rather than not being ready yet). */
   private embedderFailed = false;
 
@@ -161,6 +164,18 @@ export class SemanticRanker implements Ranker {
 
   async rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]> {
     if (query.trim() === "" || docs.length === 0) return [];
+    if (!this.everIndexed && docs.length >= FIRST_ANSWER_SCAN_MIN_DOCS) {
+      // First search of this process over a large library: answer from the short fields now, then
+      // build the word index and start the vectors (the model loads meanwhile) for the next search.
+      this.everIndexed = true;
+      const q = queryTokens(query);
+      const answer = firstAnswerScan(q, docs, limit);
+      void this.embedder.warmUp?.();
+      setImmediate(() => void this.rank(query, docs, limit).catch(() => undefined));
+      this.note("first-answer", `search: the first search of ${docs.length} entries was answered by their names and descriptions while the index is built`);
+      return answer;
+    }
+    this.everIndexed = true;
     const started = Date.now();
     // The query is embedded (in the model's worker) while the words are scored here.
     const queryVector = this.queryVector(query);
