@@ -94,6 +94,22 @@ describe("Python workflows", () => {
     expect(back.error?.message).toMatch(/"tsdouble" is a TypeScript workflow; a Python session cannot run it/);
   });
 
+  it("a trusted Python session refuses a Python workflow an untrusted session saved, as for TypeScript", async () => {
+    const storage = new FileStorage({ basePath: dir });
+    await storage.workflows.save({
+      name: "triple",
+      source: TRIPLE,
+      description: "",
+      language: "python",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:00.000Z",
+      provenance: { trust: "untrusted", executor: "sandbox", savedAt: "2026-01-01T00:00:00.000Z" },
+    });
+    const py = await open("python", storage);
+    const r = await py.run("workflows.triple(n=1)");
+    expect(r.error?.name).toBe("UntrustedWorkflowError");
+  });
+
   it("params are accepted only for a Python workflow", async () => {
     const ts = await open("typescript");
     const r = await ts.run("await workflows.create({ name: 'x', source: 'export function run() { return 1; }', params: [] })");
