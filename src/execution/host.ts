@@ -119,6 +119,13 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
     /** What a guest needs to run a workflow: its compiled module and params. NotFoundError with suggestions. */
     load: op("load(name)", z.tuple([str("name")]), async (h, [name]) => {
       const { details: w, closedParams } = await h.workflows.forInvocation(name);
+      // Each language runs only its own workflows, in its own interpreter.
+      const language = w.language ?? "typescript";
+      if (language !== h.language) {
+        const [is, other] = language === "python" ? ["a Python", "TypeScript"] : ["a TypeScript", "Python"];
+        throw new ValidationError(`workflows.invoke: workflow "${w.name}" is ${is} workflow; a ${other} session cannot run it. Run it from a ${language === "python" ? "Python" : "TypeScript"} session, or call the tools it uses directly.`);
+      }
+      if (language === "python") return { name: w.name, params: w.params, closedParams, language, source: w.source };
       return { name: w.name, params: w.params, closedParams, compiled: prepareModule(w.source, `${w.name}.ts`) };
     }),
   },

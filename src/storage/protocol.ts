@@ -29,6 +29,8 @@ export interface WorkflowRecord {
   createdAt: string;
   updatedAt: string;
   author?: string;
+  /** The language of `source`: absent means TypeScript/JavaScript; "python" means a Python module defining `run` (run only by Python guests). */
+  language?: "python";
   /**
    * True when `description` was given by the author (e.g. to `workflows.create`) rather than derived
    * from the source's JSDoc. When the source is edited outside the store, an explicit description is

@@ -29,6 +29,7 @@ export const workflowRecordSchema = z.object({
   createdAt: z.string().min(1),
   updatedAt: z.string().min(1),
   author: z.string().optional(),
+  language: z.literal("python").optional(),
   descriptionExplicit: z.boolean().optional(),
   provenance: provenanceSchema.optional(),
 });
@@ -51,6 +52,7 @@ export function checkWorkflowRecord(name: string, record: unknown): WorkflowReco
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     ...(r.author !== undefined ? { author: r.author } : {}),
+    ...(r.language !== undefined ? { language: r.language } : {}),
     ...(r.descriptionExplicit !== undefined ? { descriptionExplicit: r.descriptionExplicit } : {}),
     ...(r.provenance !== undefined ? { provenance: { trust: r.provenance.trust, executor: r.provenance.executor, savedAt: r.provenance.savedAt } } : {}),
   };

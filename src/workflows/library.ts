@@ -18,6 +18,7 @@ import {
   type WorkflowPrincipal,
   type WorkflowProvenance,
 } from "./provenance.js";
+import { paramSchema } from "../storage/workflow-record.js";
 import { extractSignature, type WorkflowSignature } from "./signature.js";
 
 export interface WorkflowSummary {
@@ -26,6 +27,8 @@ export interface WorkflowSummary {
   params: WorkflowParam[];
   /** Who saved it (trust level, executor, when). Absent for hand-written files, which count as trusted. */
   provenance?: WorkflowProvenance;
+  /** "python" for a Python workflow (run only by Python sessions); absent for TypeScript/JavaScript. */
+  language?: "python";
   /**
    * Set when the file cannot be invoked: a syntax error, or no exported `run`. Such a file (edited
    * by hand, or written by another tool) is listed with its problem instead of failing only when called.
@@ -46,6 +49,10 @@ export interface CreateWorkflowInput {
   /** Wins over the module's JSDoc and is stored, so it survives reloads. */
   description?: string;
   author?: string;
+  /** "python": `source` is a Python module defining `run` (Python guests check it and derive `params`). Default "typescript". */
+  language?: "typescript" | "python";
+  /** Parameters of a Python workflow (a Python guest derives them from `run`'s signature); refused for TypeScript, whose are derived here. */
+  params?: WorkflowParam[];
 }
 
 export interface WorkflowLibraryOptions {
@@ -98,6 +105,8 @@ const createSchema = z.strictObject({
     .max(MAX_WORKFLOW_DESCRIPTION_LENGTH, `is longer than ${MAX_WORKFLOW_DESCRIPTION_LENGTH} characters`)
     .optional(),
   author: z.string({ error: "expected a string" }).max(200, "is longer than 200 characters").optional(),
+  language: z.enum(["typescript", "python"], { error: 'expected "typescript" or "python"' }).optional(),
+  params: z.array(paramSchema).max(200, "has more than 200 parameters").optional(),
 });
 
 const searchSchema = z.object({
@@ -201,6 +210,8 @@ export class WorkflowLibrary {
    */
   async forInvocation(name: string): Promise<{ details: WorkflowDetails; closedParams: boolean }> {
     const details = await this.requireRunnable(name);
+    // A Python run() may take **kwargs; the interpreter itself refuses an unknown keyword.
+    if (details.language === "python") return { details, closedParams: false };
     return { details, closedParams: (await this.signatureOf(details.source, details.name)).closedParams };
   }
 
@@ -268,7 +279,11 @@ export class WorkflowLibrary {
     const parsed = parseOrThrow(createSchema, input, "Invalid workflow");
     validateWorkflowName(parsed.name);
     const { name, source } = parsed;
-    const sig = await this.signatureOf(source, name);
+    const python = parsed.language === "python";
+    if (parsed.params !== undefined && !python) {
+      throw new ValidationError(`Invalid workflow: params: only a Python workflow takes them; a TypeScript workflow's parameters are derived from its run function.`);
+    }
+    const sig = python ? pythonSignature(parsed.params) : await this.signatureOf(source, name);
     if (sig.syntaxError) {
       const { line, column, message } = sig.syntaxError;
       throw new ValidationError(`Syntax error in workflow "${name}" at line ${line}:${column}: ${message}`);
@@ -294,6 +309,7 @@ export class WorkflowLibrary {
       updatedAt: now,
     };
     if (parsed.author !== undefined) record.author = parsed.author;
+    if (python) record.language = "python";
     if (this.principal) record.provenance = { trust: this.principal.trust, executor: this.principal.executor, savedAt: now };
     await this.store.save(record);
     return this.details(record);
@@ -353,7 +369,7 @@ export class WorkflowLibrary {
     let description = (record.description ?? "").trim();
     // Derived from the source as it is now (cached by source hash): a hand-edited file may have broken since it was saved.
     // The store may have kept it from an earlier process (FileStorage's catalogue, dropped when the file changes).
-    let sig: WorkflowSignature | undefined = this.store.derivedOf?.(record);
+    let sig: WorkflowSignature | undefined = record.language === "python" ? pythonSignature(record.params) : this.store.derivedOf?.(record);
     if (!sig) {
       sig = await this.signatureOf(record.source, record.name);
       if (Object.isFrozen(record)) this.store.rememberDerived?.(record, sig);
@@ -369,6 +385,7 @@ export class WorkflowLibrary {
       updatedAt: record.updatedAt,
     };
     if (record.author !== undefined) out.author = record.author;
+    if (record.language !== undefined) out.language = record.language;
     if (record.provenance !== undefined) out.provenance = { ...record.provenance };
     const problem = sig.syntaxError
       ? `syntax error at line ${sig.syntaxError.line}:${sig.syntaxError.column}: ${sig.syntaxError.message}`
@@ -398,8 +415,16 @@ export class WorkflowLibrary {
   }
 }
 
-function summaryOf({ name, description, params, provenance, problem }: WorkflowDetails): WorkflowSummary {
-  return { name, description, params, ...(provenance ? { provenance } : {}), ...(problem !== undefined ? { problem } : {}) };
+function summaryOf({ name, description, params, provenance, language, problem }: WorkflowDetails): WorkflowSummary {
+  return { name, description, params, ...(provenance ? { provenance } : {}), ...(language ? { language } : {}), ...(problem !== undefined ? { problem } : {}) };
+}
+
+/**
+ * A Python workflow is not parsed on the host: the Python guest that saves it checks that it parses
+ * and defines run, and passes the parameters of run's signature. It is run only by Python guests.
+ */
+function pythonSignature(params: WorkflowParam[] | undefined): WorkflowSignature {
+  return { description: null, params: params ?? [], hasRun: true, closedParams: false, syntaxError: null };
 }
 
 /** What rankers see of a workflow; one object per details object, so a ranker recognises it unchanged. */

@@ -240,8 +240,8 @@ describe("PythonExecutor", () => {
       expect(created.value).toBe("triple");
       expect((await session.run("[w['name'] for w in workflows.list()]")).value).toEqual(["triple"]);
       const r = await session.run("workflows.triple(n=4)");
-      expect(r.error?.name).toBe("RuntimeError");
-      expect(r.error?.message).toMatch(/TypeScript .*Python session cannot run/);
+      expect(r.error?.name).toBe("ValidationError");
+      expect(r.error?.message).toMatch(/"triple" is a TypeScript workflow; a Python session cannot run it/);
     });
 
     it("a value that is not plain data is refused in the guest with a TypeError", async () => {

@@ -85,7 +85,7 @@ export class PythonExecutor extends SubprocessExecutor {
         ? "Between runs the Python process and what it started are frozen (SIGSTOP): threads and processes it left do not execute until the next run."
         : "Between runs the Python process is not frozen here (that needs Linux and util-linux's setpriv): threads it left may keep running until reset() or close(), without reaching the host.",
       "deps: Python packages (PEP 508 name, extras and version specifiers) installed with pip into a venv of the base folder (<base>/deps/python/venv), with the machine's pip configuration; importable in the next statement. The list is the base's deps-python.txt, apart from npm specs.",
-      "workflows: workflows are TypeScript modules; a Python session can list, get, create and delete them but not run them.",
+      "workflows: workflows.create({ name, source, language: \"python\" }) saves a Python workflow (a module defining run; docstring and signature become its description and params); workflows.<name>(**kwargs) runs a Python workflow in this interpreter. A TypeScript workflow is refused here (and a Python one in a TypeScript session).",
     ];
     if (this.maxMemory === undefined) notes.push("memoryLimit: no maxMemoryMb set, so the Python process may use any memory.");
     else if (canWatchMemory) notes.push(`memoryLimit: maxMemoryMb caps the Python process's own resident memory, read every ${MEMORY_POLL_MS} ms from /proc; past it the process is killed (MemoryLimitError) and variables are lost.`);

@@ -56,6 +56,8 @@ const headerSchema = z.object({
   updatedAt: z.string(),
   author: z.string().optional(),
   provenance: provenanceSchema.optional(),
+  // Absent: TypeScript/JavaScript. A Python workflow's source sits below the same header line in `<name>.ts`.
+  language: z.literal("python").optional(),
 });
 type Header = z.infer<typeof headerSchema>;
 
@@ -111,6 +113,7 @@ export class FileWorkflowStore implements WorkflowStore {
         updatedAt: r.updatedAt,
         ...(r.author !== undefined ? { author: r.author } : {}),
         ...(r.provenance !== undefined ? { provenance: r.provenance } : {}),
+        ...(r.language !== undefined ? { language: r.language } : {}),
       };
       // Untrusted: the sticky copy goes first, so no moment exists where a header-less file of this
       // name could be read without it (the error, if any, is on the safe side: untrusted).
@@ -261,6 +264,8 @@ export class FileWorkflowStore implements WorkflowStore {
         createdAt: header.createdAt,
         ...(header.author !== undefined ? { author: header.author } : {}),
         ...(header.provenance !== undefined ? { provenance: header.provenance } : {}),
+        // The language is no property of the code's text: a hand edit keeps it.
+        ...(header.language !== undefined ? { language: header.language } : {}),
       };
       if (header.sourceHash === sha256Hex(parsed.source)) {
         return {

@@ -65,6 +65,7 @@ function looksLikeWorkflowRecord(v: unknown): v is WorkflowRecord {
   if (typeof v["name"] !== "string" || typeof v["source"] !== "string" || typeof v["description"] !== "string") return false;
   if (typeof v["createdAt"] !== "string" || v["createdAt"] === "" || typeof v["updatedAt"] !== "string" || v["updatedAt"] === "") return false;
   if (!optional(v["author"], "string") || !optional(v["descriptionExplicit"], "boolean")) return false;
+  if (v["language"] !== undefined && v["language"] !== "python") return false;
   const prov = v["provenance"];
   if (prov !== undefined && !(isObject(prov) && (prov["trust"] === "trusted" || prov["trust"] === "untrusted") &&
     typeof prov["executor"] === "string" && typeof prov["savedAt"] === "string" && Object.keys(prov).length === 3)) return false;

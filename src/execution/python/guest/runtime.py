@@ -401,15 +401,104 @@ def _tool_call_shape(tool, callable_name=None, args=None, **kwargs):
     return [tool, callable_name, _named_args("tools.call", (args,) if args is not None else (), kwargs)]
 
 
-def _workflow_invoke(name, args=None, **kwargs):
-    raise RuntimeError(
-        "workflows.invoke(%r): workflows are TypeScript modules and a Python session cannot run them yet; "
-        "call the tools it uses directly, or run it from a TypeScript session" % (name,)
-    )
+def _load_workflow(name, args, kwargs):
+    """The workflow's run function, defined in a fresh module of this interpreter, and its kwargs.
+    The host's load refuses a TypeScript workflow (and one this session may not run)."""
+    if not isinstance(name, str):
+        raise TypeError("workflows.invoke: name must be a string")
+    given = _named_args("workflows.%s" % name, args, kwargs) or {}
+    loaded = call_sync("workflows", "load", [name])
+    module = {"__name__": "workflow_%s" % name, "__builtins__": __builtins__,
+              "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps}
+    exec(compile(loaded["source"], "<workflow %s>" % name, "exec", dont_inherit=True), module)
+    run = module.get("run")
+    if not callable(run):
+        raise TypeError("workflows.%s: the workflow defines no function named run" % name)
+    return run, given
+
+
+def _workflow_invoke(name, *args, **kwargs):
+    run, given = _load_workflow(name, args, kwargs)
+    result = run(**given)
+    if inspect.iscoroutine(result):
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return _loop.run_until_complete(result)
+        result.close()
+        raise RuntimeError(
+            "workflows.%s: its run is async and this code runs in an event loop (it awaits); "
+            "use `await workflows.%s.call_async(...)`" % (name, name)
+        )
+    return result
+
+
+async def _workflow_invoke_async(name, *args, **kwargs):
+    run, given = _load_workflow(name, args, kwargs)
+    result = run(**given)
+    return (await result) if inspect.isawaitable(result) else result
+
+
+class _Workflow:
+    """workflows.<name>: call it with keyword arguments (or one dict); `await ….call_async(...)` from async code."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, *args, **kwargs):
+        return _workflow_invoke(self._name, *args, **kwargs)
+
+    def call_async(self, *args, **kwargs):
+        return _workflow_invoke_async(self._name, *args, **kwargs)
+
+    def __repr__(self):
+        return "<workflows.%s>" % self._name
+
+
+def _annotation(node):
+    return ast.unparse(node) if node is not None else "Any"
+
+
+def _python_workflow(source):
+    """Checks a Python workflow (it parses and defines run) and reads its docstring and run's parameters."""
+    if not isinstance(source, str):
+        raise TypeError("workflows.create: source must be a string of Python")
+    try:
+        tree = ast.parse(source, "<workflow>", "exec")
+    except SyntaxError as e:
+        raise SyntaxError("workflows.create: syntax error at line %s:%s: %s" % (e.lineno, e.offset, e.msg)) from None
+    run = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "run"), None)
+    if run is None:
+        raise ValueError("workflows.create: a Python workflow must define a function named run at the top level, "
+                         "e.g.\ndef run(n: int) -> int:\n    \"\"\"Triple a number.\"\"\"\n    return n * 3")
+    a = run.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    params = []
+    for arg, default in list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+        p = {"name": arg.arg, "type": _annotation(arg.annotation), "required": default is None}
+        if default is not None:
+            try:
+                value = ast.literal_eval(default)
+                json.dumps(value, allow_nan=False)
+                p["default"] = value
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                p["defaultExpression"] = ast.unparse(default)
+        params.append(p)
+    doc = ast.get_docstring(run) or ast.get_docstring(tree)
+    return params, (doc.strip() if doc else None)
 
 
 def _create_shape(*args, **kwargs):
-    return [_named_args("workflows.create", args, kwargs)]
+    spec = _named_args("workflows.create", args, kwargs)
+    if isinstance(spec, dict) and spec.get("language") == "python" and "params" not in spec:
+        params, doc = _python_workflow(spec.get("source"))
+        spec = dict(spec, params=params)
+        if doc and not spec.get("description"):
+            spec["description"] = doc
+    return [spec]
 
 
 tools = _Members("tools", {
@@ -424,7 +513,7 @@ workflows = _Members("workflows", {
     "get": _positional("workflows", "get", ["name"], 1),
     "create": _create_shape,
     "delete": _positional("workflows", "delete", ["name"], 1),
-}, lambda name: lambda *a, **k: _workflow_invoke(name))
+}, _Workflow)
 workflows._ops["invoke"] = _workflow_invoke
 artifacts = _Namespace("artifacts", {
     "save": _positional("artifacts", "save", ["name", "data", "options"], 2),
