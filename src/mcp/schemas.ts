@@ -6,6 +6,7 @@
  * a listing later must not make every client reject the result.
  */
 import { z } from "zod";
+import { paramSchema } from "../storage/workflow-record.js";
 import { MAX_TIMEOUT_MS } from "../execution/options.js";
 
 /** Upper bound of `limit` in the search tools; a model never needs more in one answer. */
@@ -65,14 +66,8 @@ const toolListing = z.looseObject({
 });
 const scored = { score: z.number() };
 
-const workflowParam = z.looseObject({
-  name: z.string(),
-  type: z.string(),
-  description: z.string().optional(),
-  required: z.boolean(),
-  default: z.json().optional(),
-  defaultExpression: z.string().optional(),
-});
+// The stored parameter shape (one definition), open to fields a later version adds.
+const workflowParam = paramSchema.loose();
 const workflowSummary = z.looseObject({ name: z.string(), description: z.string(), params: z.array(workflowParam) });
 const workflowDetails = workflowSummary.extend({
   source: z.string(),

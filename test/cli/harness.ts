@@ -96,3 +96,51 @@ export async function tempDir(): Promise<string> {
 export async function cleanup(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
+
+/** A CLI server process (`serve`, `mcp --http`) and the URL it logged. */
+export interface ListeningProcess {
+  url: string;
+  child: import("node:child_process").ChildProcess;
+  stderr(): string;
+  /** Sends `signal` (SIGTERM) and waits for the exit; SIGKILL after 10 s. Resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Spawns the built CLI with `args` and resolves once it logs "listening on <url>" on stderr;
+ * rejects (naming `what`, with its output) if it exits first or does not listen within 20 s.
+ */
+export function spawnListening(args: string[], options: { what: string; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<ListeningProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: options.cwd ?? REPO, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
+    let stderr = "";
+    let stdout = "";
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+        const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+        await exited;
+        clearTimeout(kill);
+      }
+      return exited;
+    };
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${options.what} did not start:\n${stderr}`));
+    }, 20_000);
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d.slice(0, 65_536 - stdout.length)));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve({ url: m[1], child, stderr: () => stderr, stop });
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${options.what} exited (${code}) before listening:\n${stderr}${stdout}`));
+    });
+  });
+}

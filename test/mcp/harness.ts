@@ -3,14 +3,14 @@
  * (StdioClientTransport spawns `node dist/cli/main.js mcp ...`) or over Streamable HTTP (the
  * server is spawned, its URL read from the "listening on" line it logs to stderr).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cp, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { MAIN, REPO } from "../cli/harness.js";
+import { MAIN, REPO, spawnListening, type ListeningProcess } from "../cli/harness.js";
 import { waitFor } from "../helpers/processes.js";
 
 export { cleanup, cli, ensureBuilt, MAIN, REPO, tempDir } from "../cli/harness.js";
@@ -96,46 +96,11 @@ export function runCli(args: string[], options: { cwd: string; env?: NodeJS.Proc
   });
 }
 
-export interface HttpServerProcess {
-  url: string;
-  child: ChildProcess;
-  stderr(): string;
-  stop(): Promise<number | null>;
-}
+export type HttpServerProcess = ListeningProcess;
 
 /** Spawns `mcp --http 0 ...` and waits for the URL it logs. */
 export function startHttpServer(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<HttpServerProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, "mcp", "--http", "0", ...args], {
-      cwd: options.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: options.env ?? process.env,
-    });
-    let stderr = "";
-    let stdout = "";
-    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-    const stop = async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      return exited;
-    };
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`the HTTP server did not start:\n${stderr}`));
-    }, 20_000);
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-      const m = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve({ url: m[1], child, stderr: () => stderr, stop });
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the HTTP server exited (${code}) before listening:\n${stderr}${stdout}`));
-    });
-  });
+  return spawnListening(["mcp", "--http", "0", ...args], { what: "the HTTP server", ...options });
 }
 
 export async function connectHttp(url: string, token?: string, client = new Client({ name: "ts-code-mode-test", version: "1.0.0" })): Promise<Client> {
