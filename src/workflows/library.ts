@@ -67,6 +67,8 @@ export interface WorkflowLibraryOptions {
   principal?: WorkflowPrincipal;
   /** What `requireRunnable` does with an untrusted workflow in a trusted library. Default "refuse". */
   untrustedWorkflows?: UntrustedWorkflowPolicy;
+  /** The interpreter that reads Python workflows saved without params (see python-signature.ts). Default `python3`. */
+  python?: string;
 }
 
 export const MAX_WORKFLOW_SOURCE_BYTES = 1024 * 1024;
@@ -119,6 +121,8 @@ const searchSchema = z.object({
     .optional(),
 });
 
+const PYTHON_RUN_EXAMPLE = 'def run(n: int) -> int:\n    """Triple a number."""\n    return n * 3';
+
 const RUN_EXAMPLE = [
   "export async function run({ n }: { n: number }) {",
   "  return n * 3;",
@@ -129,6 +133,7 @@ export class WorkflowLibrary {
   private readonly ranker: Ranker;
   private readonly principal: WorkflowPrincipal | undefined;
   private untrustedPolicy: UntrustedWorkflowPolicy;
+  private readonly python: string | undefined;
   /** Approval questions in flight, by name and source: ten parallel invocations ask the host once. */
   private readonly asking = new Map<string, Promise<boolean>>();
 
@@ -139,6 +144,7 @@ export class WorkflowLibrary {
     this.ranker = options.ranker ?? new LexicalRanker();
     this.principal = options.principal;
     this.untrustedPolicy = options.untrustedWorkflows ?? "refuse";
+    this.python = options.python;
   }
 
   /** The trust level of whoever acts through this library. */
@@ -283,10 +289,14 @@ export class WorkflowLibrary {
     if (parsed.params !== undefined && !python) {
       throw new ValidationError(`Invalid workflow: params: only a Python workflow takes them; a TypeScript workflow's parameters are derived from its run function.`);
     }
-    const sig = python ? pythonSignature(parsed.params) : await this.signatureOf(source, name);
+    // A Python guest passes what its own ast read; anyone else's source is read the same way by python3 here.
+    const sig = python ? (parsed.params !== undefined ? pythonSignature(parsed.params) : await this.pythonSignatureOf(source)) : await this.signatureOf(source, name);
     if (sig.syntaxError) {
       const { line, column, message } = sig.syntaxError;
       throw new ValidationError(`Syntax error in workflow "${name}" at line ${line}:${column}: ${message}`);
+    }
+    if (!sig.hasRun && python) {
+      throw new ValidationError(`Python workflow "${name}" must define a function named run at the top level, e.g.\n${PYTHON_RUN_EXAMPLE}`);
     }
     if (!sig.hasRun) {
       throw new ValidationError(
@@ -369,10 +379,21 @@ export class WorkflowLibrary {
     let description = (record.description ?? "").trim();
     // Derived from the source as it is now (cached by source hash): a hand-edited file may have broken since it was saved.
     // The store may have kept it from an earlier process (FileStorage's catalogue, dropped when the file changes).
-    let sig: WorkflowSignature | undefined = record.language === "python" ? pythonSignature(record.params) : this.store.derivedOf?.(record);
+    // A Python record saved with its params needs no reading; one edited by hand (params dropped) is read by python3, once per source.
+    let sig: WorkflowSignature | undefined = record.language === "python" && record.params !== undefined ? pythonSignature(record.params) : this.store.derivedOf?.(record);
     if (!sig) {
-      sig = await this.signatureOf(record.source, record.name);
-      if (Object.isFrozen(record)) this.store.rememberDerived?.(record, sig);
+      if (record.language === "python") {
+        try {
+          sig = await this.pythonSignatureOf(record.source);
+          if (Object.isFrozen(record)) this.store.rememberDerived?.(record, sig);
+        } catch (err) {
+          // Listed with the reason (no python3, a timeout), not remembered: it is read again once that is fixed.
+          sig = { description: null, params: [], hasRun: false, closedParams: false, syntaxError: { message: err instanceof Error ? err.message : String(err), line: 0, column: 0 } };
+        }
+      } else {
+        sig = await this.signatureOf(record.source, record.name);
+        if (Object.isFrozen(record)) this.store.rememberDerived?.(record, sig);
+      }
     }
     const params = record.params ?? sig.params;
     description ||= sig.description ?? "";
@@ -388,31 +409,47 @@ export class WorkflowLibrary {
     if (record.language !== undefined) out.language = record.language;
     if (record.provenance !== undefined) out.provenance = { ...record.provenance };
     const problem = sig.syntaxError
-      ? `syntax error at line ${sig.syntaxError.line}:${sig.syntaxError.column}: ${sig.syntaxError.message}`
+      ? sig.syntaxError.line > 0
+        ? `syntax error at line ${sig.syntaxError.line}:${sig.syntaxError.column}: ${sig.syntaxError.message}`
+        : sig.syntaxError.message
       : sig.hasRun
         ? undefined
-        : "does not export a function named run";
+        : record.language === "python"
+          ? "does not define a function named run"
+          : "does not export a function named run";
     if (problem !== undefined) out.problem = problem;
     return out;
   }
 
-  private async signatureOf(source: string, name: string): Promise<WorkflowSignature> {
-    const key = createHash("sha256").update(source).digest("hex");
-    const cached = signatures.get(key);
-    if (cached) {
-      // Re-insert to keep the map in least-recently-used order.
-      signatures.delete(key);
-      signatures.set(key, cached);
-      return cached;
-    }
-    const sig = await extractSignature(source, `${name}.ts`);
-    signatures.set(key, sig);
-    if (signatures.size > SIGNATURE_CACHE_SIZE) {
-      const oldest = signatures.keys().next().value;
-      if (oldest !== undefined) signatures.delete(oldest);
-    }
-    return sig;
+  private signatureOf(source: string, name: string): Promise<WorkflowSignature> {
+    return cachedSignature(createHash("sha256").update(source).digest("hex"), () => extractSignature(source, `${name}.ts`));
   }
+
+  /** A Python workflow's signature read by python3 (python-signature.ts, loaded on first use); throws ValidationError when it cannot be read. */
+  private pythonSignatureOf(source: string): Promise<WorkflowSignature> {
+    return cachedSignature(`python:${createHash("sha256").update(source).digest("hex")}`, async () => {
+      const { pythonWorkflowSignature } = await import("./python-signature.js");
+      return pythonWorkflowSignature(source, this.python !== undefined ? { python: this.python } : {});
+    });
+  }
+}
+
+/** The signature derived from a source, by content hash: shared by every library of the process, least recently used dropped first. */
+async function cachedSignature(key: string, derive: () => Promise<WorkflowSignature>): Promise<WorkflowSignature> {
+  const cached = signatures.get(key);
+  if (cached) {
+    // Re-insert to keep the map in least-recently-used order.
+    signatures.delete(key);
+    signatures.set(key, cached);
+    return cached;
+  }
+  const sig = await derive();
+  signatures.set(key, sig);
+  if (signatures.size > SIGNATURE_CACHE_SIZE) {
+    const oldest = signatures.keys().next().value;
+    if (oldest !== undefined) signatures.delete(oldest);
+  }
+  return sig;
 }
 
 function summaryOf({ name, description, params, provenance, language, problem }: WorkflowDetails): WorkflowSummary {

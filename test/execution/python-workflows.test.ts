@@ -135,14 +135,14 @@ describe("Python workflows", () => {
       language: "python",
     };
 
-    it("FileStorage: in the header line, kept by a hand edit; a record without it stays TypeScript", async () => {
+    it("FileStorage: in <name>.py with the header line, kept by a hand edit; a record without it stays TypeScript", async () => {
       const storage = new FileStorage({ basePath: dir });
       try {
         await storage.workflows.save(record);
         expect((await storage.workflows.get("triple"))?.language).toBe("python");
-        const file = path.join(dir, "workflows", "triple.ts");
+        const file = path.join(dir, "workflows", "triple.py");
         const text = await readFile(file, "utf8");
-        expect(text.split("\n")[0]).toMatch(/^\/\/ ts-code-mode workflow \{.*"language":"python"/);
+        expect(text.split("\n")[0]).toMatch(/^# ts-code-mode workflow \{.*"language":"python"/);
         expect(text.slice(text.indexOf("\n") + 1)).toBe(TRIPLE);
         await writeFile(file, `${text}# edited by hand\n`);
         expect((await storage.workflows.get("triple"))?.language).toBe("python");

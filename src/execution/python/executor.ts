@@ -11,9 +11,6 @@
  * PYTHON_KILL_GRACE_MS (it catches BaseException, sits in a C call, ignores SIGINT) is killed with
  * its process, and the error says the variables were lost.
  */
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { DepsService } from "../../deps/service.js";
 import { pythonDepsServiceFor, venvOf } from "../../deps/python/index.js";
@@ -29,6 +26,7 @@ import { SubprocessExecutor, type SubprocessExecutorOptions } from "../subproces
 import { canWatchMemory, MEMORY_POLL_MS } from "../subprocess/memory-watch.js";
 import { MESSAGE_LIMITS } from "../subprocess/message-limits.js";
 import { deathSignalLauncher } from "../freeze.js";
+import { pythonGuestFile } from "./guest-files.js";
 import { MAX_FRAME_BYTES } from "../subprocess/frames.js";
 
 export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "permissions" | "deps" | "depsFile" | "depsDir" | "allowInstallScripts" | "allowLocalPaths"> {
@@ -126,15 +124,7 @@ export class PythonExecutor extends SubprocessExecutor {
   }
 }
 
-/**
- * guest/runtime.py: in a checkout, the one in src/ (a dist/ built by tsc alone has no copy, or an
- * old one); in the installed package, the copy the build put next to this module in dist/.
- */
+/** guest/runtime.py, from the source tree or the built package (guest-files.ts). */
 export function pythonRuntimePath(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const source = path.resolve(here, "..", "..", "..", "src", "execution", "python", "guest", "runtime.py");
-  if (existsSync(source)) return source;
-  const beside = path.join(here, "guest", "runtime.py");
-  if (existsSync(beside)) return beside;
-  throw new Error(`PythonExecutor needs its guest runtime at ${beside}; run \`npm run build\` first`);
+  return pythonGuestFile("runtime.py");
 }

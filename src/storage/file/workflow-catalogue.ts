@@ -69,7 +69,7 @@ interface Entry {
 
 /** Reads one workflow by name: the record and the stamp taken BEFORE reading (so a later change always shows). */
 export type ReadWorkflow = (name: string) => Promise<{ read: CatalogueRecord; file: string; stamp: FileStamp } | null>;
-/** The workflow names present in the folder (`.ts` wins over `.js`), with the file that holds each. */
+/** The workflow names present in the folder (`.py` wins over `.ts`, which wins over `.js`), with the file that holds each. */
 export type ScanFolder = () => Promise<Map<string, string>>;
 
 export function stampOf(st: Stats): FileStamp {
@@ -293,7 +293,7 @@ export class WorkflowCatalogue {
     if (this.watcher || this.watchFailed || this.closed) return;
     try {
       const w = watch(this.directory, { persistent: false }, (_event, filename) => {
-        const m = typeof filename === "string" ? /^(.*)\.(ts|js)$/.exec(filename) : null;
+        const m = typeof filename === "string" ? /^(.*)\.(py|ts|js)$/.exec(filename) : null;
         if (m) this.dirty.add(m[1]!);
         else if (filename === null || filename === undefined) this.sweepNeeded = true;
       });

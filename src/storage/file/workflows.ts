@@ -20,6 +20,28 @@
  *   a trusted save or a delete), so overwriting the file by hand does not make sandbox-saved code
  *   trusted; approving it (a trusted save) does.
  *
+ * Python workflows are `<name>.py` files, whose first line is the same header as a Python comment:
+ *
+ *   # ts-code-mode workflow {"sourceHash":"…","language":"python",…}
+ *   def run(n: int) -> int: …
+ *
+ * A `.py` file is a Python workflow with or without the header. An older store kept Python
+ * workflows in `<name>.ts` below a header saying `"language":"python"`; those still read as Python,
+ * and the next save writes `<name>.py`.
+ *
+ * One name, one file. When several files of a name exist, `.py` wins over `.ts`, which wins over
+ * `.js`; the others are ignored (reported by `problems()`) and removed by the next save or delete of
+ * that name. That precedence is what makes a change of file crash-safe: a save first renames its new
+ * file into place, then removes the other extensions' files; a delete removes the files in the
+ * opposite order of precedence, the winning one last.
+ * - Python save over `<name>.ts` (migration, or a TypeScript workflow replaced by a Python one): the
+ *   rename of `<name>.py` commits it (it wins at once); a crash before the `.ts` is removed leaves
+ *   only an ignored leftover.
+ * - TypeScript save over `<name>.py`: the new `.ts` is renamed into place, then the `.py` removed;
+ *   that unlink is the commit point. A crash between leaves the old Python workflow, whole.
+ * Removing the stale file first instead would leave a moment (or, after a crash, a store) with no
+ * workflow of that name, or an older shadowed file showing through.
+ *
  * `.js` files and files without the header are first-class (hand-written). A store written by an
  * older version (`.meta/<name>.json` sidecars) is read with those sidecars; the next save of a
  * workflow rewrites it in the one-file format. Files whose name is not a workflow name are not
@@ -42,10 +64,20 @@ export const WORKFLOW_TEMP_DIR = ".tmp";
 const LEGACY_META_DIR = ".meta";
 /** Sticky provenance of untrusted saves, read only for a file without the header. */
 const PROVENANCE_DIR = ".provenance";
-/** Saved workflows are always `.ts`; `.js` is accepted for hand-written files. */
-const EXTENSIONS = [".ts", ".js"] as const;
-const FILE_PATTERN = /^(.*)\.(ts|js)$/;
+/**
+ * In order of precedence. Saved workflows are `.ts` (TypeScript) or `.py` (Python); `.js` is
+ * accepted for hand-written files.
+ */
+const EXTENSIONS = [".py", ".ts", ".js"] as const;
+type Extension = (typeof EXTENSIONS)[number];
+const FILE_PATTERN = /^(.*)\.(py|ts|js)$/;
 export const WORKFLOW_HEADER = "// ts-code-mode workflow ";
+/** The header line of a `.py` workflow: the same JSON after a Python comment. */
+export const PYTHON_WORKFLOW_HEADER = "# ts-code-mode workflow ";
+
+function headerPrefix(ext: Extension): string {
+  return ext === ".py" ? PYTHON_WORKFLOW_HEADER : WORKFLOW_HEADER;
+}
 
 const headerSchema = z.object({
   sourceHash: z.string(),
@@ -56,7 +88,7 @@ const headerSchema = z.object({
   updatedAt: z.string(),
   author: z.string().optional(),
   provenance: provenanceSchema.optional(),
-  // Absent: TypeScript/JavaScript. A Python workflow's source sits below the same header line in `<name>.ts`.
+  // Absent: TypeScript/JavaScript (a `.py` file is Python without it). Older stores kept Python in `<name>.ts` with this set.
   language: z.literal("python").optional(),
 });
 type Header = z.infer<typeof headerSchema>;
@@ -86,7 +118,7 @@ export class FileWorkflowStore implements WorkflowStore {
       directory,
       async () => {
         const { names, present } = await this.scan();
-        return new Map([...names].map((n) => [n, present.has(`${n}.ts`) ? `${n}.ts` : `${n}.js`]));
+        return new Map([...names].map((n) => [n, `${n}${EXTENSIONS.find((ext) => present.has(`${n}${ext}`)) ?? ".js"}`]));
       },
       (name) => this.read(name),
     );
@@ -102,7 +134,8 @@ export class FileWorkflowStore implements WorkflowStore {
   async save(record: WorkflowRecord): Promise<void> {
     const name = validateWorkflowName((record as Partial<WorkflowRecord> | null | undefined)?.name);
     const r = checkWorkflowRecord(name, record);
-    const sourcePath = path.join(this.directory, `${name}.ts`);
+    const ext: Extension = r.language === "python" ? ".py" : ".ts";
+    const sourcePath = path.join(this.directory, `${name}${ext}`);
     await guardFs("save workflow", sourcePath, async () => {
       const header: Header = {
         sourceHash: sha256Hex(Buffer.from(r.source, "utf8")),
@@ -121,19 +154,20 @@ export class FileWorkflowStore implements WorkflowStore {
         await writeFileAtomic(this.provenancePath(name), JSON.stringify(r.provenance), { tempDir: this.tempDir });
       }
       // JSON.stringify never emits a raw line break, so the header is exactly one line.
-      await writeFileAtomic(sourcePath, [Buffer.from(`${WORKFLOW_HEADER}${JSON.stringify(header)}\n`, "utf8"), Buffer.from(r.source, "utf8")], {
+      await writeFileAtomic(sourcePath, [Buffer.from(`${headerPrefix(ext)}${JSON.stringify(header)}\n`, "utf8"), Buffer.from(r.source, "utf8")], {
         tempDir: this.tempDir,
       });
-      // Leftovers of the older layout, and a hand-written `<name>.js` twin, would only confuse.
+      // Only now the other extensions' files (the order is what makes it crash-safe; see the top of
+      // this file): the old-layout `.ts` of a Python workflow, the other language's file, a hand-written `.js` twin.
+      for (const other of EXTENSIONS) if (other !== ext) await unlinkIfExists(path.join(this.directory, `${name}${other}`));
       await unlinkIfExists(this.legacySidecarPath(name));
-      await unlinkIfExists(path.join(this.directory, `${name}.js`));
       if (r.provenance?.trust !== "untrusted") await unlinkIfExists(this.provenancePath(name));
     }).finally(() => this.catalogue.noteWrite(name));
   }
 
   async get(name: string): Promise<WorkflowRecord | null> {
     validateWorkflowName(name);
-    return guardFs("read workflow", path.join(this.directory, `${name}.ts`), async () => (await this.read(name))?.read.record ?? null);
+    return guardFs("read workflow", path.join(this.directory, name), async () => (await this.read(name))?.read.record ?? null);
   }
 
   async list(): Promise<WorkflowRecord[]> {
@@ -155,8 +189,8 @@ export class FileWorkflowStore implements WorkflowStore {
     return guardFs("check workflows in", this.directory, async () => {
       const { names, problems } = await this.scan();
       for (const name of names) {
-        const read = (await this.read(name))?.read;
-        if (read?.problem) problems.push({ file: `${name}.ts`, problem: read.problem });
+        const got = await this.read(name);
+        if (got?.read.problem) problems.push({ file: got.file, problem: got.read.problem });
       }
       return problems.sort((a, b) => compareNames(a.file, b.file));
     });
@@ -164,9 +198,10 @@ export class FileWorkflowStore implements WorkflowStore {
 
   async delete(name: string): Promise<boolean> {
     validateWorkflowName(name);
-    return guardFs("delete workflow", path.join(this.directory, `${name}.ts`), async () => {
+    return guardFs("delete workflow", path.join(this.directory, name), async () => {
       let existed = false;
-      for (const ext of EXTENSIONS) {
+      // The winning file last: a delete stopped half-way leaves that workflow whole, never an older shadowed file.
+      for (const ext of [...EXTENSIONS].reverse()) {
         const file = path.join(this.directory, `${name}${ext}`);
         if ((await statFile(file)) && (await unlinkIfExists(file))) existed = true;
       }
@@ -203,8 +238,9 @@ export class FileWorkflowStore implements WorkflowStore {
         });
         continue;
       }
-      if (m[2] === "js" && present.has(`${stem}.ts`)) {
-        problems.push({ file: entry, problem: `ignored: ${stem}.ts defines the same workflow and takes precedence` });
+      const winner = EXTENSIONS.find((ext) => present.has(`${stem}${ext}`));
+      if (winner !== undefined && `${stem}${winner}` !== entry) {
+        problems.push({ file: entry, problem: `ignored: ${stem}${winner} defines the same workflow and takes precedence (the next save or delete of ${stem} removes this file)` });
         continue;
       }
       names.add(stem);
@@ -241,22 +277,24 @@ export class FileWorkflowStore implements WorkflowStore {
       if (!st) continue;
       const bytes = await readFileIfExists(file);
       if (!bytes) continue; // deleted between stat and read
-      const read = await this.parse(name, st, bytes);
+      const read = await this.parse(name, st, bytes, ext);
       return { read, file: `${name}${ext}`, stamp: stampOf(st) };
     }
     return null;
   }
 
-  private async parse(name: string, st: Stats, bytes: Buffer): Promise<ReadFile> {
+  private async parse(name: string, st: Stats, bytes: Buffer, ext: Extension): Promise<ReadFile> {
     {
       const mtime = st.mtime.toISOString();
-      const parsed = parseWorkflowFile(bytes);
+      const parsed = parseWorkflowFile(bytes, headerPrefix(ext));
+      // A `.py` file is Python whatever its header says (or without one).
+      const language = ext === ".py" ? { language: "python" as const } : {};
       const header = parsed.header ?? (parsed.problem ? null : await this.readLegacySidecar(name));
       const source = utf8.decode(parsed.source);
       if (!header) {
         const provenance = await this.readStickyProvenance(name);
         return {
-          record: { name, source, description: "", createdAt: createdTime(st), updatedAt: mtime, ...(provenance ? { provenance } : {}) },
+          record: { name, source, description: "", createdAt: createdTime(st), updatedAt: mtime, ...language, ...(provenance ? { provenance } : {}) },
           ...(parsed.problem ? { problem: parsed.problem } : {}),
         };
       }
@@ -266,6 +304,7 @@ export class FileWorkflowStore implements WorkflowStore {
         ...(header.provenance !== undefined ? { provenance: header.provenance } : {}),
         // The language is no property of the code's text: a hand edit keeps it.
         ...(header.language !== undefined ? { language: header.language } : {}),
+        ...language,
       };
       if (header.sourceHash === sha256Hex(parsed.source)) {
         return {
@@ -314,10 +353,10 @@ export class FileWorkflowStore implements WorkflowStore {
  * first line that starts like our header but does not parse is kept as part of the source (it is a
  * comment) and reported.
  */
-export function parseWorkflowFile(bytes: Buffer): { header: Header | null; source: Buffer; problem?: string } {
-  if (!bytes.subarray(0, WORKFLOW_HEADER.length).equals(Buffer.from(WORKFLOW_HEADER, "utf8"))) return { header: null, source: bytes };
+export function parseWorkflowFile(bytes: Buffer, prefix: string = WORKFLOW_HEADER): { header: Header | null; source: Buffer; problem?: string } {
+  if (!bytes.subarray(0, prefix.length).equals(Buffer.from(prefix, "utf8"))) return { header: null, source: bytes };
   const end = bytes.indexOf(0x0a);
-  const line = bytes.toString("utf8", WORKFLOW_HEADER.length, end < 0 ? bytes.length : end);
+  const line = bytes.toString("utf8", prefix.length, end < 0 ? bytes.length : end);
   try {
     const parsed = headerSchema.safeParse(JSON.parse(line));
     if (parsed.success) return { header: parsed.data, source: end < 0 ? Buffer.alloc(0) : bytes.subarray(end + 1) };

@@ -43,6 +43,19 @@ FLUSH_SECONDS = LIMITS.get("flushMs", 50) / 1000.0
 
 # The runtime's own folder must not shadow the agent's imports.
 _here = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_sibling(name):
+    """A module of this folder, loaded by path under a private name (the folder is not on sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_ts_code_mode_" + name, os.path.join(_here, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_workflow_signature = _load_sibling("workflow_signature")
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 # deps.add installs with pip into this venv (made with this interpreter); its site-packages goes
@@ -457,47 +470,27 @@ class _Workflow:
         return "<workflows.%s>" % self._name
 
 
-def _annotation(node):
-    return ast.unparse(node) if node is not None else "Any"
-
-
 def _python_workflow(source):
-    """Checks a Python workflow (it parses and defines run) and reads its docstring and run's parameters."""
+    """Checks a Python workflow (it parses and defines run) and reads its docstring and run's parameters
+    (workflow_signature.py: the host reads workflows saved elsewhere with the same code)."""
     if not isinstance(source, str):
         raise TypeError("workflows.create: source must be a string of Python")
-    try:
-        tree = ast.parse(source, "<workflow>", "exec")
-    except SyntaxError as e:
-        raise SyntaxError("workflows.create: syntax error at line %s:%s: %s" % (e.lineno, e.offset, e.msg)) from None
-    run = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "run"), None)
-    if run is None:
+    sig = _workflow_signature.signature(source)
+    e = sig["syntaxError"]
+    if e is not None:
+        raise SyntaxError("workflows.create: syntax error at line %s:%s: %s" % (e["line"], e["column"], e["message"]))
+    if not sig["hasRun"]:
         raise ValueError("workflows.create: a Python workflow must define a function named run at the top level, "
-                         "e.g.\ndef run(n: int) -> int:\n    \"\"\"Triple a number.\"\"\"\n    return n * 3")
-    a = run.args
-    positional = a.posonlyargs + a.args
-    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    params = []
-    for arg, default in list(zip(positional, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
-        p = {"name": arg.arg, "type": _annotation(arg.annotation), "required": default is None}
-        if default is not None:
-            try:
-                value = ast.literal_eval(default)
-                json.dumps(value, allow_nan=False)
-                p["default"] = value
-            except (ValueError, TypeError, SyntaxError, RecursionError):
-                p["defaultExpression"] = ast.unparse(default)
-        params.append(p)
-    doc = ast.get_docstring(run) or ast.get_docstring(tree)
-    return params, (doc.strip() if doc else None)
+                         "e.g.\n" + _workflow_signature.RUN_EXAMPLE)
+    return sig["params"], sig["description"]
 
 
 def _create_shape(*args, **kwargs):
     spec = _named_args("workflows.create", args, kwargs)
-    if isinstance(spec, dict) and spec.get("language") == "python" and "params" not in spec:
-        params, doc = _python_workflow(spec.get("source"))
-        spec = dict(spec, params=params)
-        if doc and not spec.get("description"):
-            spec["description"] = doc
+    if isinstance(spec, dict) and spec.get("language") == "python":
+        # Checked here for a Python error at once; the host reads the docstring and signature itself
+        # (the same workflow_signature.py), so a derived description stays derived and a hand edit re-reads it.
+        _python_workflow(spec.get("source"))
     return [spec]
 
 

@@ -28,6 +28,8 @@ export interface RunCommandOptions {
   cwd?: string;
   /** How messages name the call (default `tools.<tool>[.<callable>]`). */
   label?: string;
+  /** Written to the child's stdin, which is then closed (default: no stdin at all). */
+  input?: string | Uint8Array;
 }
 
 type StopReason = "timeout" | "cap" | "abort";
@@ -77,7 +79,7 @@ export function runCommand(argv: readonly string[], opts: RunCommandOptions): Pr
     let child: ChildProcess;
     try {
       child = spawn(executable, argv.slice(1), {
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
         detached: true,
         shell: false,
         cwd: opts.cwd ?? process.cwd(),
@@ -110,6 +112,12 @@ export function runCommand(argv: readonly string[], opts: RunCommandOptions): Pr
     const timer = setTimeout(() => stop("timeout"), Math.min(Math.max(opts.timeoutMs, 1), MAX_TIMER_MS));
     const onAbort = () => stop("abort");
     opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    if (opts.input !== undefined && child.stdin) {
+      // A child that exits without reading all of it closes the pipe (EPIPE): its exit code says what happened.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(opts.input);
+    }
 
     child.stdout?.on("data", (chunk: Buffer) => {
       if (stopped) return;
