@@ -24,6 +24,8 @@ export interface DepsConfig {
   allowInstallScripts?: boolean;
   /** Accept local folders and tarballs as specs. Default false. */
   allowLocalPaths?: boolean;
+  /** Progress of installing the configured deps when the executor starts: what is installed, and the installer's output lines. */
+  onDepsOutput?: (line: string) => void;
 }
 
 /** Operator-configured specs are checked when the executor is constructed: a typo fails at once. */

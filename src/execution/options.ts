@@ -83,6 +83,7 @@ export const depsOptionsShape = {
   allowRuntimeDeps: z.boolean().optional(),
   allowInstallScripts: z.boolean().optional(),
   allowLocalPaths: z.boolean().optional(),
+  onDepsOutput: z.custom<(line: string) => void>((v) => typeof v === "function", "must be a function (line: string) => void").optional(),
 };
 
 /** Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored). */

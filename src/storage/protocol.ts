@@ -164,6 +164,8 @@ export interface StorageBackend {
   readonly blobs?: BlobStore;
   /** A shared list for the deps layer's configured packages, when the backend offers one (Redis). */
   readonly depsList?: { list(): Promise<string[]>; write(items: string[]): Promise<void> };
+  /** The same for Python sessions' packages (a list of its own: npm and pip specs never mix). The venv stays local per machine. */
+  readonly pythonDepsList?: { list(): Promise<string[]>; write(items: string[]): Promise<void> };
   close(): Promise<void>;
 }
 

@@ -75,7 +75,7 @@ export class InProcessExecutor implements Executor {
     if (this.closed) throw new ValidationError("InProcessExecutor is closed; create a new one");
     if (this.hostServices) return;
     const deps = depsServiceFor(depsConfigOf(this.options), storage);
-    await installConfiguredDeps(deps);
+    await installConfiguredDeps(deps, this.options.onDepsOutput);
     const host = await HostServices.create({
       storage,
       deps,

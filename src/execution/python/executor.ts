@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import type { DepsService } from "../../deps/service.js";
-import { pythonDepsServiceFor, venvOf } from "../../deps/python/index.js";
+import { parsePythonSpec, pythonDepsServiceFor, venvOf } from "../../deps/python/index.js";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { admitRun, type Admission } from "../admit.js";
@@ -30,6 +30,12 @@ import { pythonGuestFile } from "./guest-files.js";
 import { MAX_FRAME_BYTES } from "../subprocess/frames.js";
 
 export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "permissions" | "deps" | "depsFile" | "depsDir" | "allowInstallScripts" | "allowLocalPaths"> {
+  /**
+   * Python packages the operator wants (PEP 508 names, extras and version specifiers, e.g.
+   * "requests>=2"): checked here, installed with pip into the base's venv when the executor starts
+   * (progress to `onDepsOutput`), always in deps.list(), not removable by agent code.
+   */
+  deps?: string[];
   /** The Python interpreter: a command on PATH or a path. Default `python3`. */
   python?: string;
 }
@@ -55,20 +61,25 @@ export class PythonExecutor extends SubprocessExecutor {
   private readonly python: string;
   private readonly maxMemory: number | undefined;
   private readonly allowDeps: boolean;
+  private readonly configuredDeps: string[];
   /** The venv deps.add installs into; the guest puts its site-packages on sys.path. */
   private depsVenv: string | null = null;
 
   constructor(options: PythonExecutorOptions = {}) {
-    const { python, ...rest } = options;
+    const { python, deps, ...rest } = options;
     const own = pythonShape.safeParse(python === undefined ? {} : { python });
     if (!own.success) throw new ValidationError(`Invalid PythonExecutor options: python: ${own.error.issues[0]?.message ?? "invalid"}.`);
-    for (const key of ["permissions", "deps", "depsFile", "depsDir", "allowInstallScripts", "allowLocalPaths"]) {
+    if (deps !== undefined && (!Array.isArray(deps) || deps.some((d) => typeof d !== "string"))) throw new ValidationError("Invalid PythonExecutor options: deps: must be an array of package spec strings.");
+    // A typo in the operator's list fails here, at once, saying what is accepted.
+    for (const spec of deps ?? []) parsePythonSpec(spec);
+    for (const key of ["permissions", "depsFile", "depsDir", "allowInstallScripts", "allowLocalPaths"]) {
       if (key in rest) throw new ValidationError(`Invalid PythonExecutor options: ${key} is not supported for Python guests (Node's permission model and npm deps do not apply to them).`);
     }
     super(rest);
     this.python = own.data.python ?? "python3";
     this.allowDeps = rest.allowRuntimeDeps ?? true;
     this.maxMemory = rest.maxMemoryMb;
+    this.configuredDeps = deps ?? [];
   }
 
   override capabilities(): CapabilityReport {
@@ -82,7 +93,7 @@ export class PythonExecutor extends SubprocessExecutor {
       deathSignalLauncher() !== null
         ? "Between runs the Python process and what it started are frozen (SIGSTOP): threads and processes it left do not execute until the next run."
         : "Between runs the Python process is not frozen here (that needs Linux and util-linux's setpriv): threads it left may keep running until reset() or close(), without reaching the host.",
-      "deps: Python packages (PEP 508 name, extras and version specifiers) installed with pip into a venv of the base folder (<base>/deps/python/venv), with the machine's pip configuration; importable in the next statement. The list is the base's deps-python.txt, apart from npm specs.",
+      "deps: Python packages (PEP 508 name, extras and version specifiers) installed with pip into a venv of the base folder (<base>/deps/python/venv), with the machine's pip configuration; importable in the next statement. The list is the base's deps-python.txt (on Redis, the prefix's shared <base>:deps:python list), apart from npm specs; the operator's `deps` are installed at start.",
       "workflows: workflows.create({ name, source, language: \"python\" }) saves a Python workflow (a module defining run; docstring and signature become its description and params); workflows.<name>(**kwargs) runs a Python workflow in this interpreter. A TypeScript workflow is refused here (and a Python one in a TypeScript session).",
     ];
     if (this.maxMemory === undefined) notes.push("memoryLimit: no maxMemoryMb set, so the Python process may use any memory.");
@@ -102,7 +113,7 @@ export class PythonExecutor extends SubprocessExecutor {
   }
 
   protected override depsService(storage: StorageBackend): DepsService {
-    const deps = pythonDepsServiceFor({ python: this.python, allowRuntimeDeps: this.allowDeps }, storage);
+    const deps = pythonDepsServiceFor({ python: this.python, allowRuntimeDeps: this.allowDeps, deps: this.configuredDeps }, storage);
     this.depsVenv = venvOf(deps.dir);
     return deps;
   }

@@ -226,7 +226,7 @@ export class SubprocessExecutor implements Executor {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
     const deps = this.depsService(storage);
-    await installConfiguredDeps(deps);
+    await installConfiguredDeps(deps, this.options.onDepsOutput);
     // A prestarted child spawned for another deps folder would import from the wrong place: replace it.
     if (this.child && this.depsDir !== deps.dir) {
       const spare = this.child;

@@ -13,6 +13,7 @@
  *   <base>:skills:files:<name>     HASH    file path → bytes, the whole skill folder (SKILL.md, scripts/..., .provenance.json)
  *   <base>:skills:bytes            STRING  the store's skill bytes, for the store quota
  *   <base>:deps                    LIST    the deps layer's package list
+ *   <base>:deps:python             LIST    the Python sessions' package list (pip specs)
  *   <base>:vectors:...             STRING  the search layer's vectors (blobs.ts)
  *   <prefix>:tools                 HASH    tool file stem → YAML text (`ts-code-mode store bootstrap --type tools`)
  *

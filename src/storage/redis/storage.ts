@@ -81,6 +81,8 @@ export class RedisStorage implements StorageBackend {
   readonly tools: RedisToolStore;
   /** The deps layer's package list (`<base>:deps`), shared by every process on this prefix/workspace. */
   readonly depsList: RedisListStore;
+  /** Python sessions' package list (`<base>:deps:python`); each machine installs it into its own venv. */
+  readonly pythonDepsList: RedisListStore;
   /** Named byte values under `<base>:<namespace>:*` (the search layer's vectors). */
   readonly blobs: RedisBlobStore;
   private readonly conn: RedisConnection;
@@ -119,6 +121,7 @@ export class RedisStorage implements StorageBackend {
     this.skills = new RedisSkillStore(this.conn, this.keys, o.maxStoreBytes);
     this.tools = new RedisToolStore(this.conn, this.keys);
     this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
+    this.pythonDepsList = new RedisListStore(this.conn, `${this.keys.base}:deps:python`);
     this.blobs = new RedisBlobStore(this.conn, this.keys.base);
   }
 
