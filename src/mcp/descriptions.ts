@@ -44,6 +44,12 @@ export const SERVER_INSTRUCTIONS =
   "Workflows, artifacts and skills are also resources (workflow://{name}, artifact://{name}, skill://{name}/SKILL.md); " +
   "the prompt `skills` gives the skills catalog for a system prompt.";
 
+/** The line added to run_code's description when the server also runs the other language (`mcp --languages typescript,python`). */
+export const OTHER_LANGUAGE_LINE = {
+  python: 'With language: "python", code is Python: the same namespaces, calls synchronous (tools.x.y(arg=1)), .call_async for asyncio.',
+  typescript: 'With language: "typescript", code is TypeScript: the same namespaces, every call returns a Promise (await tools.x.y({ arg: 1 })).',
+} as const;
+
 /** run_code's description when the session's code is Python (`mcp --language python`). */
 export const RUN_PYTHON_CODE_DESCRIPTION = [
   "Run Python and get back the value of the last expression, printed output and any exception (by its class name).",

@@ -16,13 +16,14 @@ import type { Session } from "../session.js";
 import { ClientApprovals } from "./approvals.js";
 import { authConfigProblem, bearerMatches, isLoopbackHost, loopbackRequestAllowed } from "./auth.js";
 import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
+import type { McpLanguage } from "./schemas.js";
 
 export const DEFAULT_MCP_PATH = "/mcp";
 export const DEFAULT_MAX_SESSIONS = 32;
 /** Sessions with no request for this long are closed (15 minutes). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 900_000;
 
-export interface HttpServeOptions extends CodeModeServerOptions {
+export interface HttpServeOptions extends Omit<CodeModeServerOptions, "otherLanguage"> {
   /** TCP port; 0 picks a free one (see `port` of the result). */
   port: number;
   /** Address to bind. Default 127.0.0.1. */
@@ -36,6 +37,8 @@ export interface HttpServeOptions extends CodeModeServerOptions {
    * `approvals.approver` asks this session's client; put it in an `approval` middleware to use it.
    */
   createSession: (context: { approvals: ClientApprovals }) => Session;
+  /** A second language for run_code, as in CodeModeServerOptions: its session is made per MCP session, on first use, and closed with it. */
+  otherLanguage?: { language: McpLanguage; createSession: (context: { approvals: ClientApprovals }) => Session };
   /** Close an MCP session after this long without a request (default 15 minutes). */
   idleTimeoutMs?: number;
   /** MCP sessions kept at once (default 32); one more evicts the least recently used. */
@@ -56,6 +59,8 @@ export interface HttpServing {
 
 interface Entry {
   server: McpServer;
+  /** Closes what the server made (the other language's session). */
+  closeOwn: () => Promise<void>;
   transport: StreamableHTTPServerTransport;
   session: Session;
   lastUsed: number;
@@ -85,6 +90,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   const endEntry = async (id: string, entry: Entry): Promise<void> => {
     if (entries.get(id) === entry) entries.delete(id);
     await entry.server.close().catch(() => undefined);
+    await entry.closeOwn().catch((err: unknown) => log(`closing a session failed: ${String(err)}`));
     await entry.session.close().catch((err: unknown) => log(`closing a session failed: ${String(err)}`));
   };
 
@@ -116,12 +122,18 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     await evictIfFull();
     const approvals = new ClientApprovals();
     const session = options.createSession({ approvals });
-    const { server } = createCodeModeServer(session, { ...options, log, approvals });
+    const { otherLanguage, ...serverOptions } = options;
+    const { server, close: closeOwn } = createCodeModeServer(session, {
+      ...serverOptions,
+      log,
+      approvals,
+      ...(otherLanguage ? { otherLanguage: { language: otherLanguage.language, createSession: () => otherLanguage.createSession({ approvals }) } } : {}),
+    });
     let entry: Entry | undefined;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        entry = { server, transport, session, lastUsed: Date.now(), open: 0 };
+        entry = { server, closeOwn, transport, session, lastUsed: Date.now(), open: 0 };
         entries.set(id, entry);
       },
     });
@@ -134,6 +146,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     // Not an initialize request: the transport answered 400 and nothing refers to this session.
     if (transport.sessionId === undefined || !entries.has(transport.sessionId)) {
       await server.close().catch(() => undefined);
+      await closeOwn();
       await session.close();
     }
   };

@@ -35,10 +35,24 @@ export const inputs = {
     name: name("Identifier: letters, digits and _, not starting with a digit"),
     source: z.string().min(1).describe("TypeScript module exporting async function run({ ...params })"),
     description: z.string().optional().describe("What it does (default: the module's leading JSDoc)"),
+    language: z.enum(["typescript", "python"]).optional().describe('"python": source is a Python module defining run(...) (default typescript)'),
   },
   artifact: { name: name("Artifact name, e.g. scans/a.json") },
   dep: { spec: name('Package spec, e.g. "lodash@^4"') },
 };
+
+/** The languages run_code can offer; a server offering two takes `language` per call. */
+export const MCP_LANGUAGES = ["typescript", "python"] as const;
+export type McpLanguage = (typeof MCP_LANGUAGES)[number];
+
+/** run_code's input when the server offers both languages: `language` picks one, `defaultLanguage` when absent. */
+export function runCodeInputWithLanguage(defaultLanguage: McpLanguage) {
+  return {
+    ...inputs.run_code,
+    code: z.string().min(1).describe("Code in `language` to run; the value of the last expression is returned"),
+    language: z.enum(MCP_LANGUAGES).optional().describe(`The code's language (default ${defaultLanguage})`),
+  };
+}
 
 const executionError = z.looseObject({ name: z.string(), message: z.string(), stack: z.string().optional() });
 

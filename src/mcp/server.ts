@@ -11,6 +11,7 @@ import { DEFAULT_PROGRESS_INTERVAL_MS } from "./progress.js";
 import { registerCodeModeResources } from "./resources.js";
 import { registerSkillsPrompt } from "./skills-prompt.js";
 import { MCP_SURFACES, registerCodeModeTools, type McpSurface } from "./tools.js";
+import type { McpLanguage } from "./schemas.js";
 
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
 
@@ -37,12 +38,21 @@ export interface CodeModeServerOptions {
   serverInfo?: { name: string; version: string };
   /** Where the server logs (never stdout, which may be the protocol stream). Default: stderr. */
   log?: (line: string) => void;
+  /**
+   * Offer a second language in run_code (its `language` argument): `createSession` makes an unstarted
+   * Session for it (same storage, an executor of that language). It is made and started on the first
+   * call that asks for it, and closed by the server's `close()`; a server that never gets such a call
+   * never starts it.
+   */
+  otherLanguage?: { language: McpLanguage; createSession: () => Session };
 }
 
 export interface CodeModeServer {
   server: McpServer;
   /** The MCP tool names, as `tools/list` returns them. */
   tools: string[];
+  /** Closes what the server made (the other language's session, if it was started); the caller's Session stays open. */
+  close(): Promise<void>;
 }
 
 export function createCodeModeServer(session: Session, options: CodeModeServerOptions = {}): CodeModeServer {
@@ -60,6 +70,14 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },
     instructions: SERVER_INSTRUCTIONS,
   });
+  // The other language's session: made on first use, never after close().
+  let other: Session | null = null;
+  let closed = false;
+  const otherLanguage = options.otherLanguage;
+  const otherSession = (): Session => {
+    if (closed) throw new Error("The MCP server is closed");
+    return (other ??= otherLanguage!.createSession());
+  };
   const resources = registerCodeModeResources(server, session);
   registerSkillsPrompt(server, session);
   options.approvals?.bind(server);
@@ -71,6 +89,11 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     progressIntervalMs,
     ...(options.approvals ? { approvals: options.approvals } : {}),
     onStoreChanged: () => resources.changed(),
+    ...(otherLanguage ? { otherLanguage: { language: otherLanguage.language, session: otherSession } } : {}),
   });
-  return { server, tools };
+  const close = async (): Promise<void> => {
+    closed = true;
+    await other?.close();
+  };
+  return { server, tools, close };
 }

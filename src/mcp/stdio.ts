@@ -32,7 +32,7 @@ export async function serveStdio(session: Session, options: StdioServeOptions = 
   const stdin = options.stdin ?? process.stdin;
   const claimed = options.stdout ? null : claimStdout();
   const stdout = options.stdout ?? claimed!.protocol;
-  const { server, tools } = createCodeModeServer(session, { ...options, log });
+  const { server, tools, close: closeOwn } = createCodeModeServer(session, { ...options, log });
 
   let finish!: () => void;
   const closed = new Promise<void>((resolve) => (finish = resolve));
@@ -42,6 +42,7 @@ export async function serveStdio(session: Session, options: StdioServeOptions = 
       stdin.off("end", onEnd);
       stdin.off("close", onEnd);
       await server.close().catch((err: unknown) => log(`closing the MCP server failed: ${String(err)}`));
+      await closeOwn().catch((err: unknown) => log(`closing the other language's session failed: ${String(err)}`));
       claimed?.release();
       finish();
     })());

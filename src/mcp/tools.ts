@@ -16,7 +16,7 @@ import type { Session } from "../session.js";
 import type { ArtifactData, ArtifactInfo } from "../storage/protocol.js";
 import type { ToolListing } from "../tools/registry.js";
 import type { WorkflowDetails, WorkflowSummary } from "../workflows/library.js";
-import { DESCRIPTIONS, RUN_CODE_DESCRIPTION, RUN_PYTHON_CODE_DESCRIPTION } from "./descriptions.js";
+import { DESCRIPTIONS, OTHER_LANGUAGE_LINE, RUN_CODE_DESCRIPTION, RUN_PYTHON_CODE_DESCRIPTION } from "./descriptions.js";
 import { artifactUri } from "./resources.js";
 import {
   artifactSummary,
@@ -30,7 +30,7 @@ import {
 import type { ClientApprovals } from "./approvals.js";
 import { fitItems, fitText, truncationNote, type Truncation } from "./bounds.js";
 import { startProgress, streamOutput, type ToolExtra } from "./progress.js";
-import { inputs, outputs } from "./schemas.js";
+import { inputs, outputs, runCodeInputWithLanguage, type McpLanguage } from "./schemas.js";
 
 /** Which MCP tools are offered: run_code alone (the default), or one tool per facade operation too. */
 export type McpSurface = "code" | "full";
@@ -51,6 +51,8 @@ export interface CodeModeToolsOptions {
   approvals?: ClientApprovals;
   /** Called after a call that may have changed workflows or artifacts (resources/list_changed). */
   onStoreChanged?: () => Promise<void>;
+  /** The other language run_code offers through its `language` argument, and the session that runs it (made on first use). */
+  otherLanguage?: { language: McpLanguage; session: () => Session };
 }
 
 interface Reply {
@@ -116,12 +118,24 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
   names.push("run_code");
   // A Python session (PythonExecutor) is described in Python terms.
   const python = (session.executor as { language?: unknown }).language === "python";
+  const language: McpLanguage = python ? "python" : "typescript";
+  const other = options.otherLanguage?.language !== language ? options.otherLanguage : undefined;
+  const description = python ? RUN_PYTHON_CODE_DESCRIPTION : RUN_CODE_DESCRIPTION;
+  // Both languages: one more line and a `language` argument; the other language's session starts on its first call.
+  const inputSchema = other ? runCodeInputWithLanguage(language) : inputs.run_code;
+  const sessionFor = (wanted: McpLanguage | undefined): Session => (other && wanted === other.language ? other.session() : session);
   server.registerTool(
     "run_code",
-    python
-      ? { title: "Run Python", description: RUN_PYTHON_CODE_DESCRIPTION, inputSchema: inputs.run_code, outputSchema: outputs.run_code, annotations: { openWorldHint: true } }
-      : { title: "Run TypeScript", description: RUN_CODE_DESCRIPTION, inputSchema: inputs.run_code, outputSchema: outputs.run_code, annotations: { openWorldHint: true } },
-    guard(async ({ code, timeout_ms }, extra) => {
+    {
+      title: other ? "Run code" : python ? "Run Python" : "Run TypeScript",
+      description: other ? `${description}\n${OTHER_LANGUAGE_LINE[other.language]}` : description,
+      inputSchema,
+      outputSchema: outputs.run_code,
+      annotations: { openWorldHint: true },
+    },
+    guard(async (args: { code: string; timeout_ms?: number | undefined; language?: McpLanguage | undefined }, extra) => {
+      const { code, timeout_ms } = args;
+      const session = sessionFor(args.language);
       const stop = startProgress(extra, "run_code", options.progressIntervalMs);
       // With a progress token, what the run prints is streamed as logging notifications.
       const log = streamOutput(extra, maxOutput);
@@ -208,8 +222,8 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
   server.registerTool(
     "create_workflow",
     { description: DESCRIPTIONS.create_workflow, inputSchema: inputs.create_workflow, outputSchema: outputs.create_workflow },
-    guard(async ({ name, source, description }) => {
-      const workflow = await session.addWorkflow({ name, source, ...(description !== undefined ? { description } : {}) });
+    guard(async ({ name, source, description, language }) => {
+      const workflow = await session.addWorkflow({ name, source, ...(description !== undefined ? { description } : {}), ...(language !== undefined ? { language } : {}) });
       storeChanged();
       return workflowReply(`Saved workflow ${workflow.name}. Run it in run_code with await workflows.${workflow.name}({ ...args }).\n\n`, workflow, maxOutput);
     }),
@@ -301,6 +315,7 @@ function plainWorkflow(w: WorkflowDetails): WorkflowDetails {
     updatedAt: w.updatedAt,
     ...(w.author !== undefined ? { author: w.author } : {}),
     ...(w.provenance !== undefined ? { provenance: w.provenance } : {}),
+    ...(w.language !== undefined ? { language: w.language } : {}),
   };
 }
 

@@ -22,6 +22,8 @@ export interface StdioConnection {
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
   close(): Promise<void>;
+  /** The server process's pid. */
+  pid: number | null;
 }
 
 /** Spawns `node <command...>` (default: the built CLI's `mcp` with `args`) and connects a Client (default: a new one) over stdio. */
@@ -36,7 +38,7 @@ export async function connectStdio(args: string[], options: { cwd: string; comma
   transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
   const client = options.client ?? new Client({ name: "ts-code-mode-test", version: "1.0.0" });
   await client.connect(transport);
-  return { client, stderr: () => stderr, close: () => client.close() };
+  return { client, stderr: () => stderr, close: () => client.close(), pid: transport.pid };
 }
 
 /** A base folder at `<dir>/base` with the example tools copied into base/tools. */

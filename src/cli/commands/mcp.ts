@@ -44,7 +44,12 @@ interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remot
   surface: (typeof SURFACES)[number];
   idleTimeout?: number;
   requireApproval?: string[];
+  /** --languages: the languages run_code offers (its `language` argument picks one per call). */
+  languages?: Language[];
 }
+
+type Language = "typescript" | "python";
+const LANGUAGES: readonly Language[] = ["typescript", "python"];
 
 export function registerMcpCommand(program: Command): void {
   const cmd = program
@@ -57,6 +62,12 @@ export function registerMcpCommand(program: Command): void {
     .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>)");
   addExecutorOptions(cmd);
   cmd
+    .addOption(
+      new Option(
+        "--languages <list>",
+        "languages run_code offers, comma-separated: typescript,python adds a per-call `language` argument (default: --language if given, else the first listed); the other language's executor starts on its first call",
+      ).argParser(parseLanguages),
+    )
     .option("--no-runtime-deps", "no installing packages while serving: no add_dep/remove_dep tools, and deps.add in code is refused")
     .addOption(
       new Option("--max-output <chars>", `longest text a tool returns; longer output is cut with a marker`).default(DEFAULT_MAX_OUTPUT).argParser(parseMaxOutput),
@@ -77,6 +88,7 @@ export function registerMcpCommand(program: Command): void {
       "mcp --base ./.code-mode",
       "mcp --tools ./tools --storage ./data --timeout 60000",
       "mcp --http 8765",
+      "mcp --languages typescript,python",
       `mcp --http 8765 --host 0.0.0.0 --token "$(openssl rand -hex 32)"`,
     ) +
       "\nClaude Code (from a clone, after npm run build; see the README for npm link, a tarball, and npx once published):\n" +
@@ -94,6 +106,14 @@ export function registerMcpCommand(program: Command): void {
 /** Every combination that cannot work is refused here, before a port is bound or stdout claimed. */
 function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
   checkExecutorFlags(flags);
+  if (flags.languages !== undefined) {
+    if (flags.language !== undefined && !flags.languages.includes(flags.language)) {
+      throw new CliUsageError(`--language ${flags.language} is the default of --languages, so it must be one of them; got --languages ${flags.languages.join(",")}`);
+    }
+    if (flags.remote !== undefined && flags.languages.length > 1) throw new CliUsageError("--languages with two languages needs a local executor; --remote runs one");
+    // Each language's executor must be possible with these flags (Python: the executors that run it).
+    for (const language of flags.languages) checkExecutorFlags({ ...flags, language });
+  }
   if (flags.prefix !== undefined && flags.redis === undefined) {
     throw new CliUsageError("--prefix only applies to Redis storage; give --redis URL with it, or drop --prefix");
   }
@@ -149,7 +169,10 @@ async function serve(flags: McpFlags): Promise<void> {
   const toolMiddleware = middlewareFromFlags(flags);
   // Approval is per MCP session: the question goes to the client whose code made the call.
   const approvalGlobs = flags.requireApproval;
-  const newSession = (approvals: ClientApprovals) =>
+  // --languages: run_code's default language, and the other one, whose session starts on its first call.
+  const defaultLanguage: Language = flags.language ?? flags.languages?.[0] ?? "typescript";
+  const otherLanguage = flags.languages?.find((l) => l !== defaultLanguage);
+  const newSession = (approvals: ClientApprovals, language: Language = defaultLanguage) =>
     new Session({
       storage,
       executor: flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
@@ -158,7 +181,7 @@ async function serve(flags: McpFlags): Promise<void> {
         middleware: approvalGlobs?.length ? [...toolMiddleware, approval(approvals.approver, { only: approvalGlobs })] : toolMiddleware,
         ...(flags.search !== undefined ? { search: flags.search } : {}),
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
-        ...(flags.language !== undefined ? { language: flags.language } : {}),
+        ...(language !== "typescript" || flags.language !== undefined ? { language } : {}),
         ...containerFlagsOf(flags),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
@@ -166,7 +189,7 @@ async function serve(flags: McpFlags): Promise<void> {
         toolable: approvals.toolable,
       }),
     });
-  const serverOptions: CodeModeServerOptions = {
+  const serverOptions: Omit<CodeModeServerOptions, "otherLanguage"> = {
     maxOutput: flags.maxOutput,
     runtimeDeps: flags.runtimeDeps,
     surface: flags.surface,
@@ -192,7 +215,11 @@ async function serve(flags: McpFlags): Promise<void> {
         starting.catch(() => undefined);
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
-        const serving = await serveStdio(session, { ...serverOptions, approvals });
+        const serving = await serveStdio(session, {
+          ...serverOptions,
+          approvals,
+          ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
+        });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
         // A broken tool file still stops the server at once (right after the handshake), not at the first call.
         await Promise.race([starting.then(() => serving.closed), shutdownSignal()]).finally(() => serving.close());
@@ -216,6 +243,7 @@ async function serve(flags: McpFlags): Promise<void> {
       noAuth: !flags.auth,
       ...(flags.idleTimeout !== undefined ? { idleTimeoutMs: flags.idleTimeout * 1000 } : {}),
       createSession: ({ approvals }) => newSession(approvals),
+      ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: ({ approvals }: { approvals: ClientApprovals }) => newSession(approvals, otherLanguage) } } : {}),
     }).catch((err: unknown) => {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "EADDRINUSE") throw new CliUsageError(`port ${flags.http} is already in use on ${flags.host ?? "127.0.0.1"}; choose another --http PORT (0 picks a free one)`);
@@ -312,6 +340,14 @@ function parseIdleTimeout(value: string): number {
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+function parseLanguages(value: string): Language[] {
+  const list = value.split(",").map((l) => l.trim().toLowerCase());
+  const accepted = `expected typescript, python or typescript,python`;
+  if (list.some((l) => !(LANGUAGES as readonly string[]).includes(l))) throw new InvalidArgumentError(`unknown language in ${JSON.stringify(value)}; ${accepted}`);
+  if (new Set(list).size !== list.length) throw new InvalidArgumentError(`a language is listed twice in ${JSON.stringify(value)}; ${accepted}`);
+  return list as Language[];
 }
 
 function parsePort(value: string): number {
