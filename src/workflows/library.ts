@@ -387,8 +387,10 @@ export class WorkflowLibrary {
           sig = await this.pythonSignatureOf(record.source);
           if (Object.isFrozen(record)) this.store.rememberDerived?.(record, sig);
         } catch (err) {
-          // Listed with the reason (no python3, a timeout), not remembered: it is read again once that is fixed.
+          // Listed with the reason. A source that timed out (or was refused) is not read again while it is
+          // unchanged: every listing would pay the timeout. A missing python3 is tried again: the operator can fix it.
           sig = { description: null, params: [], hasRun: false, closedParams: false, syntaxError: { message: err instanceof Error ? err.message : String(err), line: 0, column: 0 } };
+          if ((err as { sourceFault?: unknown }).sourceFault === true) rememberSignature(pythonKey(record.source), sig);
         }
       } else {
         sig = await this.signatureOf(record.source, record.name);
@@ -427,7 +429,7 @@ export class WorkflowLibrary {
 
   /** A Python workflow's signature read by python3 (python-signature.ts, loaded on first use); throws ValidationError when it cannot be read. */
   private pythonSignatureOf(source: string): Promise<WorkflowSignature> {
-    return cachedSignature(`python:${createHash("sha256").update(source).digest("hex")}`, async () => {
+    return cachedSignature(pythonKey(source), async () => {
       const { pythonWorkflowSignature } = await import("./python-signature.js");
       return pythonWorkflowSignature(source, this.python !== undefined ? { python: this.python } : {});
     });
@@ -444,12 +446,20 @@ async function cachedSignature(key: string, derive: () => Promise<WorkflowSignat
     return cached;
   }
   const sig = await derive();
+  rememberSignature(key, sig);
+  return sig;
+}
+
+function rememberSignature(key: string, sig: WorkflowSignature): void {
   signatures.set(key, sig);
   if (signatures.size > SIGNATURE_CACHE_SIZE) {
     const oldest = signatures.keys().next().value;
     if (oldest !== undefined) signatures.delete(oldest);
   }
-  return sig;
+}
+
+function pythonKey(source: string): string {
+  return `python:${createHash("sha256").update(source).digest("hex")}`;
 }
 
 function summaryOf({ name, description, params, provenance, language, problem }: WorkflowDetails): WorkflowSummary {

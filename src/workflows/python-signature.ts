@@ -28,6 +28,20 @@ const answerSchema = z.union([
   }),
 ]);
 
+/**
+ * The source could not be read. `sourceFault`: the source itself is the cause (a timeout, a refused
+ * size or encoding), so trying the same source again would only cost the same work again; false
+ * when the interpreter is missing or broken, which the operator can fix.
+ */
+export class PythonSignatureError extends ValidationError {
+  constructor(
+    message: string,
+    readonly sourceFault: boolean,
+  ) {
+    super(message);
+  }
+}
+
 export interface PythonSignatureOptions {
   /** The interpreter (a command on PATH or a path). Default `python3`. */
   python?: string;
@@ -52,19 +66,21 @@ export async function pythonWorkflowSignature(source: string, options: PythonSig
     });
   } catch (err) {
     if (err instanceof ToolError && err.code === "DEPENDENCY") {
-      throw new ValidationError(
+      throw new PythonSignatureError(
         `A Python workflow is checked (and its parameters read) with ${python}, which was not found; install Python 3 (python3 on PATH) or save the workflow from a Python session.`,
+        false,
       );
     }
-    throw new ValidationError(`Could not read the Python workflow's signature: ${err instanceof Error ? err.message : String(err)}`);
+    const timedOut = err instanceof ToolError && err.code === "TIMEOUT";
+    throw new PythonSignatureError(`Could not read the Python workflow's signature: ${err instanceof Error ? err.message : String(err)}`, timedOut);
   }
   let parsed: z.infer<typeof answerSchema>;
   try {
     parsed = answerSchema.parse(JSON.parse(stdout));
   } catch {
-    throw new ValidationError(`Could not read the Python workflow's signature: ${python} gave an answer that is not one (${JSON.stringify(stdout.slice(0, 200))})`);
+    throw new PythonSignatureError(`Could not read the Python workflow's signature: ${python} gave an answer that is not one (${JSON.stringify(stdout.slice(0, 200))})`, false);
   }
-  if ("error" in parsed) throw new ValidationError(`Could not read the Python workflow's signature: ${parsed.error}`);
+  if ("error" in parsed) throw new PythonSignatureError(`Could not read the Python workflow's signature: ${parsed.error}`, true);
   // Python's run() may take **kwargs: the interpreter itself refuses an unknown keyword.
   return { description: parsed.description, params: parsed.params, hasRun: parsed.hasRun, closedParams: false, syntaxError: parsed.syntaxError };
 }

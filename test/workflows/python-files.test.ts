@@ -184,6 +184,24 @@ describe("Python workflows saved outside a Python session", () => {
     expect(await starts()).toBe(2);
   });
 
+  it("a hand-written .py the reader refuses is listed with the problem, and not read again while unchanged; a missing python3 is tried again", async () => {
+    const log = path.join(dir, "starts.log");
+    const refusing = path.join(dir, "refusing-python");
+    await writeFile(refusing, `#!/bin/sh\necho start >> ${JSON.stringify(log)}\ncat > /dev/null\necho '{"error": "the source is larger than 2097152 bytes"}'\n`);
+    await chmod(refusing, 0o755);
+    await mkdir(wf, { recursive: true });
+    await writeFile(path.join(wf, "huge.py"), `def run():\n    return ${Date.now()}\n`);
+    const library = new WorkflowLibrary(storage().workflows, { python: refusing });
+    for (let i = 0; i < 3; i++) {
+      expect(await library.list()).toMatchObject([{ name: "huge", language: "python", problem: expect.stringMatching(/larger than 2097152 bytes/) }]);
+    }
+    expect((await readFile(log, "utf8")).split("\n").filter(Boolean)).toHaveLength(1);
+    const missing = new WorkflowLibrary(storage().workflows, { python: path.join(dir, "no-python") });
+    await writeFile(path.join(wf, "other.py"), `def run():\n    return ${Date.now()}\n`);
+    const listed = await missing.list();
+    expect(listed.find((w) => w.name === "other")?.problem).toMatch(/no-python, which was not found/);
+  });
+
   it("the python3 reader is bounded: a timeout kills its process group; sources past its cap and deep nesting are refused, not parsed", async () => {
     // An interpreter that starts a grandchild and never answers.
     const slow = path.join(dir, "slow-python");
