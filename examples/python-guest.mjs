@@ -1,6 +1,6 @@
 // Python guests: the agent writes Python against the same tools, artifacts and storage.
 // Run from the repository after `npm run build`:  node examples/python-guest.mjs  (needs python3)
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,6 +35,13 @@ words = await asyncio.gather(*[tools.echo.say.call_async(text=[w]) for w in gree
   // Bytes come back as bytes.
   r = await session.run(`artifacts.load("greeting.bin")`);
   console.log("bytes:", Buffer.from(r.value).toString());
+
+  // A Python workflow saved from the host (as a TypeScript session or MCP would): python3's ast reads
+  // its params and docstring, FileStorage keeps it as workflows/triple.py, and Python code calls it.
+  const wf = await session.addWorkflow({ name: "triple", language: "python", source: 'def run(n: int) -> int:\n    """Triple a number."""\n    return n * 3\n' });
+  console.log("workflow:", wf.description, JSON.stringify(wf.params.map((p) => p.name)), existsSync(path.join(base, "workflows", "triple.py")));
+  r = await session.run("workflows.triple(n=4)");
+  console.log("workflow run:", r.value);
 
   // Exceptions come back with the Python exception's name.
   r = await session.run(`{"a": 1}["b"]`);

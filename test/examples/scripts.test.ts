@@ -37,6 +37,8 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain('parallel: ["hello","from","python"]\n');
     expect(stdout).toContain("bytes: hello from python\n");
     expect(stdout).toContain("error: KeyError\n");
+    expect(stdout).toContain('workflow: Triple a number. ["n"] true\n');
+    expect(stdout).toContain("workflow run: 12\n");
   });
 
   it("container-locked-down.mjs reads the workspace, is refused the shell by policy, has no network", async () => {
