@@ -169,6 +169,14 @@ export class SemanticRanker implements Ranker {
     };
   }
 
+  /**
+   * Matrix rows holding a document's vectors now: at most one per current document. Vectors that
+   * arrive for a document that changed (or left) meanwhile never take one.
+   */
+  get rowsInUse(): number {
+    return this.rowsUsed - this.freeRows.length;
+  }
+
   /** Starts loading the model (if the embedder loads one) without waiting for it. */
   warmUp(): void {
     void this.embedder.warmUp?.();

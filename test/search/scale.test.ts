@@ -183,6 +183,7 @@ describe("stale vectors", () => {
     }
     expect(hits.some((r) => r.indexing)).toBe(false);
     expect(embedder.texts).toContain("List the listening TCP ports of a host");
+    expect(ranker.rowsInUse).toBe(edited.length); // the old greet's vectors took no row
 
     // Its score is what a ranker that never saw the old text gives it.
     const fresh = new SemanticRanker({ embedder: new BagOfWordsEmbedder("test-held", 64), log: () => undefined });
