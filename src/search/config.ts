@@ -112,6 +112,21 @@ export function persistentVectorCache(storage: StorageBackend, space: string, di
 }
 
 /** One session's search: the embedder and the rankers built on it. */
+/** Rankers by storage object (see SearchSetup.ranker); they go when the storage object does. */
+const sharedRankers = new WeakMap<StorageBackend, Map<string, Ranker>>();
+const embedderKeys = new WeakMap<Embedder, number>();
+let nextEmbedderKey = 1;
+
+/** Embedders are told apart by identity: two objects with one id may differ (a test's, an endpoint's key). */
+function embedderKey(embedder: Embedder): string {
+  let key = embedderKeys.get(embedder);
+  if (key === undefined) {
+    key = nextEmbedderKey++;
+    embedderKeys.set(embedder, key);
+  }
+  return String(key);
+}
+
 export class SearchSetup {
   private constructor(
     readonly embedder: Embedder | null,
@@ -162,7 +177,28 @@ export class SearchSetup {
     void this.embedder?.warmUp?.();
   }
 
+  /**
+   * One ranker per storage object, scope and settings, shared by every session of the process on
+   * that storage: a new session's first search finds the word index and the vectors already built
+   * (10,000 workflows take about a second to index). Rankers hold no session state.
+   */
   private ranker(scope: string[]): Ranker {
+    const { readyTimeoutMs, indexTimeoutMs } = this.options;
+    const key = [scope.join("/"), this.embedder ? embedderKey(this.embedder) : "lexical", readyTimeoutMs ?? "", indexTimeoutMs ?? ""].join("\0");
+    let rankers = sharedRankers.get(this.storage);
+    if (!rankers) {
+      rankers = new Map();
+      sharedRankers.set(this.storage, rankers);
+    }
+    let ranker = rankers.get(key);
+    if (!ranker) {
+      ranker = this.newRanker(scope);
+      rankers.set(key, ranker);
+    }
+    return ranker;
+  }
+
+  private newRanker(scope: string[]): Ranker {
     if (!this.embedder) return new LexicalRanker();
     const { readyTimeoutMs, indexTimeoutMs } = this.options;
     return new SemanticRanker({

@@ -161,6 +161,18 @@ export function byScore(a: ScoredId, b: ScoredId): number {
   return b.score - a.score || a.id.localeCompare(b.id);
 }
 
+/** The best `limit` documents by the mean of their per-token scores (LexicalRanker's score); zero scores left out. */
+export function meanScores(states: readonly IndexedDocument[], perToken: Float64Array, tokens: number, limit: number): TopScored {
+  const top = new TopScored(limit);
+  for (let i = 0; i < states.length; i++) {
+    let sum = 0;
+    for (let t = 0; t < tokens; t++) sum += perToken[i * tokens + t]!;
+    const score = roundScore(sum / tokens);
+    if (score > 0) top.offer(states[i]!.doc.id, score);
+  }
+  return top;
+}
+
 /**
  * Score = the mean of the per-token scores (see scorePrepared). Documents are prepared once and kept
  * in a word index while unchanged, so a search costs time in proportion to the documents containing
@@ -172,17 +184,13 @@ export class LexicalRanker implements Ranker {
   async rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]> {
     const q = queryTokens(query);
     if (q.length === 0 || docs.length === 0) return [];
+    // New documents are prepared in slices (the event loop keeps running), then taken at once.
+    await this.docs.prepare(docs);
     const { states } = this.docs.update(docs);
+    this.docs.dropPending();
     const perToken = new Float64Array(states.length * q.length);
     this.docs.scoreInto(prepareQuery(q), perToken);
-    const scored: ScoredId[] = [];
-    for (let i = 0; i < states.length; i++) {
-      let sum = 0;
-      for (let t = 0; t < q.length; t++) sum += perToken[i * q.length + t]!;
-      const score = roundScore(sum / q.length);
-      if (score > 0) scored.push({ id: states[i]!.doc.id, score });
-    }
-    return topScored(scored, limit);
+    return meanScores(states, perToken, q.length, limit).results();
   }
 }
 
@@ -194,4 +202,70 @@ export function topScored(scored: ScoredId[], limit: number): ScoredId[] {
     scored = scored.filter((s) => s.score >= cut);
   }
   return scored.sort(byScore).slice(0, limit);
+}
+
+/**
+ * The best `limit` of (id, score) pairs offered one at a time, in `byScore` order: what
+ * `topScored(all, limit)` returns, without an object per offered pair or a sort of them all. A
+ * bounded heap with the worst kept result at its root; an offer that cannot make the cut costs one
+ * comparison.
+ */
+export class TopScored {
+  private readonly ids: string[] = [];
+  private readonly scores: number[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  offer(id: string, score: number): void {
+    const n = this.ids.length;
+    if (n < this.limit) {
+      this.ids.push(id);
+      this.scores.push(score);
+      this.up(n);
+    } else if (n > 0 && (score > this.scores[0]! || (score === this.scores[0]! && id.localeCompare(this.ids[0]!) < 0))) {
+      this.ids[0] = id;
+      this.scores[0] = score;
+      this.down(0);
+    }
+  }
+
+  /** The kept pairs, best first. */
+  results(): ScoredId[] {
+    return this.ids.map((id, i) => ({ id, score: this.scores[i]! })).sort(byScore);
+  }
+
+  /** Heap slot `a` holds a worse result than slot `b` (lower score; on a tie, the later id). */
+  private worse(a: number, b: number): boolean {
+    const sa = this.scores[a]!;
+    const sb = this.scores[b]!;
+    return sa < sb || (sa === sb && this.ids[a]!.localeCompare(this.ids[b]!) > 0);
+  }
+
+  private swap(a: number, b: number): void {
+    [this.ids[a], this.ids[b]] = [this.ids[b]!, this.ids[a]!];
+    [this.scores[a], this.scores[b]] = [this.scores[b]!, this.scores[a]!];
+  }
+
+  private up(i: number): void {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.worse(i, parent)) return;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  private down(i: number): void {
+    const n = this.ids.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let worst = i;
+      if (l < n && this.worse(l, worst)) worst = l;
+      if (r < n && this.worse(r, worst)) worst = r;
+      if (worst === i) return;
+      this.swap(i, worst);
+      i = worst;
+    }
+  }
 }

@@ -29,17 +29,19 @@
 import { createHash } from "node:crypto";
 import { dot, normalize, type Embedder } from "./embedder.js";
 import {
+  meanScores,
   prepareFields,
   prepareQuery,
   queryTokens,
   roundScore,
-  topScored,
+  TopScored,
   type Ranker,
   type ScoredId,
   type SearchDocument,
 } from "./lexical.js";
 import { DocumentSet, type IndexedDocument } from "./lexical-index.js";
 import { FIRST_ANSWER_SCAN_MIN_DOCS, firstAnswerScan } from "./first-answer.js";
+import { Slices } from "./slices.js";
 import { codeWords } from "./text.js";
 import { VectorLru, type VectorCache } from "./vector-cache.js";
 
@@ -95,7 +97,15 @@ const MAX_PRIMARY_CHARS = 2000;
 const MAX_SECONDARY_CHARS = 1500;
 /** Texts per embed() call while indexing: progress is saved (and the deadline checked) per chunk. */
 const INDEX_CHUNK = 64;
+/** States resolved (matrix rows written) between two chances for the event loop to run. */
+const RESOLVE_CHUNK = 256;
+/** Recent queries' vectors kept (an agent often repeats a search). */
 const QUERY_CACHE = 256;
+/**
+ * The model's cost grows with the tokens of a text (about 1 ms each here, worse than linearly for
+ * long ones): a query is embedded from its start only. Its words all count lexically (MAX_QUERY_*).
+ */
+export const MAX_QUERY_EMBED_CHARS = 500;
 
 interface Text {
   text: string;
@@ -142,6 +152,8 @@ export class SemanticRanker implements Ranker {
   private readonly freeRows: number[] = [];
   /** A search has built the word index (or scheduled it): later searches use it, never the first-answer scan. */
   private everIndexed = false;
+  /** The background build of the word index after a first answer, while it runs (searches meanwhile answer the same way). */
+  private building: Promise<void> | null = null;
   /** The last query embedding failed (rather than not being ready yet). */
   private embedderFailed = false;
 
@@ -157,6 +169,14 @@ export class SemanticRanker implements Ranker {
     };
   }
 
+  /**
+   * Matrix rows holding a document's vectors now: at most one per current document. Vectors that
+   * arrive for a document that changed (or left) meanwhile never take one.
+   */
+  get rowsInUse(): number {
+    return this.rowsUsed - this.freeRows.length;
+  }
+
   /** Starts loading the model (if the embedder loads one) without waiting for it. */
   warmUp(): void {
     void this.embedder.warmUp?.();
@@ -164,24 +184,40 @@ export class SemanticRanker implements Ranker {
 
   async rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]> {
     if (query.trim() === "" || docs.length === 0) return [];
-    if (!this.everIndexed && docs.length >= FIRST_ANSWER_SCAN_MIN_DOCS) {
-      // First search of this process over a large library: answer from the short fields now, then
-      // build the word index and start the vectors (the model loads meanwhile) for the next search.
+    if (docs.length >= FIRST_ANSWER_SCAN_MIN_DOCS && (!this.everIndexed || this.building)) {
+      // First search of this process over a large library (or one while its word index is being
+      // built): answer from the short fields now. The word index is built in the background, in
+      // slices, then the vectors are started (the model loads meanwhile) for the next search.
       this.everIndexed = true;
-      const q = queryTokens(query);
-      const answer = firstAnswerScan(q, docs, limit);
-      void this.embedder.warmUp?.();
-      setImmediate(() => void this.rank(query, docs, limit).catch(() => undefined));
+      const answer = await firstAnswerScan(queryTokens(query), docs, limit);
+      if (!this.building) {
+        void this.embedder.warmUp?.();
+        const building = this.docs.prepare(docs).then(
+          () => void this.rankIndexed(query, docs, limit).catch(() => undefined),
+          () => undefined,
+        );
+        this.building = building;
+        void building.finally(() => {
+          if (this.building === building) this.building = null;
+        });
+      }
       this.note("first-answer", `search: the first search of ${docs.length} entries was answered by their names and descriptions while the index is built`);
       return answer;
     }
     this.everIndexed = true;
+    return this.rankIndexed(query, docs, limit);
+  }
+
+  private async rankIndexed(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]> {
     const started = Date.now();
     // The query is embedded (in the model's worker) while the words are scored here.
     const queryVector = this.queryVector(query);
     const q = queryTokens(query);
     const pq = prepareQuery(q);
+    // New documents are prepared in slices (runs and RPC replies go on meanwhile), then taken at once.
+    await this.docs.prepare(docs);
     const { states, changed } = this.docs.update(docs);
+    this.docs.dropPending();
     const perToken = new Float64Array(states.length * q.length);
     this.docs.scoreInto(pq, perToken);
     const budget = this.options.indexTimeoutMs;
@@ -194,15 +230,9 @@ export class SemanticRanker implements Ranker {
     if (!qv) {
       early?.catch(() => undefined); // keeps indexing in the background; nobody waits for it now
       // Exactly what LexicalRanker returns (the mean of the per-token scores), so a fallback looks like lexical-only mode.
-      const scored: ScoredId[] = [];
-      for (let i = 0; i < states.length; i++) {
-        let sum = 0;
-        for (let t = 0; t < q.length; t++) sum += perToken[i * q.length + t]!;
-        const score = roundScore(q.length ? sum / q.length : 0);
-        if (score > 0) scored.push({ id: states[i]!.doc.id, score });
-      }
+      const results = meanScores(states, perToken, q.length, limit).results();
       // Still loading (not failed): the results say that meaning is not part of them yet.
-      return this.embedderFailed ? topScored(scored, limit) : marked(topScored(scored, limit));
+      return this.embedderFailed ? results : marked(results);
     }
     const space = this.space(qv.length);
     let resolved = early && known === space ? await early : await this.resolveAll(states, space, deadline);
@@ -212,7 +242,7 @@ export class SemanticRanker implements Ranker {
     if (this.options.collectGarbage && (changed || resolved > 0 || !space.swept)) await this.collect(states, space);
     const words = new Set(query.toLowerCase().split(/\s+/).map((w) => w.replace(/^\W+|\W+$/g, "")));
     const lexical = idfWeighted(perToken, states.length, q.length);
-    const scored: ScoredId[] = [];
+    const top = new TopScored(limit);
     let pending = 0;
     const matrix = this.matrix;
     const dims = this.dims;
@@ -231,13 +261,13 @@ export class SemanticRanker implements Ranker {
       }
       if (lex <= 0 && semantic <= FUSION.floor) continue;
       const final = words.has(s.name) ? FUSION.exact + (1 - FUSION.exact) * fused : fused;
-      scored.push({ id: s.doc.id, score: roundScore(final) });
+      top.offer(s.doc.id, roundScore(final));
     }
     if (pending > 0) {
       this.note("indexing", `search: ${pending} of ${states.length} entries are still being embedded; they were ranked by their words only this time`);
-      return marked(topScored(scored, limit));
+      return marked(top.results());
     }
-    return topScored(scored, limit);
+    return top.results();
   }
 
   /**
@@ -246,7 +276,9 @@ export class SemanticRanker implements Ranker {
    * about twice a second and once at the end. Returns how many documents have vectors.
    */
   async index(docs: readonly SearchDocument[], onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number }> {
+    await this.docs.prepare(docs);
     const { states } = this.docs.update(docs);
+    this.docs.dropPending();
     let dimensions = this.embedder.dimensions;
     if (dimensions === 0) dimensions = (await this.embedder.embed(["index"]))[0]?.length ?? 0;
     if (dimensions === 0) return { indexed: 0, total: states.length };
@@ -269,8 +301,13 @@ export class SemanticRanker implements Ranker {
   /** The query's unit vector, or null (after a note) when the embedder is not ready in time or fails. */
   private async queryVector(query: string): Promise<Float32Array | null> {
     const cached = this.queries.get(query);
-    if (cached) return cached;
-    const work = this.embedder.embed([query]).then(([v]) => (v ? normalize(v) : null));
+    if (cached) {
+      // Least recently used first out: an agent's repeated queries stay cached.
+      this.queries.delete(query);
+      this.queries.set(query, cached);
+      return cached;
+    }
+    const work = this.embedder.embed([query.slice(0, MAX_QUERY_EMBED_CHARS)]).then(([v]) => (v ? normalize(v) : null));
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), this.options.readyTimeoutMs);
@@ -322,15 +359,36 @@ export class SemanticRanker implements Ranker {
     return unresolved.length;
   }
 
-  /** Finds (or makes) the vectors of `states`' texts, resolving states as they become complete. */
+  /**
+   * Finds (or makes) the vectors of `states`' texts, resolving states as they become complete. When
+   * a chunk of vectors arrives only the states using its texts are looked at (`users`), so filling
+   * 10,000 documents chunk by chunk costs time in proportion to the documents, not their square.
+   */
   private async fill(states: readonly DocState[], space: Space): Promise<void> {
+    const slices = new Slices();
     const texts = new Map<string, string>();
-    for (const s of states) for (const t of [s.primary, s.secondary]) if (t) texts.set(t.key, t.text);
+    const users = new Map<string, DocState[]>();
+    for (const s of states) {
+      await slices.next();
+      for (const t of [s.primary, s.secondary]) {
+        if (!t) continue;
+        texts.set(t.key, t.text);
+        const list = users.get(t.key);
+        if (list) list.push(s);
+        else users.set(t.key, [s]);
+      }
+    }
+    const usersOf = (keys: Iterable<string>): DocState[] => {
+      const out = new Set<DocState>();
+      for (const k of keys) for (const s of users.get(k) ?? []) out.add(s);
+      return [...out];
+    };
     const found = new Map<string, Float32Array>();
     const waits: Array<Promise<unknown>> = [];
     const waited: string[] = [];
     const missing: string[] = [];
     for (const key of texts.keys()) {
+      await slices.next();
       const v = space.lru.get(key);
       const running = v ? undefined : space.inflight.get(key);
       if (v) found.set(key, v);
@@ -339,13 +397,19 @@ export class SemanticRanker implements Ranker {
         waited.push(key);
       } else missing.push(key);
     }
-    this.resolveFrom(states, found, space);
+    for (let i = 0; i < states.length; i += RESOLVE_CHUNK) {
+      await slices.next();
+      this.resolveFrom(states.slice(i, i + RESOLVE_CHUNK), found, space);
+    }
+    // Like lengths together: the model pads each batch to its longest text, so a batch of short
+    // descriptions does not pay for one long source.
+    const byLength = (a: string, b: string) => texts.get(a)!.length - texts.get(b)!.length;
     const embed = (keys: string[]) => {
-      for (const job of this.embedMissing(space, keys.map((k) => [k, texts.get(k)!]))) {
+      for (const job of this.embedMissing(space, keys.sort(byLength).map((k) => [k, texts.get(k)!]))) {
         waits.push(
           job.then((entries) => {
             for (const [k, v] of entries) found.set(k, v);
-            this.resolveFrom(states, found, space);
+            this.resolveFrom(usersOf(entries.keys()), found, space);
           }),
         );
       }
@@ -365,7 +429,7 @@ export class SemanticRanker implements Ranker {
       for (const key of chunk) if (space.inflight.get(key) === marker) space.inflight.delete(key);
       for (const [k, v] of got) found.set(k, v);
       embed(chunk.filter((k) => !got.has(k)));
-      this.resolveFrom(states, found, space);
+      this.resolveFrom(usersOf(got.keys()), found, space);
     }
     await Promise.allSettled(waits);
     for (const key of waited) {

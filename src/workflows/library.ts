@@ -94,6 +94,14 @@ const signatures = new Map<string, WorkflowSignature>();
 const detailsOf = new WeakMap<WorkflowRecord, WorkflowDetails>();
 const documentOf = new WeakMap<WorkflowDetails, SearchDocument>();
 
+interface SearchListing {
+  records: readonly WorkflowRecord[];
+  byName: ReadonlyMap<string, WorkflowDetails>;
+  docs: readonly SearchDocument[];
+}
+/** The last search listing per store (see WorkflowLibrary.searchListing); only of frozen records, which cannot change under it. */
+const listings = new WeakMap<WorkflowStore, SearchListing>();
+
 const createSchema = z.strictObject({
   name: z.string({ error: "expected a string" }),
   source: z
@@ -170,9 +178,7 @@ export class WorkflowLibrary {
   async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number; indexing?: true }>> {
     const parsed = parseOrThrow(searchSchema, { query, limit: options.limit }, "Invalid workflow search");
     const limit = parsed.limit ?? DEFAULT_SEARCH_LIMIT;
-    const details = await this.allDetails(await this.store.list());
-    const byName = new Map(details.map((d) => [d.name, d]));
-    const docs = details.map(searchDocument);
+    const { byName, docs } = await this.searchListing();
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
     return ranked.flatMap(({ id, score, indexing }) => {
       const d = byName.get(id);
@@ -201,6 +207,21 @@ export class WorkflowLibrary {
     if (!this.ranker.index) return null;
     const details = await this.allDetails(await this.store.list());
     return this.ranker.index(details.map(searchDocument), onProgress);
+  }
+
+  /**
+   * What a search ranks: every workflow's search document, and its details by name. Kept per store
+   * while the store hands out the very same (frozen) records, so a search of an unchanged library
+   * of 10,000 rebuilds neither (one identity check per record).
+   */
+  private async searchListing(): Promise<SearchListing> {
+    const records = await this.store.list();
+    const held = listings.get(this.store);
+    if (held && held.records.length === records.length && records.every((r, i) => r === held.records[i])) return held;
+    const details = await this.allDetails(records);
+    const listing: SearchListing = { records, byName: new Map(details.map((d) => [d.name, d])), docs: Object.freeze(details.map(searchDocument)) };
+    if (records.every((r) => Object.isFrozen(r))) listings.set(this.store, listing);
+    return listing;
   }
 
   /** The workflow, or null when there is none by that name. Throws InvalidNameError for a malformed name. */
