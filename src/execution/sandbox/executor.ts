@@ -53,6 +53,11 @@ export interface SandboxExecutorOptions {
    * "deno" (V8 in a `deno` process without permissions; needs the optional dependency `deno`).
    */
   engine?: "quickjs" | "deno";
+  /**
+   * The agent's language: "typescript" (default) or "python" — Python runs in Pyodide inside the
+   * deno engine (which it implies), the process reading nothing but Pyodide's own files.
+   */
+  language?: "typescript" | "python";
   /** Folder of tool YAML files (`tools.*`). */
   toolsPath?: string;
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
@@ -78,6 +83,7 @@ export interface SandboxExecutorOptions {
 const optionsShape = {
   ...baseOptionsShape,
   engine: z.enum(["quickjs", "deno"], { error: 'must be "quickjs" or "deno"' }).optional(),
+  language: z.enum(["typescript", "python"], { error: 'must be "typescript" or "python"' }).optional(),
   memoryMb: z
     .number({ error: "must be a number of megabytes" })
     .int("must be a whole number of megabytes")
@@ -124,6 +130,8 @@ export class SandboxExecutor implements Executor {
   readonly kind = "sandbox";
   /** Exists to contain code nobody vouches for, so workflows it saves are untrusted (src/workflows/provenance.ts). */
   readonly trust = "untrusted" as const;
+  /** The guest's language (HostServices reads it: tools.describe's form, which workflows run). */
+  readonly language: "typescript" | "python";
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number; memoryMb: number; maxOutputBytes: number };
   private readonly registry: ToolRegistry | undefined;
   private readonly limits: InstanceLimits;
@@ -151,11 +159,16 @@ export class SandboxExecutor implements Executor {
       maxOutputBytes: parsed.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     };
     this.registry = tools;
+    this.language = parsed.language ?? "typescript";
+    if (this.language === "python" && parsed.engine === "quickjs") {
+      throw new ValidationError('Invalid SandboxExecutor options: language "python" runs Pyodide in the deno engine; use engine "deno" (or leave engine out).');
+    }
     this.limits = { memoryMb: this.options.memoryMb, maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS };
     this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
     this.console = createSandboxConsole(() => this.active?.output ?? null);
-    if (parsed.engine === "deno") {
+    if (parsed.engine === "deno" || this.language === "python") {
       this.deno = new DenoEngine({
+        ...(this.language === "python" ? { python: true } : {}),
         defaultTimeoutMs: this.options.defaultTimeoutMs,
         memoryMb: this.options.memoryMb,
         maxOutputBytes: this.options.maxOutputBytes,

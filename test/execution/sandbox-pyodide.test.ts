@@ -1,0 +1,119 @@
+/**
+ * SandboxExecutor({ language: "python" }): Pyodide inside the deno engine (real deno, real
+ * Pyodide). The language block of the conformance suite with Python snippets, then what this mode
+ * adds: synchronous and awaitable namespace calls, Python workflows, the process limits (timeout
+ * restarts and says variables were lost, memory cap, freeze, close leaves no process). One loaded
+ * Pyodide sandbox is shared by the tests of the second block (a load takes seconds).
+ */
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
+import { denoArgs } from "../../src/execution/sandbox/deno/process.js";
+import { Session } from "../../src/session.js";
+import { FileStorage } from "../../src/storage/file/storage.js";
+import { executorConformance, EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
+import { isAlive } from "../mcp/harness.js";
+import { waitFor } from "../helpers/processes.js";
+
+executorConformance("SandboxExecutor (python, Pyodide in deno)", (opts) => new SandboxExecutor({ language: "python", ...opts }), { language: "python" });
+
+describe("SandboxExecutor with language python", () => {
+  let dir: string;
+  let session: Session;
+  let executor: SandboxExecutor;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-"));
+    executor = new SandboxExecutor({ language: "python", toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: 10_000 });
+    session = new Session({ storage: new FileStorage({ basePath: dir }), executor });
+    await session.start();
+  });
+
+  afterAll(async () => {
+    await session?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function value(code: string): Promise<unknown> {
+    const r = await session.run(code);
+    expect(r.error, code).toBeNull();
+    return r.value;
+  }
+
+  it("refuses the QuickJS engine for Python, and runs deno with read access to the Pyodide folder only", () => {
+    expect(() => new SandboxExecutor({ language: "python", engine: "quickjs" })).toThrow(/deno engine/);
+    const args = denoArgs(256, "guest.js", "/opt/pyodide");
+    expect(args).toContain("--allow-read=/opt/pyodide");
+    expect(args).not.toContain("--deny-read");
+    expect(args.filter((a) => a.startsWith("--allow-"))).toEqual(["--allow-read=/opt/pyodide"]);
+    expect(executor.language).toBe("python");
+    expect(executor.engine).toBe("deno");
+  });
+
+  it("namespace calls are synchronous, or awaitable with call_async (asyncio.gather)", async () => {
+    expect(await value("tools.echo.say(text=['sync'])")).toBe("sync\n");
+    expect(await value("await tools.echo.say.call_async(text=['async'])")).toBe("async\n");
+    expect(await value("import asyncio\nawait asyncio.gather(*[tools.echo.say.call_async(text=[str(i)]) for i in range(5)])")).toEqual(["0\n", "1\n", "2\n", "3\n", "4\n"]);
+  });
+
+  it("values cross as Python values: bytes, big ints, None, nested dicts; the display is repr", async () => {
+    const r = await session.run("artifacts.save('p.json', {'n': None, 'b': [True]})\nx = artifacts.load('p.json')\n(type(x).__name__, x['n'], x['b'])");
+    expect(r.error).toBeNull();
+    expect(r.value).toEqual(["dict", null, [true]]);
+    expect(r.display).toBe("('dict', None, [True])");
+    expect(await value("type(artifacts.load('conf.bin') if artifacts.exists('conf.bin') else b'').__name__")).toBe("bytes");
+    expect(await value("2**70")).toBe(2n ** 70n);
+  });
+
+  it("a host error keeps its name as a Python exception class", async () => {
+    expect(await value("try:\n    tools.nope.x()\nexcept Exception as e:\n    r = type(e).__name__\nr")).toBe("NotFoundError");
+  });
+
+  it("Python workflows run in the Pyodide guest with kwargs", async () => {
+    await value("workflows.create(name='triple', source='def run(n: int) -> int:\\n    \"\"\"Triple a number.\"\"\"\\n    return n * 3\\n', language='python')");
+    expect(await value("workflows.triple(n=4)")).toBe(12);
+    expect(await value("await workflows.triple.call_async(n=5)")).toBe(15);
+    const listed = (await value("[w['language'] for w in workflows.list() if w['name'] == 'triple']")) as string[];
+    expect(listed).toEqual(["python"]);
+  });
+
+  it("tools.describe answers with Python stubs", async () => {
+    expect(await session.describeTool("echo")).toMatch(/def |class /);
+  });
+
+  it.runIf(process.platform === "linux")("between runs the process is frozen (SIGSTOP)", async () => {
+    await value("1");
+    const pid = executor.processId as number;
+    expect(pid).toBeGreaterThan(0);
+    const state = /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1];
+    expect(state).toBe("T");
+  });
+
+  it("a memory hog is stopped by the memory cap and the next run gets a fresh interpreter", async () => {
+    await value("kept = 1");
+    const r = await session.run("hog = []\nwhile True:\n    hog.append(b'x' * (64 * 1024 * 1024))", { timeoutMs: 60_000 });
+    expect(r.error?.name).toBe("MemoryLimitError");
+    expect(await value("globals().get('kept', 'lost')")).toBe("lost");
+  }, 120_000);
+});
+
+describe("SandboxExecutor with language python: close", () => {
+  it("close() ends the deno process", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-"));
+    const executor = new SandboxExecutor({ language: "python", toolsPath: EXAMPLE_TOOLS_PATH });
+    const session = new Session({ storage: new FileStorage({ basePath: dir }), executor });
+    try {
+      await session.start();
+      const pid = executor.processId as number;
+      expect(isAlive(pid)).toBe(true);
+      await session.close();
+      await waitFor(() => !isAlive(pid));
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
