@@ -210,6 +210,7 @@ export class SandboxExecutor implements Executor {
   }
 
   private denoCapabilities(): CapabilityReport {
+    if (this.language === "python") return this.pythonCapabilities();
     return {
       capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
@@ -221,6 +222,22 @@ export class SandboxExecutor implements Executor {
         "processIsolation: yes — a crash of the deno process is an error result and the next run gets a fresh process.",
         "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
         "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
+      ],
+    };
+  }
+
+  private pythonCapabilities(): CapabilityReport {
+    return {
+      capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
+      notes: [
+        "Python runs in Pyodide (CPython 3 compiled to WebAssembly) inside a deno process whose only permission is reading Pyodide's own files: `import js`, pyodide.code.run_js and pyodide.ffi reach a Deno where every file, network, environment, subprocess and FFI access is denied.",
+        "Namespaces as in PythonExecutor: calls are synchronous (tools.x.y(a=1), workflows.name(n=4), artifacts.save(...)), and `await ….call_async(...)` runs them concurrently (asyncio.gather). Globals persist, the last expression is the value (its repr is the display), print() goes to stdout, exceptions keep their class name, top-level await works.",
+        "workflows: Python workflows (language \"python\") run in this interpreter with kwargs; TypeScript workflows are refused here.",
+        "Cold start: loading Pyodide takes about 3.5–9 s, begun by start(); a run waits for it. A warm sandbox (ExecutorPool) avoids paying it per session.",
+        "timeout: a run stopped at its deadline (or cancelled) restarts the deno process, so variables are lost and the next run waits for Pyodide to load again.",
+        `memoryLimit: the process's resident memory is capped at ${this.options.memoryMb} MB plus Pyodide's own (~350 MB in all for the runtime); past it the process is killed (MemoryLimitError) and variables are lost.`,
+        "Between runs the deno process is frozen (SIGSTOP); asyncio tasks a run left are cancelled when it ends, and timers only fire during a run.",
+        "depsInstall: no — only Pyodide's standard library is there; packages such as numpy or micropip cannot load (they would be fetched from the network, which is denied).",
       ],
     };
   }
