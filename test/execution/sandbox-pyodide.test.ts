@@ -10,6 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExecutorPool } from "../../src/execution/pool.js";
 import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
 import { denoArgs } from "../../src/execution/sandbox/deno/process.js";
 import { Session } from "../../src/session.js";
@@ -106,4 +107,29 @@ describe("SandboxExecutor with language python", () => {
     await session.close();
     await waitFor(() => !isAlive(pid), "the deno process to end");
   });
+});
+
+describe("SandboxExecutor with language python in an ExecutorPool", () => {
+  it("a spare has loaded Pyodide before its session starts; the pool's close() ends the spares", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-pool-"));
+    const pool = new ExecutorPool(() => new SandboxExecutor({ language: "python", toolsPath: EXAMPLE_TOOLS_PATH }), { spares: 1 });
+    let session: Session | undefined;
+    try {
+      await waitFor(() => pool.ready === 1, "a warm Pyodide spare", 120_000, 100);
+      const executor = pool.take() as SandboxExecutor;
+      await pool.close();
+      const pid = executor.processId as number;
+      expect(executor.warm).toBe(true);
+      session = new Session({ storage: new FileStorage({ basePath: dir }), executor });
+      await session.start();
+      const r = await session.run("tools.echo.say(text=['warm'])");
+      expect(r.value).toBe("warm\n");
+      // The session runs in the process that was loaded before it started.
+      expect(executor.processId).toBe(pid);
+    } finally {
+      await session?.close();
+      await pool.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -176,7 +176,24 @@ export class SandboxExecutor implements Executor {
         callLimits: CALL_LIMITS,
         host: this.hostOptions(),
       });
+      const deno = this.deno;
+      this.prestart = () => deno.prestart();
     }
+  }
+
+  /**
+   * The deno engine only (ExecutorPool keeps started spares of it; QuickJS starts in milliseconds
+   * and is handed out new): start the guest process — for Python, load Pyodide — before a session.
+   */
+  readonly prestart?: () => Promise<void>;
+
+  /** A prestarted deno process is ready and no session is bound (see ExecutorPool). */
+  get warm(): boolean {
+    return this.deno?.warm ?? false;
+  }
+
+  get guestExited(): Promise<unknown> | undefined {
+    return this.deno?.guestExited;
   }
 
   /** The engine in use. */

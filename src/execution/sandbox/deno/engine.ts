@@ -89,6 +89,7 @@ export class DenoEngine {
   private readonly router: CallRouter<DenoProcess>;
   private proc: DenoProcess | null = null;
   private starting: Promise<DenoProcess> | null = null;
+  private preparing: Promise<void> | null = null;
   private dir: string | null = null;
   private scriptPath = "";
   private binary = "";
@@ -121,26 +122,64 @@ export class DenoEngine {
     return this.proc?.running ? (this.proc.pid ?? null) : null;
   }
 
+  /**
+   * Start the guest process before the session is known (ExecutorPool keeps such spares): for
+   * Python this is the multi-second Pyodide load, done before anyone waits for it.
+   */
+  async prestart(): Promise<void> {
+    if (this.closed || this.hostServices || this.proc) return;
+    await this.prepare();
+    await this.ensureProcess();
+  }
+
+  /** A prestarted process is alive and ready, and no session is bound yet. */
+  get warm(): boolean {
+    return !this.closed && this.hostServices === null && this.starting === null && this.proc?.running === true;
+  }
+
+  /** Settles when the current process exits (ExecutorPool replaces a spare that died while idle). */
+  get guestExited(): Promise<unknown> | undefined {
+    return this.proc?.exited;
+  }
+
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
     if (this.hostServices) return;
-    this.binary = denoBinaryPath();
     const host = await HostServices.create({ storage, ...this.config.host });
     this.hostServices = host;
     this.router.attach(new RpcProvider(host, (m) => this.router.deliver(m), () => this.budget.callContext()));
     try {
-      this.dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deno-"));
-      this.scriptPath = path.join(this.dir, "guest.js");
-      await writeFile(this.scriptPath, denoGuestProgram(this.config.limits, this.config.python ? await this.pythonPrelude() : undefined));
-      // A regular file: the deno dir is set below it, so nothing can ever be created there.
-      await writeFile(path.join(this.dir, DENO_DIR_BLOCKER), "");
-      await this.ensureProcess();
+      await this.prepare();
+      const ready = this.ensureProcess();
+      // Python: Pyodide loads in the background (seconds); the first run waits for it and reports
+      // a failed load as an ExecutorStartError. TypeScript's process is ready in ~40 ms.
+      if (this.config.python) void ready.catch(() => undefined);
+      else await ready;
     } catch (err) {
       this.hostServices = null;
       await host.close();
       await this.removeDir();
       throw err;
     }
+  }
+
+  /** The private folder with the guest program and the deno-dir blocker (once per engine). */
+  private prepare(): Promise<void> {
+    this.preparing ??= (async () => {
+      this.binary = denoBinaryPath();
+      const prelude = this.config.python ? await this.pythonPrelude() : undefined;
+      this.dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deno-"));
+      this.scriptPath = path.join(this.dir, "guest.js");
+      await writeFile(this.scriptPath, denoGuestProgram(this.config.limits, prelude));
+      // A regular file: the deno dir is set below it, so nothing can ever be created there.
+      await writeFile(path.join(this.dir, DENO_DIR_BLOCKER), "");
+    })();
+    const preparing = this.preparing;
+    // A failed preparation can be retried (by the next start()).
+    preparing.catch(() => {
+      if (this.preparing === preparing) this.preparing = null;
+    });
+    return preparing;
   }
 
   run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
@@ -168,6 +207,7 @@ export class DenoEngine {
     this.closed = true;
     this.budget.abort("the executor was closed");
     this.active?.finish({ kind: "closed" });
+    await this.preparing?.catch(() => undefined);
     await this.starting?.catch(() => undefined);
     this.router.drop(() => true);
     this.console.clear();
@@ -447,6 +487,8 @@ export class DenoEngine {
   // ---- the process ------------------------------------------------------------------------------
 
   private async ensureProcess(): Promise<DenoProcess> {
+    // A process still starting (Pyodide loading) is not ready for a run: wait for it.
+    if (this.starting) return this.starting;
     if (this.proc?.running) return this.proc;
     this.starting ??= this.spawn().finally(() => {
       this.starting = null;
@@ -519,6 +561,7 @@ export class DenoEngine {
   private async removeDir(): Promise<void> {
     const dir = this.dir;
     this.dir = null;
+    this.preparing = null;
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 
