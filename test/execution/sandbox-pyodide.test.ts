@@ -81,6 +81,13 @@ describe("SandboxExecutor with language python", () => {
     expect(listed).toEqual(["python"]);
   });
 
+  it("a TypeScript workflow is refused, naming its language", async () => {
+    await session.addWorkflow({ name: "tsdouble", source: "export async function run({ n }: { n: number }) { return n * 2; }" });
+    const r = await session.run("workflows.tsdouble(n=1)");
+    expect(r.error?.name).toBe("ValidationError");
+    expect(r.error?.message).toMatch(/"tsdouble" is a TypeScript workflow; a Python session cannot run it/);
+  });
+
   it("tools.describe answers with Python stubs", async () => {
     expect(await session.describeTool("echo")).toMatch(/def |class /);
   });
