@@ -100,6 +100,14 @@ describe("SandboxExecutor with language python", () => {
     expect(state).toBe("T");
   });
 
+  it("a run stopped while it waits restarts the interpreter and says variables were lost", async () => {
+    await value("kept = 1");
+    const r = await session.run("import asyncio\nawait asyncio.sleep(60)", { timeoutMs: 500 });
+    expect(r.error?.name).toBe("TimeoutError");
+    expect(r.error?.message).toMatch(/lost/);
+    expect(await value("globals().get('kept', 'lost')")).toBe("lost");
+  }, 120_000);
+
   it("a memory hog is stopped by the memory cap and the next run gets a fresh interpreter", async () => {
     await value("kept = 1");
     const r = await session.run("hog = []\nwhile True:\n    hog.append(b'x' * (64 * 1024 * 1024))", { timeoutMs: 60_000 });
