@@ -60,6 +60,12 @@ describe("SandboxExecutor with language python", () => {
     expect(await value("import asyncio\nawait asyncio.gather(*[tools.echo.say.call_async(text=[str(i)]) for i in range(5)])")).toEqual(["0\n", "1\n", "2\n", "3\n", "4\n"]);
   });
 
+  it("awaiting a namespace call directly means call_async: await tools.x.y(...), await artifacts.save(...)", async () => {
+    expect(await value("await tools.echo.say(text=['awaited'])")).toBe("awaited\n");
+    expect(await value("await artifacts.save('aw.json', {'k': 1})\n(await artifacts.load('aw.json'))['k']")).toBe(1);
+    expect(await value("async def twice():\n    return [await tools.echo.say(text=[w]) for w in 'ab']\nawait twice()")).toEqual(["a\n", "b\n"]);
+  });
+
   it("values cross as Python values: bytes, big ints, None, nested dicts; the display is repr", async () => {
     const r = await session.run("artifacts.save('p.json', {'n': None, 'b': [True]})\nx = artifacts.load('p.json')\n(type(x).__name__, x['n'], x['b'])");
     expect(r.error).toBeNull();
@@ -77,6 +83,7 @@ describe("SandboxExecutor with language python", () => {
     await value("workflows.create(name='triple', source='def run(n: int) -> int:\\n    \"\"\"Triple a number.\"\"\"\\n    return n * 3\\n', language='python')");
     expect(await value("workflows.triple(n=4)")).toBe(12);
     expect(await value("await workflows.triple.call_async(n=5)")).toBe(15);
+    expect(await value("await workflows.triple(n=6)")).toBe(18);
     const listed = (await value("[w['language'] for w in workflows.list() if w['name'] == 'triple']")) as string[];
     expect(listed).toEqual(["python"]);
   });

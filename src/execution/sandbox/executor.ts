@@ -248,7 +248,7 @@ export class SandboxExecutor implements Executor {
       capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
         "Python runs in Pyodide (CPython 3 compiled to WebAssembly) inside a deno process whose only permission is reading Pyodide's own files: `import js`, pyodide.code.run_js and pyodide.ffi reach a Deno where every file, network, environment, subprocess and FFI access is denied.",
-        "Namespaces as in PythonExecutor: calls are synchronous (tools.x.y(a=1), workflows.name(n=4), artifacts.save(...)), and `await ….call_async(...)` runs them concurrently (asyncio.gather). Globals persist, the last expression is the value (its repr is the display), print() goes to stdout, exceptions keep their class name, top-level await works.",
+        "Namespaces as in PythonExecutor: calls are synchronous (tools.x.y(a=1), workflows.name(n=4), artifacts.save(...)), and `await ….call_async(...)` runs them concurrently (asyncio.gather); a call awaited directly (`await tools.x.y(a=1)`) means its call_async. Globals persist, the last expression is the value (its repr is the display), print() goes to stdout, exceptions keep their class name, top-level await works.",
         "workflows: Python workflows (language \"python\") run in this interpreter with kwargs; TypeScript workflows are refused here.",
         "Cold start: loading Pyodide takes about 3.5–9 s, begun by start(); a run waits for it. A warm sandbox (ExecutorPool) avoids paying it per session.",
         "timeout: a run stopped at its deadline (or cancelled) restarts the deno process, so variables are lost and the next run waits for Pyodide to load again.",

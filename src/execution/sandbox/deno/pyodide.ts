@@ -44,7 +44,7 @@ export function pyodideFolder(): string {
  * parts that talk to the outside. `setup` receives the driver's call and write functions.
  */
 const ADAPTER = String.raw`
-import asyncio, inspect, json, sys
+import ast, asyncio, inspect, json, sys
 from pyodide.ffi import run_sync, can_run_sync
 sys.path.insert(0, "/tcm")
 import ts_code_mode_runtime as rt  # it takes its own folder off sys.path
@@ -84,6 +84,42 @@ def _workflow_invoke(name, *args, **kwargs):
     result = run(**given)
     return run_sync(result) if inspect.isawaitable(result) else result
 
+class _AwaitedCalls(ast.NodeTransformer):
+    """await tools.x.y(a=1) means await tools.x.y.call_async(a=1) (the sandbox's awaitable form;
+    plain calls stay synchronous). Only a call awaited directly on a namespace's attribute chain."""
+    def visit_Await(self, node):
+        self.generic_visit(node)
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            root = call.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in ("tools", "workflows", "artifacts", "deps"):
+                helper = ast.Name(id="__tcm_awaitable__", ctx=ast.Load())
+                call.func = ast.copy_location(ast.Call(func=helper, args=[call.func], keywords=[]), call.func)
+        return node
+
+def _awaitable(op):
+    """The awaitable form of a namespace operation (anything without call_async is awaited as it is)."""
+    call_async_of = getattr(op, "call_async", None)
+    if callable(call_async_of):
+        return call_async_of
+    async def plain(*args, **kwargs):
+        result = op(*args, **kwargs)
+        return (await result) if inspect.isawaitable(result) else result
+    return plain
+
+class _RunAst:
+    """runtime.py's ast module, with the awaited-call rewrite applied to the agent's runs only."""
+    def __getattr__(self, name):
+        return getattr(ast, name)
+    @staticmethod
+    def parse(source, filename="<unknown>", mode="exec", **kwargs):
+        tree = ast.parse(source, filename, mode, **kwargs)
+        return ast.fix_missing_locations(_AwaitedCalls().visit(tree)) if filename == "<run>" else tree
+
+rt.ast = _RunAst()
+rt.user_globals["__tcm_awaitable__"] = _awaitable
 rt.call_sync = call_sync
 rt.call_async = call_async
 rt._output = _Output()
