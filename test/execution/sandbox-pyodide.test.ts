@@ -84,6 +84,9 @@ describe("SandboxExecutor with language python", () => {
     expect(await value("workflows.triple(n=4)")).toBe(12);
     expect(await value("await workflows.triple.call_async(n=5)")).toBe(15);
     expect(await value("await workflows.triple(n=6)")).toBe(18);
+    // An async run is awaited for a synchronous call too (JSPI suspends until it settles).
+    await value("workflows.create(name='later', source='import asyncio\\nasync def run(x: str) -> str:\\n    await asyncio.sleep(0.01)\\n    return tools.echo.say(text=[x]).strip()\\n', language='python')");
+    expect(await value("workflows.later(x='sync')")).toBe("sync");
     const listed = (await value("[w['language'] for w in workflows.list() if w['name'] == 'triple']")) as string[];
     expect(listed).toEqual(["python"]);
   });
