@@ -64,7 +64,7 @@ export interface SandboxExecutorOptions {
   tools?: ToolRegistry;
   /** Timeout of a run that gives none; default 30 s. */
   defaultTimeoutMs?: number;
-  /** Cap on the sandbox's memory in MB (QuickJS: its whole memory; deno: V8's heap); default 256, from 32 to 2048. */
+  /** Cap on the sandbox's memory in MB (QuickJS: its whole memory; deno: V8's heap; python: the process's resident memory beyond Pyodide's own); default 256, from 32 to 2048. */
   memoryMb?: number;
   /** Cap on each of stdout and stderr per run, in bytes of UTF-8; default 1,000,000. */
   maxOutputBytes?: number;
