@@ -13,7 +13,7 @@
 import path from "node:path";
 import { measure, noopAdapter, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 
-const { FileStorage, PythonExecutor, SandboxExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
+const { ExecutorPool, FileStorage, PythonExecutor, SandboxExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npm run build\n`);
   process.exit(2);
 });
@@ -55,6 +55,34 @@ await withTempDir("tcm-bench-py-", async (dir) => {
       { iterations: guest.coldRounds, warmup: executor === "python" ? 2 : 0 },
     );
     rows.push(resultRow({ name: 'cold start: new Session + start + run("1")', executor, iterations: guest.coldRounds, samples: cold, budgetMs: executor === "python" ? null : 5_000 }));
+
+    if (executor !== "python") {
+      // A warm spare (ExecutorPool): the load is paid before the session exists. Each round waits
+      // for the pool's refill so no load runs during the measurement.
+      const tools = new ToolRegistry();
+      tools.register(noopAdapter());
+      const pool = new ExecutorPool(() => guest.make(tools), { spares: 1 });
+      try {
+        const warm = await measure(
+          async (i) => {
+            while (pool.ready < 1) await new Promise((r) => setTimeout(r, 50));
+            return timed(async () => {
+              const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, `pool-${i}`) }), executor: pool.take() });
+              try {
+                await session.start();
+                await run(session, "1");
+              } finally {
+                await session.close();
+              }
+            });
+          },
+          { iterations: 3, warmup: 0 },
+        );
+        rows.push(resultRow({ name: 'warm start: pool spare + start + run("1")', executor, iterations: 3, samples: warm, budgetMs: 5_000 }));
+      } finally {
+        await pool.close();
+      }
+    }
 
     const session = open(dir, `warm-${executor}`, guest);
     await session.start();
