@@ -75,6 +75,12 @@ describe("SandboxExecutor with language python", () => {
     expect(await value("2**70")).toBe(2n ** 70n);
   });
 
+  it("an error's stack is the Python traceback of the snippet's frames; input() has no stdin (EOFError)", async () => {
+    const r = await session.run("def f():\n    raise KeyError('x')\nf()");
+    expect(r.error?.stack).toBe(`KeyError: 'x'\nTraceback (most recent call last):\n  File "<run>", line 3, in <module>\n  File "<run>", line 2, in f`);
+    expect((await session.run("input()")).error?.name).toBe("EOFError");
+  });
+
   it("a host error keeps its name as a Python exception class", async () => {
     expect(await value("try:\n    tools.nope.x()\nexcept Exception as e:\n    r = type(e).__name__\nr")).toBe("NotFoundError");
   });

@@ -163,7 +163,10 @@ function pyOutcome(json) {
   }
   const e = new Error(String(r.error.message));
   e.name = String(r.error.name);
-  e.stack = typeof r.error.stack === "string" ? r.error.stack : e.name + ": " + e.message;
+  // The traceback without its last line ("Name: message"), which the host puts first (codec.ts).
+  const stack = typeof r.error.stack === "string" ? r.error.stack : "";
+  const last = stack.lastIndexOf("\n");
+  e.stack = last > 0 && stack.slice(last + 1) === e.name + ": " + e.message ? stack.slice(0, last) : stack;
   throw e;
 }
 if (PY) PY.setup(pyCall, pyWrite);

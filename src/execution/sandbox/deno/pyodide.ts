@@ -158,13 +158,14 @@ async def run(code):
 /**
  * JavaScript put before the driver (it runs first, as the main module's top-level await): loads
  * Pyodide from the granted folder while WebAssembly still exists (the sandbox guest's boot removes
- * it from the globals), runs the adapter, and leaves `PY` for the driver.
+ * it from the globals), runs the adapter, and leaves `PY` for the driver. Python's stdin is empty
+ * (input() raises EOFError), said explicitly: the process's real stdin is the protocol channel.
  */
 export function pyodidePrelude(folder: string, runtimePy: string): string {
   const indexURL = folder.endsWith(path.sep) ? folder : folder + path.sep;
   return `const PY = await (async () => {
   const { loadPyodide } = await import(${JSON.stringify(pathToFileURL(path.join(folder, "pyodide.mjs")).href)});
-  const pyodide = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, env: { HOME: "/home/pyodide" }, stdout: () => {}, stderr: () => {} });
+  const pyodide = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, env: { HOME: "/home/pyodide" }, stdin: () => null, stdout: () => {}, stderr: () => {} });
   pyodide.FS.mkdirTree("/tcm");
   pyodide.FS.writeFile("/tcm/ts_code_mode_runtime.py", ${JSON.stringify(runtimePy)});
   const ns = pyodide.toPy({});
