@@ -40,3 +40,14 @@ describe("mcp --executor sandbox --language python", () => {
     expect(structuredOf<{ ok: boolean; value: unknown }>(result)).toMatchObject({ ok: true, value: [1, "emscripten"] });
   }, 120_000);
 });
+
+describe("mcp --executor sandbox --languages typescript,python", () => {
+  it("run_code's language picks TypeScript in deno or Python in Pyodide, both sandboxed, sharing one store", async () => {
+    conn = await connectStdio(["--base", "base", "--executor", "sandbox", "--engine", "deno", "--languages", "typescript,python"], { cwd: dir });
+    const ts = await conn.client.callTool({ name: "run_code", arguments: { code: "await artifacts.save('shared.json', { from: 'ts' }); 1" } });
+    expect(structuredOf<{ ok: boolean }>(ts)).toMatchObject({ ok: true });
+    const py = await conn.client.callTool({ name: "run_code", arguments: { language: "python", code: "import sys\n(artifacts.load('shared.json')['from'], sys.platform)" } }, undefined, { timeout: 120_000 });
+    expect(structuredOf<{ ok: boolean; value: unknown }>(py)).toMatchObject({ ok: true, value: ["ts", "emscripten"] });
+  }, 120_000);
+});
+

@@ -16,7 +16,7 @@
  *   - a crash of the process is an error result and the next run gets a fresh process.
  */
 import { admitRun } from "../../admit.js";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ValidationError } from "../../../errors.js";
@@ -190,7 +190,11 @@ export class DenoEngine {
   private async pythonPrelude(): Promise<string> {
     const [{ pyodideFolder, pyodidePrelude }, { pythonRuntimePath }] = await Promise.all([import("./pyodide.js"), import("../../python/executor.js")]);
     this.readable = pyodideFolder();
-    return pyodidePrelude(this.readable, await readFile(pythonRuntimePath(), "utf8"));
+    // runtime.py and the modules it loads from its folder (workflow_signature.py, ...).
+    const guestDir = path.dirname(pythonRuntimePath());
+    const names = (await readdir(guestDir)).filter((n) => n.endsWith(".py"));
+    const files = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(path.join(guestDir, n), "utf8")] as const)));
+    return pyodidePrelude(this.readable, files);
   }
 
   async reset(): Promise<void> {

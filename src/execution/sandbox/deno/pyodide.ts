@@ -6,8 +6,8 @@
  * --deny-read): Python reaches JavaScript through `js` / `pyodide.code.run_js` / `pyodide.ffi`,
  * and there it meets the same denied Deno as agent TypeScript does.
  *
- * The Python surface is the CPython guest's own (../../python/guest/runtime.py, imported as a
- * module from Pyodide's in-memory file system): its namespaces, REPL compile step, error and value
+ * The Python surface is the CPython guest's own (../../python/guest/runtime.py and the modules
+ * beside it, written to Pyodide's in-memory file system and imported from there): its namespaces, REPL compile step, error and value
  * shapes. Only what talks to the outside is replaced here — a namespace call becomes a call of the
  * sandbox guest's `call` (so it crosses as every sandbox call does), print() becomes "write"
  * frames, and a run is a coroutine the driver awaits. With WebAssembly JSPI (V8 in deno has it),
@@ -47,7 +47,7 @@ const ADAPTER = String.raw`
 import ast, asyncio, inspect, json, sys
 from pyodide.ffi import run_sync, can_run_sync
 sys.path.insert(0, "/tcm")
-import ts_code_mode_runtime as rt  # it takes its own folder off sys.path
+import runtime as rt  # it loads its siblings, then takes its own folder off sys.path
 
 _host = {}
 
@@ -161,16 +161,17 @@ async def run(code):
  * it from the globals), runs the adapter, and leaves `PY` for the driver. Python's stdin is empty
  * (input() raises EOFError), said explicitly: the process's real stdin is the protocol channel.
  */
-export function pyodidePrelude(folder: string, runtimePy: string): string {
+export function pyodidePrelude(folder: string, guestFiles: Record<string, string>): string {
   const indexURL = folder.endsWith(path.sep) ? folder : folder + path.sep;
   return `const PY = await (async () => {
   const { loadPyodide } = await import(${JSON.stringify(pathToFileURL(path.join(folder, "pyodide.mjs")).href)});
   const pyodide = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, env: { HOME: "/home/pyodide" }, stdin: () => null, stdout: () => {}, stderr: () => {} });
+  const files = ${JSON.stringify(guestFiles)};
   pyodide.FS.mkdirTree("/tcm");
-  pyodide.FS.writeFile("/tcm/ts_code_mode_runtime.py", ${JSON.stringify(runtimePy)});
+  for (const name of Object.keys(files)) pyodide.FS.writeFile("/tcm/" + name, files[name]);
   const ns = pyodide.toPy({});
   pyodide.runPython(${JSON.stringify(ADAPTER)}, { globals: ns });
-  pyodide.FS.unlink("/tcm/ts_code_mode_runtime.py");
+  for (const name of Object.keys(files)) pyodide.FS.unlink("/tcm/" + name);
   return { setup: ns.get("setup"), run: ns.get("run") };
 })();
 `;
