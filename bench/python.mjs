@@ -1,5 +1,6 @@
 /**
- * PythonExecutor (CPython) figures: `node bench/python.mjs` against a built dist/.
+ * Python guest figures: `node bench/python.mjs` against a built dist/ — PythonExecutor (CPython),
+ * then SandboxExecutor({ language: "python" }) (Pyodide in deno; its cold start is the Pyodide load).
  *
  *   cold start      new Session + start + run("1") + close, fresh storage each time
  *   trivial run     session.run("1") on a warm session, timed by the host
@@ -12,17 +13,23 @@
 import path from "node:path";
 import { measure, noopAdapter, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 
-const { FileStorage, PythonExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
+const { ExecutorPool, FileStorage, PythonExecutor, SandboxExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npm run build\n`);
   process.exit(2);
 });
 
 const CALLS_PER_LOOP = 500;
 
-function open(dir, name) {
+const GUESTS = {
+  python: { make: (tools) => new PythonExecutor({ tools }), coldRounds: 15, trivialRounds: 300, loopRounds: 15, gatherRounds: 30 },
+  // Each cold start loads Pyodide (seconds): fewer rounds.
+  "sandbox (pyodide)": { make: (tools) => new SandboxExecutor({ language: "python", tools }), coldRounds: 5, trivialRounds: 100, loopRounds: 5, gatherRounds: 20 },
+};
+
+function open(dir, name, guest) {
   const tools = new ToolRegistry();
   tools.register(noopAdapter());
-  return new Session({ storage: new FileStorage({ basePath: path.join(dir, name) }), executor: new PythonExecutor({ tools }) });
+  return new Session({ storage: new FileStorage({ basePath: path.join(dir, name) }), executor: guest.make(tools) });
 }
 
 async function run(session, code) {
@@ -33,37 +40,67 @@ async function run(session, code) {
 
 const rows = [];
 await withTempDir("tcm-bench-py-", async (dir) => {
-  const cold = await measure(
-    (i) =>
-      timed(async () => {
-        const session = open(dir, `cold-${i}`);
-        try {
-          await session.start();
-          await run(session, "1");
-        } finally {
-          await session.close();
-        }
-      }),
-    { iterations: 15, warmup: 2 },
-  );
-  rows.push(resultRow({ name: 'cold start: new Session + start + run("1")', executor: "python", iterations: 15, samples: cold, budgetMs: null }));
+  for (const [executor, guest] of Object.entries(GUESTS)) {
+    const cold = await measure(
+      (i) =>
+        timed(async () => {
+          const session = open(dir, `cold-${executor}-${i}`, guest);
+          try {
+            await session.start();
+            await run(session, "1");
+          } finally {
+            await session.close();
+          }
+        }),
+      { iterations: guest.coldRounds, warmup: executor === "python" ? 2 : 0 },
+    );
+    rows.push(resultRow({ name: 'cold start: new Session + start + run("1")', executor, iterations: guest.coldRounds, samples: cold, budgetMs: executor === "python" ? null : 5_000 }));
 
-  const session = open(dir, "warm");
-  await session.start();
-  try {
-    const trivial = await measure(() => timed(() => run(session, "1")), { iterations: 300, warmup: 30 });
-    rows.push(resultRow({ name: 'trivial run: run("1")', executor: "python", iterations: 300, samples: trivial, budgetMs: 1 }));
+    if (executor !== "python") {
+      // A warm spare (ExecutorPool): the load is paid before the session exists. Each round waits
+      // for the pool's refill so no load runs during the measurement.
+      const tools = new ToolRegistry();
+      tools.register(noopAdapter());
+      const pool = new ExecutorPool(() => guest.make(tools), { spares: 1 });
+      try {
+        const warm = await measure(
+          async (i) => {
+            while (pool.ready < 1) await new Promise((r) => setTimeout(r, 50));
+            return timed(async () => {
+              const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, `pool-${i}`) }), executor: pool.take() });
+              try {
+                await session.start();
+                await run(session, "1");
+              } finally {
+                await session.close();
+              }
+            });
+          },
+          { iterations: 3, warmup: 0 },
+        );
+        rows.push(resultRow({ name: 'warm start: pool spare + start + run("1")', executor, iterations: 3, samples: warm, budgetMs: 5_000 }));
+      } finally {
+        await pool.close();
+      }
+    }
 
-    const loop = `import time\n_t0 = time.perf_counter()\nfor _ in range(${CALLS_PER_LOOP}):\n    tools.noop.ping()\n(time.perf_counter() - _t0) * 1000 / ${CALLS_PER_LOOP}`;
-    const toolCall = await measure(async () => (await run(session, loop)).value, { iterations: 15, warmup: 2 });
-    rows.push(resultRow({ name: "tool call: tools.noop.ping() (guest loop, per call)", executor: "python", iterations: 15 * CALLS_PER_LOOP, samples: toolCall, budgetMs: 0.5 }));
+    const session = open(dir, `warm-${executor}`, guest);
+    await session.start();
+    try {
+      const trivial = await measure(() => timed(() => run(session, "1")), { iterations: guest.trivialRounds, warmup: 30 });
+      rows.push(resultRow({ name: 'trivial run: run("1")', executor, iterations: guest.trivialRounds, samples: trivial, budgetMs: executor === "python" ? 1 : null }));
 
-    await run(session, "import asyncio");
-    const gather = "await asyncio.gather(*[tools.noop.sleep20.call_async() for _ in range(5)])";
-    const parallel = await measure(() => timed(() => run(session, gather)), { iterations: 30, warmup: 3 });
-    rows.push(resultRow({ name: "five parallel 20 ms tools (asyncio.gather)", executor: "python", iterations: 30, samples: parallel, budgetMs: null }));
-  } finally {
-    await session.close();
+      const loop = `import time\n_t0 = time.perf_counter()\nfor _ in range(${CALLS_PER_LOOP}):\n    tools.noop.ping()\n(time.perf_counter() - _t0) * 1000 / ${CALLS_PER_LOOP}`;
+      const toolCall = await measure(async () => (await run(session, loop)).value, { iterations: guest.loopRounds, warmup: 2 });
+      rows.push(resultRow({ name: "tool call: tools.noop.ping() (guest loop, per call)", executor, iterations: guest.loopRounds * CALLS_PER_LOOP, samples: toolCall, budgetMs: executor === "python" ? 0.5 : null }));
+
+      await run(session, "import asyncio");
+      const gather = "await asyncio.gather(*[tools.noop.sleep20.call_async() for _ in range(5)])";
+      const parallel = await measure(() => timed(() => run(session, gather)), { iterations: guest.gatherRounds, warmup: 3 });
+      rows.push(resultRow({ name: "five parallel 20 ms tools (asyncio.gather)", executor, iterations: guest.gatherRounds, samples: parallel, budgetMs: null }));
+    } finally {
+      await session.close();
+    }
   }
 });
 

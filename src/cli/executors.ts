@@ -39,7 +39,7 @@ export interface CliExecutorOptions {
   engine?: "quickjs" | "deno";
   /** Sampler / event listener of `type: toolable` tools. */
   toolable?: ToolableHostOptions;
-  /** --language: python runs the code in a python3 process (subprocess executor only). */
+  /** --language: python runs the code in a python3 process (subprocess) or in Pyodide in deno (sandbox). */
   language?: "typescript" | "python";
   /** --image, --network, --memory-mb: only with the container executor. */
   container?: ContainerFlags;
@@ -86,8 +86,12 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
     ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}),
   };
+  if (options.language === "python" && name === "sandbox") {
+    // Pyodide inside the deno engine: untrusted Python with no ambient authority.
+    return new SandboxExecutor({ toolsPath: options.toolsPath, language: "python", ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+  }
   if (options.language === "python") {
-    if (name !== "subprocess") throw new ValidationError(`--language python runs in a python3 process: use it with --executor subprocess; got --executor ${name}`);
+    if (name !== "subprocess") throw new ValidationError(`--language python runs with --executor subprocess (python3) or --executor sandbox (Pyodide); got --executor ${name}`);
     // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
     return new PythonExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
   }

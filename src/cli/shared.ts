@@ -84,7 +84,7 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--audit-log <file>", "append one JSON line per tool call (call, args, outcome, run) to this file"))
     .addOption(new Option("--max-tool-calls <n>", "at most this many tool calls per run").argParser(parseLimit))
     .addOption(new Option("--engine <name>", "with --executor sandbox: quickjs (default; in-process wasm) or deno (a deno process with no permissions)").choices(["quickjs", "deno"]))
-    .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (a python3 process; with --executor subprocess only)").choices(["typescript", "python"]))
+    .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (with --executor subprocess: a python3 process; with --executor sandbox: Pyodide in a deno process without permissions)").choices(["typescript", "python"]))
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
     .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
@@ -117,8 +117,12 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.engine !== undefined && flags.executor !== "sandbox") {
     throw new CliUsageError(`--engine ${flags.engine} applies to --executor sandbox only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
-  if (flags.language === "python" && (flags.executor ?? DEFAULT_EXECUTOR) !== "subprocess") {
-    throw new CliUsageError(`--language python runs in a python3 process: use it with --executor subprocess (the default); got --executor ${flags.executor}`);
+  const executor = flags.executor ?? DEFAULT_EXECUTOR;
+  if (flags.language === "python" && executor !== "subprocess" && executor !== "sandbox") {
+    throw new CliUsageError(`--language python runs with --executor subprocess (a python3 process, the default) or --executor sandbox (Pyodide in deno); got --executor ${flags.executor}`);
+  }
+  if (flags.language === "python" && executor === "sandbox" && flags.engine === "quickjs") {
+    throw new CliUsageError("--language python with --executor sandbox runs Pyodide in the deno engine; leave out --engine quickjs");
   }
   const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : undefined;
   if (containerFlag && flags.executor !== "container") {

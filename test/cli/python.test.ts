@@ -33,9 +33,9 @@ describe("run --language python", () => {
   });
 
   it("refuses --language python with another executor (usage error)", async () => {
-    const r = await cli(["run", "--base", "base", "--executor", "sandbox", "--language", "python", "1"], { cwd: dir });
+    const r = await cli(["run", "--base", "base", "--executor", "in-process", "--language", "python", "1"], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--language python .*--executor subprocess/);
+    expect(r.stderr).toMatch(/--language python .*--executor subprocess .*--executor sandbox/);
   });
 });
 

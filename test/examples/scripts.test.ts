@@ -41,6 +41,11 @@ describe("examples/*.mjs", () => {
     expect(stdout).toContain("workflow run: 12\n");
   });
 
+  it("python-sandbox.mjs runs the same Python in Pyodide inside deno, and the host file is NotCapable", async () => {
+    const { stdout } = await run("python-sandbox.mjs");
+    expect(stdout).toBe('tool: HELLO FROM PYODIDE\nparallel: ["hello","from","pyodide"]\nhost file: NotCapable\n');
+  });
+
   it("container-locked-down.mjs reads the workspace, is refused the shell by policy, has no network", async () => {
     const { stdout } = await run("container-locked-down.mjs");
     expect(stdout).toContain("lines: 3\n");

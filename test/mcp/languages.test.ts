@@ -122,7 +122,7 @@ describe("mcp --languages typescript,python", () => {
     [["--languages", "ruby"], /unknown language in "ruby"/],
     [["--languages", "python,python"], /listed twice/],
     [["--languages", "typescript", "--language", "python"], /--language python is the default of --languages, so it must be one of them/],
-    [["--languages", "typescript,python", "--executor", "in-process"], /--language python runs in a python3 process/],
+    [["--languages", "typescript,python", "--executor", "in-process"], /--language python runs with --executor subprocess .*or --executor sandbox/],
   ])("refuses %j as a usage error", async (args, message) => {
     const r = await runCli(["mcp", "--tools", tools, "--storage", path.join(dir, "bad"), ...args], { cwd: dir });
     expect(r.code).toBe(2);

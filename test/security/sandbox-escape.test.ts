@@ -575,3 +575,87 @@ for (const engine of ["quickjs", "deno"] as const) describe(`SandboxExecutor esc
     expect(ATTEMPTS.length).toBeGreaterThanOrEqual(30);
   });
 });
+
+/**
+ * Pyodide in the deno engine (SandboxExecutor({ language: "python" })): in plain Node, Python in
+ * Pyodide reaches the host through `js` (run_js, pyodide.ffi, constructor("return this")() — it ran
+ * commands as root there). Inside deno each of these reaches only a Deno whose every permission is
+ * denied, except reading Pyodide's own folder. Every probe must come back "denied" (Deno's
+ * NotCapable/PermissionDenied); loosening the deno flags makes them "GOT" and the test fail.
+ * One Pyodide session is shared (a load takes seconds); it must still work after each attempt.
+ */
+const PY_PROBE = `
+import js
+from pyodide.ffi import JsException
+def _why(e):
+    name = getattr(e, "name", None) or type(e).__name__
+    return "denied" if name in ("NotCapable", "PermissionDenied") else "error %s: %s" % (name, str(e).splitlines()[0] if str(e) else "")
+async def attempt(f):
+    try:
+        r = f()
+        if hasattr(r, "__await__"):
+            r = await r
+        return "GOT"
+    except Exception as e:
+        return _why(e)
+`;
+
+const PYODIDE_ATTEMPTS: Array<{ name: string; code: (marker: string, outside: string) => string; refusal?: RegExp }> = [
+  { name: "import js; js.Deno.readTextFileSync('/etc/passwd')", code: () => `await attempt(lambda: js.Deno.readTextFileSync("/etc/passwd"))` },
+  { name: "await js.Deno.readTextFile('/etc/passwd')", code: () => `await attempt(lambda: js.Deno.readTextFile("/etc/passwd"))` },
+  { name: "from pyodide.code import run_js: Deno.readTextFileSync", code: () => `from pyodide.code import run_js\nawait attempt(lambda: run_js("Deno.readTextFileSync('/etc/hostname')"))` },
+  { name: "run_js: constructor('return this')() reaches Deno.env", code: () => `from pyodide.code import run_js\nawait attempt(lambda: run_js("({}).constructor.constructor('return this')().Deno.env.toObject()"))` },
+  { name: "pyodide.ffi: js.Function.new('return this')() then Deno.Command", code: () => `import pyodide.ffi\nawait attempt(lambda: js.Function.new("return this")().Deno.Command.new("/bin/true").outputSync())` },
+  { name: "Deno.Command spawns a shell", code: (marker) => `await attempt(lambda: js.Deno.Command.new("/bin/sh", pyodide.ffi.to_js({"args": ["-c", "touch ${marker}"]}, dict_converter=js.Object.fromEntries)).outputSync())` },
+  { name: "import('node:child_process') then execSync", code: (marker) => `from pyodide.code import run_js\ncp = await run_js("import('node:child_process')")\nawait attempt(lambda: cp.execSync("touch ${marker}"))` },
+  { name: "node:fs through run_js", code: () => `from pyodide.code import run_js\nfs = await run_js("import('node:fs')")\nawait attempt(lambda: fs.readFileSync("/etc/passwd", "utf8"))` },
+  { name: "fetch to the network", code: () => `await attempt(lambda: js.fetch("http://127.0.0.1:34567/"))` },
+  { name: "pyodide.http.pyfetch", code: () => `import pyodide.http\nawait attempt(lambda: pyodide.http.pyfetch("http://127.0.0.1:34567/"))`, refusal: /^denied$|Requires net access/ },
+  { name: "Deno.connect (raw TCP)", code: () => `await attempt(lambda: js.Deno.connect(pyodide.ffi.to_js({"hostname": "127.0.0.1", "port": 34567}, dict_converter=js.Object.fromEntries)))` },
+  { name: "writing a file on the host", code: (marker) => `await attempt(lambda: js.Deno.writeTextFileSync("${marker}", "x"))` },
+  { name: "reading outside the pyodide folder (the project's package.json)", code: (_m, outside) => `await attempt(lambda: js.Deno.readTextFileSync("${outside}"))` },
+  // Node-compat existsSync answers false where it may not look, so the mount is refused as "does not exist".
+  { name: "mounting the host file system into Pyodide (NODEFS)", code: () => `import pyodide_js\nawait attempt(lambda: pyodide_js.mountNodeFS("/mnt", "/etc"))`, refusal: /^denied$|hostPath '\/etc' does not exist/ },
+  { name: "Deno.dlopen (FFI)", code: () => `await attempt(lambda: js.Deno.dlopen("libc.so.6", js.Object.new()))` },
+  { name: "Deno.env.get", code: () => `await attempt(lambda: js.Deno.env.get("HOME"))` },
+];
+
+describe("SandboxExecutor escape corpus (python: Pyodide in deno)", () => {
+  let dir: string;
+  let markerDir: string;
+  let session: Session;
+  const hostGlobals = Object.getOwnPropertyNames(globalThis).sort();
+  const outside = path.resolve("package.json");
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "tcm-escape-py-"));
+    markerDir = await mkdtemp(path.join(os.tmpdir(), "tcm-escape-py-marker-"));
+    session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SandboxExecutor({ language: "python", defaultTimeoutMs: 10_000 }) });
+    await session.start();
+    const r = await session.run(`${PY_PROBE}\nstate = "intact"`);
+    expect(r.error).toBeNull();
+  });
+
+  afterAll(async () => {
+    await session?.close();
+    await rm(dir, { recursive: true, force: true });
+    await rm(markerDir, { recursive: true, force: true });
+  });
+
+  it.each(PYODIDE_ATTEMPTS.map((a, i) => [i + 1, a.name, a] as const))("#%i %s", async (n, _name, attempt) => {
+    const marker = path.join(markerDir, `pwned-${n}`);
+    const r = await session.run(`import pyodide.ffi\n${attempt.code(marker, outside)}`);
+    expect(r.error, JSON.stringify(r.error)).toBeNull();
+    if (attempt.refusal) expect(r.value).toMatch(attempt.refusal);
+    else expect(r.value).toBe("denied");
+    expect(existsSync(marker)).toBe(false);
+    expect(Object.getOwnPropertyNames(globalThis).sort()).toEqual(hostGlobals);
+    // The session still works and kept its state.
+    expect((await session.run("[state, 6 * 7]")).value).toEqual(["intact", 42]);
+  });
+
+  it("the one grant works: Pyodide's own folder is readable (so the probes above really reach Deno)", async () => {
+    const r = await session.run(`len(js.Deno.readTextFileSync(${JSON.stringify(path.resolve("node_modules/pyodide/package.json"))})) > 0`);
+    expect(r.value).toBe(true);
+  });
+});

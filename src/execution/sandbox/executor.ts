@@ -53,13 +53,18 @@ export interface SandboxExecutorOptions {
    * "deno" (V8 in a `deno` process without permissions; needs the optional dependency `deno`).
    */
   engine?: "quickjs" | "deno";
+  /**
+   * The agent's language: "typescript" (default) or "python" — Python runs in Pyodide inside the
+   * deno engine (which it implies), the process reading nothing but Pyodide's own files.
+   */
+  language?: "typescript" | "python";
   /** Folder of tool YAML files (`tools.*`). */
   toolsPath?: string;
   /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
   tools?: ToolRegistry;
   /** Timeout of a run that gives none; default 30 s. */
   defaultTimeoutMs?: number;
-  /** Cap on the sandbox's memory in MB (QuickJS: its whole memory; deno: V8's heap); default 256, from 32 to 2048. */
+  /** Cap on the sandbox's memory in MB (QuickJS: its whole memory; deno: V8's heap; python: the process's resident memory beyond Pyodide's own); default 256, from 32 to 2048. */
   memoryMb?: number;
   /** Cap on each of stdout and stderr per run, in bytes of UTF-8; default 1,000,000. */
   maxOutputBytes?: number;
@@ -78,6 +83,7 @@ export interface SandboxExecutorOptions {
 const optionsShape = {
   ...baseOptionsShape,
   engine: z.enum(["quickjs", "deno"], { error: 'must be "quickjs" or "deno"' }).optional(),
+  language: z.enum(["typescript", "python"], { error: 'must be "typescript" or "python"' }).optional(),
   memoryMb: z
     .number({ error: "must be a number of megabytes" })
     .int("must be a whole number of megabytes")
@@ -124,6 +130,8 @@ export class SandboxExecutor implements Executor {
   readonly kind = "sandbox";
   /** Exists to contain code nobody vouches for, so workflows it saves are untrusted (src/workflows/provenance.ts). */
   readonly trust = "untrusted" as const;
+  /** The guest's language (HostServices reads it: tools.describe's form, which workflows run). */
+  readonly language: "typescript" | "python";
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number; memoryMb: number; maxOutputBytes: number };
   private readonly registry: ToolRegistry | undefined;
   private readonly limits: InstanceLimits;
@@ -151,11 +159,16 @@ export class SandboxExecutor implements Executor {
       maxOutputBytes: parsed.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     };
     this.registry = tools;
+    this.language = parsed.language ?? "typescript";
+    if (this.language === "python" && parsed.engine === "quickjs") {
+      throw new ValidationError('Invalid SandboxExecutor options: language "python" runs Pyodide in the deno engine; use engine "deno" (or leave engine out).');
+    }
     this.limits = { memoryMb: this.options.memoryMb, maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS };
     this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
     this.console = createSandboxConsole(() => this.active?.output ?? null);
-    if (parsed.engine === "deno") {
+    if (parsed.engine === "deno" || this.language === "python") {
       this.deno = new DenoEngine({
+        ...(this.language === "python" ? { python: true } : {}),
         defaultTimeoutMs: this.options.defaultTimeoutMs,
         memoryMb: this.options.memoryMb,
         maxOutputBytes: this.options.maxOutputBytes,
@@ -163,7 +176,24 @@ export class SandboxExecutor implements Executor {
         callLimits: CALL_LIMITS,
         host: this.hostOptions(),
       });
+      const deno = this.deno;
+      this.prestart = () => deno.prestart();
     }
+  }
+
+  /**
+   * The deno engine only (ExecutorPool keeps started spares of it; QuickJS starts in milliseconds
+   * and is handed out new): start the guest process — for Python, load Pyodide — before a session.
+   */
+  readonly prestart?: () => Promise<void>;
+
+  /** A prestarted deno process is ready and no session is bound (see ExecutorPool). */
+  get warm(): boolean {
+    return this.deno?.warm ?? false;
+  }
+
+  get guestExited(): Promise<unknown> | undefined {
+    return this.deno?.guestExited;
   }
 
   /** The engine in use. */
@@ -197,6 +227,7 @@ export class SandboxExecutor implements Executor {
   }
 
   private denoCapabilities(): CapabilityReport {
+    if (this.language === "python") return this.pythonCapabilities();
     return {
       capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
@@ -208,6 +239,22 @@ export class SandboxExecutor implements Executor {
         "processIsolation: yes — a crash of the deno process is an error result and the next run gets a fresh process.",
         "depsInstall: no — the sandbox cannot import packages; deps.list() is empty and deps.add() fails. Use tools or workflows, or SubprocessExecutor for packages.",
         "Timers (setTimeout, setInterval) run only while a run is in progress; those left pending when a run ends are dropped.",
+      ],
+    };
+  }
+
+  private pythonCapabilities(): CapabilityReport {
+    return {
+      capabilities: ["timeout", "reset", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit"],
+      notes: [
+        "Python runs in Pyodide (CPython 3 compiled to WebAssembly) inside a deno process whose only permission is reading Pyodide's own files: `import js`, pyodide.code.run_js and pyodide.ffi reach a Deno where every file, network, environment, subprocess and FFI access is denied.",
+        "Namespaces as in PythonExecutor: calls are synchronous (tools.x.y(a=1), workflows.name(n=4), artifacts.save(...)), and `await ….call_async(...)` runs them concurrently (asyncio.gather); a call awaited directly (`await tools.x.y(a=1)`) means its call_async. Globals persist, the last expression is the value (its repr is the display), print() goes to stdout, exceptions keep their class name, top-level await works.",
+        "workflows: Python workflows (language \"python\") run in this interpreter with kwargs; TypeScript workflows are refused here.",
+        "Cold start: loading Pyodide takes about 3.5–9 s, begun by start(); a run waits for it. A warm sandbox (ExecutorPool) avoids paying it per session.",
+        "timeout: a run stopped at its deadline (or cancelled) restarts the deno process, so variables are lost and the next run waits for Pyodide to load again.",
+        `memoryLimit: the process's resident memory is capped at ${this.options.memoryMb} MB plus Pyodide's own (~350 MB in all for the runtime); past it the process is killed (MemoryLimitError) and variables are lost.`,
+        "Between runs the deno process is frozen (SIGSTOP); asyncio tasks a run left are cancelled when it ends, and timers only fire during a run.",
+        "depsInstall: no — only Pyodide's standard library is there; packages such as numpy or micropip cannot load (they would be fetched from the network, which is denied).",
       ],
     };
   }

@@ -78,12 +78,19 @@ function send(header, buffers) {
 
 let seq = 0;
 let ended = true;
+// Python mode (PY, see pyodide.ts): the display Python gave the value (its repr), sent with the report.
+let pyDisplay = null;
 const realTimers = new MapCtor();
 let entry;
 const host = {
   call(id, ns, op, json, ...buffers) { send({ t: "call", id, ns, op, json }, buffers); },
   console(method, json, ...buffers) { send({ t: "console", method, json }, buffers); },
-  report(kind, json, ...buffers) { ended = true; send({ t: "report", seq, kind, json }, buffers); },
+  report(kind, json, ...buffers) {
+    ended = true;
+    const header = { t: "report", seq, kind, json };
+    if (pyDisplay !== null) { header.display = pyDisplay; pyDisplay = null; }
+    send(header, buffers);
+  },
   timer(id, ms, repeat) {
     const old = realTimers.get(id);
     if (old !== undefined) { realClearTimeout(old); realClearInterval(old); realTimers.delete(id); }
@@ -102,6 +109,68 @@ const host = {
 };
 entry = boot(host, LIMITS);
 
+// ---- Python mode: values cross in the CPython guest's wire format (JSON with tags) ----------
+const TAG_KEYS = ["$bytes", "$int", "$float", "$dict"];
+const objectEntries = Object.entries;
+const objectFromEntries = Object.fromEntries;
+const objectKeys = Object.keys;
+const fromBase64 = Uint8Array.fromBase64;
+const toBase64 = Uint8Array.prototype.toBase64;
+const BigIntCtor = BigInt;
+const isView = ArrayBuffer.isView;
+function untag(key, value) {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const keys = objectKeys(value);
+  if (keys.length !== 1) return value;
+  const raw = value[keys[0]];
+  switch (keys[0]) {
+    case "$bytes": return typeof raw === "string" ? reflectApply(fromBase64, U8, [raw]) : value;
+    case "$int": return typeof raw === "string" && /^-?[0-9]{1,5000}$/.test(raw) ? BigIntCtor(raw) : value;
+    case "$float": return raw === "nan" ? NaN : raw === "inf" ? Infinity : raw === "-inf" ? -Infinity : value;
+    case "$dict": return Array.isArray(raw) ? objectFromEntries(raw) : value;
+  }
+  return value;
+}
+function tag(key, value) {
+  if (typeof value === "bigint") return { $int: String(value) };
+  if (typeof value === "number" && value !== value) return { $float: "nan" };
+  if (value === Infinity) return { $float: "inf" };
+  if (value === -Infinity) return { $float: "-inf" };
+  if (value instanceof ArrayBuffer) value = new U8(value);
+  if (isView(value)) return { $bytes: reflectApply(toBase64, new U8(value.buffer, value.byteOffset, value.byteLength), []) };
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const keys = objectKeys(value);
+    if (keys.length === 1 && TAG_KEYS.includes(keys[0])) return { $dict: objectEntries(value) };
+  }
+  return value;
+}
+function pyCall(ns, op, argsJson) {
+  let args;
+  try { args = jsonParse(argsJson, untag); } catch (err) { return PromiseCtor.reject(err); }
+  return reflectApply(promiseThen, entry.call(ns, op, args), [
+    (v) => jsonStringify({ ok: true, v }, tag),
+    (e) => jsonStringify({ ok: false, e: { name: String(e && e.name || "Error"), message: String(e && e.message !== undefined ? e.message : e) } }),
+  ]);
+}
+function pyWrite(stream, text) {
+  if ((stream === "stdout" || stream === "stderr") && typeof text === "string") send({ t: "write", stream, text }, []);
+}
+function pyOutcome(json) {
+  const r = jsonParse(json, untag);
+  if (r.ok) {
+    pyDisplay = typeof r.display === "string" ? r.display : "";
+    return r.has ? r.value : undefined;
+  }
+  const e = new Error(String(r.error.message));
+  e.name = String(r.error.name);
+  // The traceback without its last line ("Name: message"), which the host puts first (codec.ts).
+  const stack = typeof r.error.stack === "string" ? r.error.stack : "";
+  const last = stack.lastIndexOf("\n");
+  e.stack = last > 0 && stack.slice(last + 1) === e.name + ": " + e.message ? stack.slice(0, last) : stack;
+  throw e;
+}
+if (PY) PY.setup(pyCall, pyWrite);
+
 function clearTimers() {
   for (const t of realTimers.values()) { realClearTimeout(t); realClearInterval(t); }
   realTimers.clear();
@@ -116,7 +185,7 @@ function run(runSeq, script) {
   ended = false;
   let main;
   try {
-    main = indirectEval(script + "\n//# sourceURL=snippet.ts");
+    main = PY ? reflectApply(promiseThen, PromiseCtor.resolve(PY.run(script)), [pyOutcome]) : indirectEval(script + "\n//# sourceURL=snippet.ts");
   } catch (err) {
     entry.reportError(err);
     endTimers();
@@ -199,6 +268,8 @@ function drain() {
 `;
 
 /** The whole guest program, ready to be written to a file and run as Deno's main module. */
-export function denoGuestProgram(limits: GuestLimits): string {
-  return `const boot = ${GUEST_BUNDLE};\nconst LIMITS = ${JSON.stringify(JSON.stringify(limits))};\n${DRIVER}`;
+export function denoGuestProgram(limits: GuestLimits, pythonPrelude?: string): string {
+  // Python mode: the prelude (pyodide.ts) defines PY before the driver; otherwise PY is null.
+  const prelude = pythonPrelude ?? "const PY = null;\n";
+  return `${prelude}const boot = ${GUEST_BUNDLE};\nconst LIMITS = ${JSON.stringify(JSON.stringify(limits))};\n${DRIVER}`;
 }

@@ -16,7 +16,7 @@
  *   - a crash of the process is an error result and the next run gets a fresh process.
  */
 import { admitRun } from "../../admit.js";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ValidationError } from "../../../errors.js";
@@ -25,7 +25,7 @@ import { SerialQueue } from "../../../serial-queue.js";
 import { HostServices, type HostServicesOptions } from "../../host.js";
 import type { RunOutput } from "../../output.js";
 import type { ExecutionError, ExecutionResult, RunOptions } from "../../protocol.js";
-import { errorResult } from "../../result.js";
+import { errorResult, MAX_DISPLAY_CHARS } from "../../result.js";
 import { RpcProvider } from "../../rpc/provider.js";
 import { RunBudget } from "../../run-budget.js";
 import { toWireError } from "../../wire-error.js";
@@ -53,6 +53,10 @@ const RSS_OVERHEAD_MB = 96;
 const DENO_DIR_BLOCKER = "no-deno-dir";
 /** How long a fresh process may take to say it is ready. */
 const START_TIMEOUT_MS = 15_000;
+/** Python mode: loading Pyodide takes 3.5–9 s on an idle machine, more on a busy one. */
+const PYTHON_START_TIMEOUT_MS = 90_000;
+/** Python mode: Pyodide's own resident memory (~180 MB loaded) on top of RSS_OVERHEAD_MB. */
+const PYODIDE_RSS_MB = 256;
 
 export interface DenoEngineConfig {
   defaultTimeoutMs: number;
@@ -62,6 +66,8 @@ export interface DenoEngineConfig {
   callLimits: CallLimits;
   /** HostServices options except storage (middleware already includes the per-run call limit). */
   host: Omit<HostServicesOptions, "storage">;
+  /** Python mode (see pyodide.ts): the guest is Pyodide, and the process may read its folder. */
+  python?: boolean;
 }
 
 type Fields = Pick<ExecutionResult, "ok" | "value" | "display" | "error"> & { restartNote?: string };
@@ -69,7 +75,7 @@ type Fields = Pick<ExecutionResult, "ok" | "value" | "display" | "error"> & { re
 const LEFT_RUNNING =
   "[ts-code-mode] The code kept running after its result (a loop of promise callbacks, say), so the sandbox process was restarted to stop it; variables from this and earlier runs were lost.";
 
-type RunEnd = { kind: "report"; report: string; decoded: Decoded } | { kind: "timeout" } | { kind: "cancelled" } | { kind: "exit"; exit: DenoExit } | { kind: "closed" };
+type RunEnd = { kind: "report"; report: string; decoded: Decoded; display?: string } | { kind: "timeout" } | { kind: "cancelled" } | { kind: "exit"; exit: DenoExit } | { kind: "closed" };
 
 interface ActiveRun {
   seq: number;
@@ -83,9 +89,12 @@ export class DenoEngine {
   private readonly router: CallRouter<DenoProcess>;
   private proc: DenoProcess | null = null;
   private starting: Promise<DenoProcess> | null = null;
+  private preparing: Promise<void> | null = null;
   private dir: string | null = null;
   private scriptPath = "";
   private binary = "";
+  /** Python mode: the Pyodide folder, the one path the process may read. */
+  private readable: string | undefined;
   private budget = RunBudget.idle("sandbox");
   private active: ActiveRun | null = null;
   private runSeq = 0;
@@ -113,20 +122,39 @@ export class DenoEngine {
     return this.proc?.running ? (this.proc.pid ?? null) : null;
   }
 
+  /**
+   * Start the guest process before the session is known (ExecutorPool keeps such spares): for
+   * Python this is the multi-second Pyodide load, done before anyone waits for it.
+   */
+  async prestart(): Promise<void> {
+    if (this.closed || this.hostServices || this.proc) return;
+    await this.prepare();
+    await this.ensureProcess();
+  }
+
+  /** A prestarted process is alive and ready, and no session is bound yet. */
+  get warm(): boolean {
+    return !this.closed && this.hostServices === null && this.starting === null && this.proc?.running === true;
+  }
+
+  /** Settles when the current process exits (ExecutorPool replaces a spare that died while idle). */
+  get guestExited(): Promise<unknown> | undefined {
+    return this.proc?.exited;
+  }
+
   async start(storage: StorageBackend): Promise<void> {
     if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
     if (this.hostServices) return;
-    this.binary = denoBinaryPath();
     const host = await HostServices.create({ storage, ...this.config.host });
     this.hostServices = host;
     this.router.attach(new RpcProvider(host, (m) => this.router.deliver(m), () => this.budget.callContext()));
     try {
-      this.dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deno-"));
-      this.scriptPath = path.join(this.dir, "guest.js");
-      await writeFile(this.scriptPath, denoGuestProgram(this.config.limits));
-      // A regular file: the deno dir is set below it, so nothing can ever be created there.
-      await writeFile(path.join(this.dir, DENO_DIR_BLOCKER), "");
-      await this.ensureProcess();
+      await this.prepare();
+      const ready = this.ensureProcess();
+      // Python: Pyodide loads in the background (seconds); the first run waits for it and reports
+      // a failed load as an ExecutorStartError. TypeScript's process is ready in ~40 ms.
+      if (this.config.python) void ready.catch(() => undefined);
+      else await ready;
     } catch (err) {
       this.hostServices = null;
       await host.close();
@@ -135,8 +163,38 @@ export class DenoEngine {
     }
   }
 
+  /** The private folder with the guest program and the deno-dir blocker (once per engine). */
+  private prepare(): Promise<void> {
+    this.preparing ??= (async () => {
+      this.binary = denoBinaryPath();
+      const prelude = this.config.python ? await this.pythonPrelude() : undefined;
+      this.dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deno-"));
+      this.scriptPath = path.join(this.dir, "guest.js");
+      await writeFile(this.scriptPath, denoGuestProgram(this.config.limits, prelude));
+      // A regular file: the deno dir is set below it, so nothing can ever be created there.
+      await writeFile(path.join(this.dir, DENO_DIR_BLOCKER), "");
+    })();
+    const preparing = this.preparing;
+    // A failed preparation can be retried (by the next start()).
+    preparing.catch(() => {
+      if (this.preparing === preparing) this.preparing = null;
+    });
+    return preparing;
+  }
+
   run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
     return this.queue.run(() => this.runNow(code, options));
+  }
+
+  /** Python mode: Pyodide's folder becomes readable, and the guest program loads it first. */
+  private async pythonPrelude(): Promise<string> {
+    const [{ pyodideFolder, pyodidePrelude }, { pythonRuntimePath }] = await Promise.all([import("./pyodide.js"), import("../../python/executor.js")]);
+    this.readable = pyodideFolder();
+    // runtime.py and the modules it loads from its folder (workflow_signature.py, ...).
+    const guestDir = path.dirname(pythonRuntimePath());
+    const names = (await readdir(guestDir)).filter((n) => n.endsWith(".py"));
+    const files = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(path.join(guestDir, n), "utf8")] as const)));
+    return pyodidePrelude(this.readable, files);
   }
 
   async reset(): Promise<void> {
@@ -153,6 +211,7 @@ export class DenoEngine {
     this.closed = true;
     this.budget.abort("the executor was closed");
     this.active?.finish({ kind: "closed" });
+    await this.preparing?.catch(() => undefined);
     await this.starting?.catch(() => undefined);
     this.router.drop(() => true);
     this.console.clear();
@@ -167,7 +226,8 @@ export class DenoEngine {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    // Python is not prepared on the host: Pyodide parses it and reports its SyntaxError.
+    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt, this.config.python ? (c) => c : undefined);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
     let proc: DenoProcess;
@@ -188,7 +248,7 @@ export class DenoEngine {
     try {
       const end = await new Promise<RunEnd>((resolve) => {
         const timer = setTimeout(() => finish({ kind: "timeout" }), timeoutMs);
-        const capBytes = (this.config.memoryMb + RSS_OVERHEAD_MB) * 1_048_576;
+        const capBytes = (this.config.memoryMb + RSS_OVERHEAD_MB + (this.config.python ? PYODIDE_RSS_MB : 0)) * 1_048_576;
         const watch = setInterval(() => {
           const rss = proc.rssBytes();
           if (rss !== null && rss > capBytes) {
@@ -251,8 +311,8 @@ export class DenoEngine {
         // running may still settle later, and their continuations run with the next run.
         const quiet = await this.askToStop(proc, seq, false);
         const fields: Fields =
-          report === "value"
-            ? { ok: true, ...valueFields(decoded), error: null }
+          report === "value" || (report === "unencodable" && end.display !== undefined)
+            ? { ok: true, ...valueFields(report === "value" ? decoded : { value: undefined, opaque: true }), ...(end.display !== undefined ? { display: end.display } : {}), error: null }
             : report === "unencodable"
               ? { ok: true, ...unencodableFields(String(decoded.value)), error: null }
               : fail(thrownError(decoded.value, memoryMb));
@@ -296,7 +356,9 @@ export class DenoEngine {
    * are kept); otherwise it is busy (a runaway loop, even after its result) and is killed.
    */
   private async askToStop(proc: DenoProcess, seq: number, calls = true): Promise<boolean> {
-    const confirmed = await new Promise<boolean>((resolve) => {
+    // Python mode: a stopped run's coroutine (or a Python stack suspended in a call) cannot be
+    // dropped in place, so only a run that ended by itself keeps its process.
+    const confirmed = this.config.python && calls ? false : await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => done(false), STOP_GRACE_MS);
       const done = (ok: boolean) => {
         clearTimeout(timer);
@@ -340,11 +402,18 @@ export class DenoEngine {
           return;
         }
         case "report":
-          this.onReport(proc, num(h["seq"]), str(h["kind"]), str(h["json"]), frame.buffers);
+          this.onReport(proc, num(h["seq"]), str(h["kind"]), str(h["json"]), frame.buffers, typeof h["display"] === "string" ? h["display"].slice(0, MAX_DISPLAY_CHARS) : undefined);
           return;
         case "stopped":
           this.stopWaiters.get(num(h["seq"]))?.(true);
           return;
+        case "write": {
+          // Python mode: print() and sys.stderr, as written (ByteCappedOutput bounds them).
+          const stream = str(h["stream"]);
+          if (stream !== "stdout" && stream !== "stderr") throw new TypeError("unknown stream");
+          if (this.active?.proc === proc) this.active.output[stream].write(str(h["text"]));
+          return;
+        }
         default:
           throw new TypeError("unknown frame");
       }
@@ -373,11 +442,12 @@ export class DenoEngine {
     this.router.submit(origin, ns, op, args as unknown[], bytes);
   }
 
-  private onReport(proc: DenoProcess, seq: number, kind: string, json: string, buffers: ArrayBuffer[]): void {
+  private onReport(proc: DenoProcess, seq: number, kind: string, json: string, buffers: ArrayBuffer[], display?: string): void {
     const run = this.active;
     if (!run || run.proc !== proc || run.seq !== seq) return;
+    const shown = display !== undefined && kind !== "error" && kind !== "uncaught" ? { display } : {};
     if (kind === "unencodable") {
-      run.finish({ kind: "report", report: kind, decoded: { value: decodeString(json), opaque: true } });
+      run.finish({ kind: "report", report: kind, decoded: { value: decodeString(json), opaque: true }, ...shown });
       return;
     }
     if (kind !== "value" && kind !== "error" && kind !== "uncaught") return;
@@ -386,12 +456,12 @@ export class DenoEngine {
       decoded = this.decodeFromGuest(json, buffers, true);
     } catch (err) {
       if (kind === "value") {
-        run.finish({ kind: "report", report: "unencodable", decoded: { value: (err as Error).message, opaque: true } });
+        run.finish({ kind: "report", report: "unencodable", decoded: { value: (err as Error).message, opaque: true }, ...shown });
         return;
       }
       decoded = { value: err, opaque: false };
     }
-    run.finish({ kind: "report", report: kind, decoded });
+    run.finish({ kind: "report", report: kind, decoded, ...shown });
   }
 
   /** Decodes what the guest sent, checking its size too (the guest side can be tampered with). */
@@ -421,6 +491,8 @@ export class DenoEngine {
   // ---- the process ------------------------------------------------------------------------------
 
   private async ensureProcess(): Promise<DenoProcess> {
+    // A process still starting (Pyodide loading) is not ready for a run: wait for it.
+    if (this.starting) return this.starting;
     if (this.proc?.running) return this.proc;
     this.starting ??= this.spawn().finally(() => {
       this.starting = null;
@@ -430,7 +502,7 @@ export class DenoEngine {
 
   private async spawn(): Promise<DenoProcess> {
     const dir = this.dir ?? os.tmpdir();
-    const proc: DenoProcess = new DenoProcess(this.binary, this.scriptPath, dir, path.join(dir, DENO_DIR_BLOCKER), this.config.memoryMb, (frame) => this.onFrame(proc, frame));
+    const proc: DenoProcess = new DenoProcess(this.binary, this.scriptPath, dir, path.join(dir, DENO_DIR_BLOCKER), this.config.memoryMb, (frame) => this.onFrame(proc, frame), this.readable);
     this.proc = proc;
     void proc.exited.then((exit) => this.onExit(proc, exit));
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -438,7 +510,8 @@ export class DenoEngine {
       await Promise.race([
         proc.ready,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the deno process did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+          const ms = this.config.python ? PYTHON_START_TIMEOUT_MS : START_TIMEOUT_MS;
+          timer = setTimeout(() => reject(new Error(`the deno process did not start within ${ms} ms`)), ms);
         }),
       ]);
     } catch (err) {
@@ -492,6 +565,7 @@ export class DenoEngine {
   private async removeDir(): Promise<void> {
     const dir = this.dir;
     this.dir = null;
+    this.preparing = null;
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 

@@ -46,7 +46,7 @@ const KEY_BYTES = 16;
  * no lock file. The deno dir is unusable (see DenoProcess), so web storage (localStorage, the
  * Cache API) and every cache fail instead of writing to disk.
  */
-export function denoArgs(memoryMb: number, script: string): string[] {
+export function denoArgs(memoryMb: number, script: string, readable?: string): string[] {
   return [
     "run",
     "--no-prompt",
@@ -58,7 +58,8 @@ export function denoArgs(memoryMb: number, script: string): string[] {
     "--cached-only",
     "--deny-import",
     "--deny-net",
-    "--deny-read",
+    // The Python mode's one grant: reading the Pyodide folder (a --deny-read would override it).
+    ...(readable === undefined ? ["--deny-read"] : [`--allow-read=${readable}`]),
     "--deny-write",
     "--deny-env",
     "--deny-sys",
@@ -110,8 +111,9 @@ export class DenoProcess {
     blocker: string,
     memoryMb: number,
     private readonly onFrame: (frame: Frame) => void,
+    readable?: string,
   ) {
-    const { command, args, freezable } = withDeathSignal(binary, denoArgs(memoryMb, script));
+    const { command, args, freezable } = withDeathSignal(binary, denoArgs(memoryMb, script, readable));
     this.child = spawn(command, args, {
       cwd,
       env: { DENO_DIR: path.join(blocker, "deno-dir"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },

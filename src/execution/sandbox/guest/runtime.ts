@@ -46,6 +46,8 @@ export interface GuestEntryPoints {
    * namespace calls too (after a timeout: the continuations of a stopped run must never resume).
    */
   forget(calls: boolean): void;
+  /** A namespace call by name (the deno engine's Pyodide guest calls through here, like the namespaces do). */
+  call(ns: string, op: string, args: unknown[]): Promise<unknown>;
 }
 
 /** Console methods the host implements (same set as the other executors' console). */
@@ -255,6 +257,7 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
       timers.clear();
       if (calls === true) pending.clear();
     },
+    call,
   };
   return entryPoints;
 }

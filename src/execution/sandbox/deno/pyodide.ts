@@ -1,0 +1,178 @@
+/**
+ * The deno engine's Python mode: the same deno process, driver, frame key, freeze, watchdog and
+ * RpcProvider as for TypeScript (see engine.ts, driver.ts), with Pyodide (CPython compiled to
+ * WebAssembly, npm `pyodide`) loaded into it before any agent code runs. The process's only
+ * permission is reading the Pyodide folder (process.ts: --allow-read=<folder> instead of
+ * --deny-read): Python reaches JavaScript through `js` / `pyodide.code.run_js` / `pyodide.ffi`,
+ * and there it meets the same denied Deno as agent TypeScript does.
+ *
+ * The Python surface is the CPython guest's own (../../python/guest/runtime.py and the modules
+ * beside it, written to Pyodide's in-memory file system and imported from there): its namespaces, REPL compile step, error and value
+ * shapes. Only what talks to the outside is replaced here — a namespace call becomes a call of the
+ * sandbox guest's `call` (so it crosses as every sandbox call does), print() becomes "write"
+ * frames, and a run is a coroutine the driver awaits. With WebAssembly JSPI (V8 in deno has it),
+ * `pyodide.ffi.run_sync` suspends Python on a pending call, so namespace calls are synchronous as
+ * in CPython (`tools.x.y(a=1)`), with `await tools.x.y.call_async(a=1)` for concurrency.
+ *
+ * Values cross between Python and JavaScript in the CPython guest's wire format (JSON with
+ * {"$bytes"}, {"$int"}, {"$float"}, {"$dict"} tags), the one runtime.py already validates.
+ */
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { ValidationError } from "../../../errors.js";
+
+/** The folder of the installed `pyodide` package: the one thing the Python sandbox may read. */
+export function pyodideFolder(): string {
+  const require = createRequire(import.meta.url);
+  let dir: string;
+  try {
+    dir = path.dirname(require.resolve("pyodide/package.json"));
+  } catch {
+    throw new ValidationError('SandboxExecutor({ language: "python" }) needs the pyodide package: npm install pyodide@314');
+  }
+  if (!existsSync(path.join(dir, "pyodide.asm.wasm"))) throw new ValidationError(`the pyodide package at ${dir} has no pyodide.asm.wasm; reinstall it (npm install pyodide@314)`);
+  // deno's --allow-read takes a comma-separated list: a comma would widen or break the grant.
+  if (dir.includes(",")) throw new ValidationError(`the pyodide folder ${JSON.stringify(dir)} contains a comma, which deno's --allow-read cannot take; install the package elsewhere`);
+  return dir;
+}
+
+/**
+ * Python run inside Pyodide, once, before the key is read and before the sandbox guest boots. It
+ * imports runtime.py (module level only: its main() needs threads and pipes) and replaces the
+ * parts that talk to the outside. `setup` receives the driver's call and write functions.
+ */
+const ADAPTER = String.raw`
+import ast, asyncio, inspect, json, sys
+from pyodide.ffi import run_sync, can_run_sync
+sys.path.insert(0, "/tcm")
+import runtime as rt  # it loads its siblings, then takes its own folder off sys.path
+
+_host = {}
+
+def _args_json(ns, op, args):
+    try:
+        return json.dumps(rt.to_wire(list(args)), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise TypeError("%s.%s: arguments must be plain data; %s" % (ns, op, e)) from None
+
+def _settled(text):
+    reply = json.loads(text, object_hook=rt._untag)
+    if reply.get("ok"):
+        return reply.get("v")
+    raise rt.host_error(reply.get("e"))
+
+def call_sync(ns, op, args):
+    if not can_run_sync():
+        raise RuntimeError("%s.%s: a synchronous call cannot wait here; use 'await %s.%s.call_async(...)'" % (ns, op, ns, op))
+    return _settled(run_sync(_host["call"](ns, op, _args_json(ns, op, args))))
+
+async def call_async(ns, op, args):
+    return _settled(await _host["call"](ns, op, _args_json(ns, op, args)))
+
+class _Output:
+    """print() and sys.stderr: each write goes to the host at once (it bounds and streams it)."""
+    def write(self, stream, text):
+        if text:
+            _host["write"](stream, text)
+    def flush(self):
+        pass
+
+def _workflow_invoke(name, *args, **kwargs):
+    run, given = rt._load_workflow(name, args, kwargs)
+    result = run(**given)
+    return run_sync(result) if inspect.isawaitable(result) else result
+
+class _AwaitedCalls(ast.NodeTransformer):
+    """await tools.x.y(a=1) means await tools.x.y.call_async(a=1) (the sandbox's awaitable form;
+    plain calls stay synchronous). Only a call awaited directly on a namespace's attribute chain."""
+    def visit_Await(self, node):
+        self.generic_visit(node)
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            root = call.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in ("tools", "workflows", "artifacts", "deps"):
+                helper = ast.Name(id="__tcm_awaitable__", ctx=ast.Load())
+                call.func = ast.copy_location(ast.Call(func=helper, args=[call.func], keywords=[]), call.func)
+        return node
+
+def _awaitable(op):
+    """The awaitable form of a namespace operation (anything without call_async is awaited as it is)."""
+    call_async_of = getattr(op, "call_async", None)
+    if callable(call_async_of):
+        return call_async_of
+    async def plain(*args, **kwargs):
+        result = op(*args, **kwargs)
+        return (await result) if inspect.isawaitable(result) else result
+    return plain
+
+class _RunAst:
+    """runtime.py's ast module, with the awaited-call rewrite applied to the agent's runs only."""
+    def __getattr__(self, name):
+        return getattr(ast, name)
+    @staticmethod
+    def parse(source, filename="<unknown>", mode="exec", **kwargs):
+        tree = ast.parse(source, filename, mode, **kwargs)
+        return ast.fix_missing_locations(_AwaitedCalls().visit(tree)) if filename == "<run>" else tree
+
+rt.ast = _RunAst()
+rt.user_globals["__tcm_awaitable__"] = _awaitable
+rt.call_sync = call_sync
+rt.call_async = call_async
+rt._output = _Output()
+rt._workflow_invoke = _workflow_invoke
+rt.workflows._ops["invoke"] = _workflow_invoke
+
+def setup(call, write):
+    _host["call"] = call
+    _host["write"] = write
+
+def _end_tasks():
+    current = asyncio.current_task()
+    for task in asyncio.all_tasks():
+        if task is not current:
+            task.cancel()
+
+async def run(code):
+    g = rt.user_globals
+    value = rt._NO_VALUE
+    try:
+        code_obj, has_value = rt._compile(code)
+        result = eval(code_obj, g)
+        if code_obj.co_flags & inspect.CO_COROUTINE:
+            await result
+        if has_value:
+            value = g.pop(rt.LAST, None)
+    except BaseException as exc:  # everything the code raises is its result
+        return json.dumps({"ok": False, "error": rt._error_of(exc, 0)})
+    finally:
+        g.pop(rt.LAST, None)
+        _end_tasks()
+    wired, ok = rt._wire_value(value)
+    return json.dumps({"ok": True, "has": ok, "value": wired, "display": rt._display(value)}, ensure_ascii=False, allow_nan=False)
+`;
+
+/**
+ * JavaScript put before the driver (it runs first, as the main module's top-level await): loads
+ * Pyodide from the granted folder while WebAssembly still exists (the sandbox guest's boot removes
+ * it from the globals), runs the adapter, and leaves `PY` for the driver. Python's stdin is empty
+ * (input() raises EOFError), said explicitly: the process's real stdin is the protocol channel.
+ */
+export function pyodidePrelude(folder: string, guestFiles: Record<string, string>): string {
+  const indexURL = folder.endsWith(path.sep) ? folder : folder + path.sep;
+  return `const PY = await (async () => {
+  const { loadPyodide } = await import(${JSON.stringify(pathToFileURL(path.join(folder, "pyodide.mjs")).href)});
+  const pyodide = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, env: { HOME: "/home/pyodide" }, stdin: () => null, stdout: () => {}, stderr: () => {} });
+  const files = ${JSON.stringify(guestFiles)};
+  pyodide.FS.mkdirTree("/tcm");
+  for (const name of Object.keys(files)) pyodide.FS.writeFile("/tcm/" + name, files[name]);
+  const ns = pyodide.toPy({});
+  pyodide.runPython(${JSON.stringify(ADAPTER)}, { globals: ns });
+  for (const name of Object.keys(files)) pyodide.FS.unlink("/tcm/" + name);
+  return { setup: ns.get("setup"), run: ns.get("run") };
+})();
+`;
+}
