@@ -66,6 +66,28 @@ describe("SubprocessExecutor", () => {
       expect((await session.run("kept")).value).toBe("yes");
     });
 
+    // The child is interrupted with SIGINT at the deadline (src/execution/subprocess/interrupt.ts), not with vm's timeout.
+    it("still interrupts a synchronous loop, variables kept, after the guest added its own SIGINT listener", async () => {
+      await open();
+      await session.run("var kept = 'yes'; process.on('SIGINT', () => {})");
+      const pid = executor.pid;
+      const r = await session.run("while (true) {}", { timeoutMs: 300 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/variables are kept/);
+      expect(executor.pid).toBe(pid);
+      expect((await session.run("kept")).value).toBe("yes");
+    });
+
+    it("stops asynchronous code whose guest swallows SIGINT by restarting the child", async () => {
+      await open();
+      const pid = executor.pid;
+      const r = await session.run("process.on('SIGINT', () => {}); await null; while (true) {}", { timeoutMs: 300 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/variables .* lost/);
+      expect(isAlive(pid)).toBe(false);
+      expect((await session.run("1 + 1")).value).toBe(2);
+    });
+
     for (const [label, code] of [
       ["a sync loop after an await", "await null; while (true) {}"],
       ["an async loop that never yields to the event loop", "for (;;) await null"],

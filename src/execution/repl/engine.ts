@@ -49,6 +49,14 @@ export interface ReplEngineOptions {
   settleBeforeResult?: boolean;
   /** Told each new vm context's own `Object.prototype`, the root of every object made in it (see in-process/guest-failures.ts). */
   onContext?: (realmRoot: object) => void;
+  /**
+   * How synchronous code is stopped at its deadline. "timeout" (default): vm's own timeout, which
+   * starts and joins a watchdog thread on every run (~0.1 ms, most of a trivial run in the child).
+   * "sigint": the host sends SIGINT at the deadline and the script runs with `breakOnSigint`; in a
+   * process started with `--trace-sigint` Node keeps its SIGINT watchdog thread running, so a run
+   * costs a few µs. Only for a process whose host interrupts it (the subprocess child).
+   */
+  interrupt?: "timeout" | "sigint";
 }
 
 type Timer = ReturnType<typeof setTimeout>;
@@ -115,7 +123,8 @@ export class ReplEngine {
     this.active = true;
     let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
-      const pending = this.compile(script).runInContext(this.context, { timeout: timeoutMs, displayErrors: false }) as Promise<unknown>;
+      const limit = this.options.interrupt === "sigint" ? { breakOnSigint: true } : { timeout: timeoutMs };
+      const pending = this.compile(script).runInContext(this.context, { ...limit, displayErrors: false }) as Promise<unknown>;
       let value: unknown;
       if (this.options.onAsyncTimeout === "abandon") {
         const stopped = new Promise<never>((_, reject) => {
@@ -375,7 +384,9 @@ function engineError(thrown: unknown, timeoutMs: number): ExecutionError {
         "but asynchronous code may still be running in this process; variables are kept.",
     };
   }
-  if ((thrown as { code?: unknown } | null)?.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
+  // INTERRUPTED: the host's SIGINT at the deadline (interrupt "sigint").
+  const code = (thrown as { code?: unknown } | null)?.code;
+  if (code === "ERR_SCRIPT_EXECUTION_TIMEOUT" || code === "ERR_SCRIPT_EXECUTION_INTERRUPTED") {
     return { name: "TimeoutError", message: `Execution timed out after ${timeoutMs} ms and was stopped; variables are kept.` };
   }
   return errorFromThrown(thrown);

@@ -16,6 +16,7 @@ import { checkGuestMessage } from "./messages.js";
 import { Freezer, withDeathSignal } from "../freeze.js";
 import { awaitProcessesGone, ChildrenProbe, GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
 import { FrameChannel } from "./frames.js";
+import { SIGINT_INTERRUPT_FLAG, SIGINT_INTERRUPTS } from "./interrupt.js";
 import type { Readable, Writable } from "node:stream";
 
 export interface ChildPermissions {
@@ -305,7 +306,7 @@ function nodeChild(options: SpawnOptions): GuestProgram {
 }
 
 function execArgv(script: string, options: SpawnOptions): string[] {
-  const args: string[] = [];
+  const args: string[] = SIGINT_INTERRUPTS ? [SIGINT_INTERRUPT_FLAG] : [];
   if (options.maxMemoryMb !== undefined) args.push(`--max-old-space-size=${options.maxMemoryMb}`);
   const p = options.permissions;
   if (p) {

@@ -37,7 +37,8 @@ import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
-import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram } from "./child-process.js";
+import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram, type SpawnOptions } from "./child-process.js";
+import { SIGINT_INTERRUPTS } from "./interrupt.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
@@ -133,7 +134,7 @@ export class SubprocessExecutor implements Executor {
    */
   constructor(
     options: SubprocessExecutorOptions = {},
-    private readonly launch: GuestLauncher = (o) => new ChildHandle(o),
+    private readonly launch: GuestLauncher = launchChild,
     /** Internal: who the host services serve when not this executor (ContainerExecutor: its own kind, trust and skills.run). */
     private readonly origin?: HostServicesOptions["origin"],
   ) {
@@ -142,6 +143,8 @@ export class SubprocessExecutor implements Executor {
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
     validateDepsConfig(this.options);
     this.registry = tools;
+    // child.js is started to be interrupted with SIGINT (see interrupt.ts); another launcher's guest is not.
+    this.interruptsAtDeadline = launch === launchChild && SIGINT_INTERRUPTS;
   }
 
   get host(): HostServices | null {
@@ -308,7 +311,13 @@ export class SubprocessExecutor implements Executor {
         // With a listener, the output streamed so far is kept for a result made here (a stop, a crash).
         const streamed = options.onOutput ? new StreamedOutput(options.onOutput) : null;
         const stoppedResult = (error: ExecutionError) => errorResult(error, startedAt, streamed?.sofar());
-        this.pending = { runId, resolve, crashed: (exit) => resolve(stoppedResult(this.crashError(exit))), ...(streamed ? { output: (m: OutputMessage) => streamed.take(m) } : {}) };
+        const timedOut = (): ExecutionError => ({
+          name: "TimeoutError",
+          message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
+        });
+        // Interrupted at the deadline: a guest that dies of it (asynchronous code was running) timed out.
+        let interruptSent = false;
+        this.pending = { runId, resolve, crashed: (exit) => resolve(stoppedResult(interruptSent ? timedOut() : this.crashError(exit))), ...(streamed ? { output: (m: OutputMessage) => streamed.take(m) } : {}) };
         // The deadline may have been held (a human deciding on an approval): wait for what is left.
         // A guest that is interrupted by the host (interruptsAtDeadline) gets the interrupt at the
         // deadline and killGraceMs to answer; child.js interrupts itself and is killed KILL_GRACE_MS later.
@@ -318,13 +327,11 @@ export class SubprocessExecutor implements Executor {
             if (this.pending?.runId !== runId) return;
             const left = this.budget.remainingMs();
             if (left > 0) return arm(Number.isFinite(left) ? left + grace : HOLD_POLL_MS, interrupted);
-            if (!interrupted && this.interruptsAtDeadline && child.interrupt()) return arm(this.killGraceMs, true);
-            resolve(
-              stoppedResult({
-                name: "TimeoutError",
-                message: `Execution timed out after ${timeoutMs} ms. The code was stopped by restarting the executor process, so variables from earlier runs were lost.`,
-              }),
-            );
+            if (!interrupted && this.interruptsAtDeadline && child.interrupt()) {
+              interruptSent = true;
+              return arm(this.killGraceMs, true);
+            }
+            resolve(stoppedResult(timedOut()));
           }, ms);
         };
         arm(timeoutMs + grace, false);
@@ -406,7 +413,7 @@ export class SubprocessExecutor implements Executor {
   }
 
   /** Whether the host interrupts the guest at the deadline (child.interrupt()) before killing it. */
-  protected readonly interruptsAtDeadline: boolean = false;
+  protected readonly interruptsAtDeadline: boolean;
   /** After an interrupt, how long the guest has to answer with its own TimeoutError before it is killed. */
   protected readonly killGraceMs: number = KILL_GRACE_MS;
 
@@ -544,6 +551,11 @@ function describeIdleExit(exit: ChildExit): string {
           ? `uncaught ${exit.fatal.name}: ${exit.fatal.message}`
           : describeExit(exit);
   return `[ts-code-mode] The executor process ended between runs (${why}); a fresh one ran this code, and variables from earlier runs were lost.`;
+}
+
+/** The default launcher: child.js (or a GuestProgram) as a child process. */
+function launchChild(options: SpawnOptions): GuestHandle {
+  return new ChildHandle(options);
 }
 
 function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {

@@ -12,6 +12,7 @@ import { renderDisplay } from "../result.js";
 import { toWireError } from "../wire-error.js";
 import { fitError, fitResult } from "./message-limits.js";
 import type { OutputChunk } from "../output-stream.js";
+import { SIGINT_INTERRUPT_FLAG } from "./interrupt.js";
 
 export interface GuestTransport {
   send(message: GuestToHost): void;
@@ -30,6 +31,8 @@ export function startGuestRuntime(transport: GuestTransport): void {
     // The host enforces the deadline of asynchronous code by killing this process.
     onAsyncTimeout: "none",
     importBases: importBasesFromEnv(),
+    // Started with --trace-sigint (child-process.ts): the host interrupts at the deadline with SIGINT.
+    interrupt: process.execArgv.includes(SIGINT_INTERRUPT_FLAG) ? "sigint" : "timeout",
   });
 
   // Direct writes to stdout/stderr belong to the current run's output, like console's.
