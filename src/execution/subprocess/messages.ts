@@ -3,53 +3,102 @@
  * full authority, so anything on the channel may be forged (`process.send` is in reach): each
  * message must have the protocol's shape and stay within MESSAGE_LIMITS, or the host treats the
  * child as broken and replaces it. What passes is still only data the run may produce anyway.
+ *
+ * Written out by hand rather than with zod: every run and every tool call passes here, and the
+ * zod union cost more than the rest of the host's work on a tool call (profiled; test/execution/
+ * guest-messages.test.ts holds the zod schema as the reference and checks both agree). Like
+ * zod's z.object, a passing message is copied with only the protocol's fields.
  */
-import { z } from "zod";
 import type { GuestToHost } from "../rpc/protocol.js";
+import type { WireError } from "../wire-error.js";
+import type { ExecutionResult } from "../protocol.js";
 import { MESSAGE_LIMITS as L } from "./message-limits.js";
 import { MAX_CHUNK_CHARS } from "../output-stream.js";
 
-const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-
-const wireError = z.object({
-  name: z.string().max(L.errorName),
-  message: z.string().max(L.errorMessage),
-  stack: z.string().max(L.errorStack).optional(),
-});
-
-const guestMessage = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("ready") }),
-  z.object({
-    type: z.literal("call"),
-    callId: id,
-    ns: z.string().max(L.ns),
-    op: z.string().max(L.op),
-    args: z.array(z.unknown()).max(L.args),
-  }),
-  z.object({
-    type: z.literal("result"),
-    runId: id,
-    result: z.object({
-      ok: z.boolean(),
-      value: z.unknown(),
-      display: z.string().max(L.display),
-      stdout: z.string().max(L.stream),
-      stderr: z.string().max(L.stream),
-      error: wireError.nullable(),
-      durationMs: z.number(),
-    }),
-  }),
-  z.object({ type: z.literal("fatal"), error: wireError }),
-  z.object({ type: z.literal("output"), runId: id, stream: z.enum(["stdout", "stderr"]), text: z.string().max(MAX_CHUNK_CHARS) }),
-]);
-
 export type CheckedMessage = { ok: true; message: GuestToHost } | { ok: false; problem: string };
+
+/** A field that is not what the protocol says: where it is and what was expected. */
+class Bad {
+  constructor(
+    readonly where: string,
+    readonly what: string,
+  ) {}
+}
+
+type Fields = Record<string, unknown>;
+
+function record(value: unknown, where: string): Fields {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Bad(where, "expected an object");
+  return value as Fields;
+}
+
+function id(value: unknown, where: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new Bad(where, "expected a whole number from 0 to 2^53 - 1");
+  return value;
+}
+
+function text(value: unknown, where: string, max: number): string {
+  if (typeof value !== "string") throw new Bad(where, "expected a string");
+  if (value.length > max) throw new Bad(where, `a string of at most ${max} characters`);
+  return value;
+}
+
+function wireError(value: unknown, where: string): WireError {
+  const e = record(value, where);
+  const out: WireError = { name: text(e["name"], `${where}.name`, L.errorName), message: text(e["message"], `${where}.message`, L.errorMessage) };
+  if (e["stack"] !== undefined) out.stack = text(e["stack"], `${where}.stack`, L.errorStack);
+  return out;
+}
+
+function result(value: unknown): ExecutionResult {
+  const r = record(value, "result");
+  if (typeof r["ok"] !== "boolean") throw new Bad("result.ok", "expected a boolean");
+  // Present even when undefined (a statement's result): the child always sends it.
+  if (!("value" in r)) throw new Bad("result.value", "expected the key (its value may be undefined)");
+  const durationMs = r["durationMs"];
+  if (typeof durationMs !== "number" || !Number.isFinite(durationMs)) throw new Bad("result.durationMs", "expected a finite number");
+  return {
+    ok: r["ok"],
+    value: r["value"],
+    display: text(r["display"], "result.display", L.display),
+    stdout: text(r["stdout"], "result.stdout", L.stream),
+    stderr: text(r["stderr"], "result.stderr", L.stream),
+    error: r["error"] === null ? null : wireError(r["error"], "result.error"),
+    durationMs,
+  };
+}
+
+function parse(raw: unknown): GuestToHost {
+  const m = record(raw, "message");
+  switch (m["type"]) {
+    case "call": {
+      const args = m["args"];
+      if (!Array.isArray(args)) throw new Bad("args", "expected an array");
+      if (args.length > L.args) throw new Bad("args", `an array of at most ${L.args} items`);
+      return { type: "call", callId: id(m["callId"], "callId"), ns: text(m["ns"], "ns", L.ns), op: text(m["op"], "op", L.op), args };
+    }
+    case "result":
+      return { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]) };
+    case "output": {
+      const stream = m["stream"];
+      if (stream !== "stdout" && stream !== "stderr") throw new Bad("stream", 'expected "stdout" or "stderr"');
+      return { type: "output", runId: id(m["runId"], "runId"), stream, text: text(m["text"], "text", MAX_CHUNK_CHARS) };
+    }
+    case "ready":
+      return { type: "ready" };
+    case "fatal":
+      return { type: "fatal", error: wireError(m["error"], "error") };
+    default:
+      throw new Bad("type", 'expected one of "ready", "call", "result", "fatal", "output"');
+  }
+}
 
 /** The message with only the protocol's fields, or what is wrong with it (for the agent's error). */
 export function checkGuestMessage(raw: unknown): CheckedMessage {
-  const parsed = guestMessage.safeParse(raw);
-  if (parsed.success) return { ok: true, message: parsed.data as GuestToHost };
-  const issue = parsed.error.issues[0];
-  const where = issue?.path.length ? issue.path.map(String).join(".") : "message";
-  return { ok: false, problem: `${where}: ${issue?.message ?? "invalid"}` };
+  try {
+    return { ok: true, message: parse(raw) };
+  } catch (err) {
+    if (err instanceof Bad) return { ok: false, problem: `${err.where}: ${err.what}` };
+    return { ok: false, problem: `message: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }
