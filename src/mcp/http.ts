@@ -35,8 +35,11 @@ export interface HttpServeOptions extends Omit<CodeModeServerOptions, "otherLang
   /**
    * A new, unstarted Session for each MCP session; the server closes it when the MCP session ends.
    * `approvals.approver` asks this session's client; put it in an `approval` middleware to use it.
+   * A factory whose executors were built beforehand (an ExecutorPool's spares) returns the fresh
+   * ClientApprovals it wired into that executor instead, with the session: that one is bound to the
+   * client. It must be unbound and never given to another session.
    */
-  createSession: (context: { approvals: ClientApprovals }) => Session;
+  createSession: (context: { approvals: ClientApprovals }) => Session | { session: Session; approvals: ClientApprovals };
   /** A second language for run_code, as in CodeModeServerOptions: its session is made per MCP session, on first use, and closed with it. */
   otherLanguage?: { language: McpLanguage; createSession: (context: { approvals: ClientApprovals }) => Session };
   /** Close an MCP session after this long without a request (default 15 minutes). */
@@ -120,8 +123,9 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
 
   const startSession = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     await evictIfFull();
-    const approvals = new ClientApprovals();
-    const session = options.createSession({ approvals });
+    const fresh = new ClientApprovals();
+    const made = options.createSession({ approvals: fresh });
+    const { session, approvals } = "session" in made && "approvals" in made ? made : { session: made, approvals: fresh };
     const { otherLanguage, ...serverOptions } = options;
     const { server, close: closeOwn } = createCodeModeServer(session, {
       ...serverOptions,

@@ -9,6 +9,7 @@ import { authConfigProblem, isLoopbackHost } from "../../mcp/auth.js";
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "../../mcp/limits.js";
 import type { CodeModeServerOptions } from "../../mcp/server.js";
 import type { ClientApprovals } from "../../mcp/approvals.js";
+import type { Executor } from "../../execution/protocol.js";
 import { approval } from "../../tools/middleware/builtins.js";
 import { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
@@ -46,6 +47,8 @@ interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remot
   requireApproval?: string[];
   /** --languages: the languages run_code offers (its `language` argument picks one per call). */
   languages?: Language[];
+  /** --spare-executors (with --http): executors kept started for new MCP sessions; default 1. */
+  spareExecutors?: number;
 }
 
 type Language = "typescript" | "python";
@@ -78,6 +81,11 @@ export function registerMcpCommand(program: Command): void {
     )
     .addOption(new Option("--http <port>", "serve Streamable HTTP on this port (0: any free port) instead of stdio").argParser(parsePort))
     .addOption(new Option("--idle-timeout <seconds>", `with --http: close an MCP session (and stop its executor) after this long without a request (default ${DEFAULT_IDLE_TIMEOUT_S})`).argParser(parseIdleTimeout))
+    .addOption(
+      new Option("--spare-executors <n>", "with --http: executors kept started for new MCP sessions (warm starts; each serves one session; subprocess and python only; 0 for none; default 1)").argParser(
+        parseSpareExecutors,
+      ),
+    )
     .option("--host <address>", "address to bind with --http (default 127.0.0.1; others need --token or --no-auth)")
     .addOption(new Option("--token <token>", "bearer token HTTP clients must send").env(TOKEN_ENV))
     .option("--no-auth", "serve a non-loopback --host without a token (only on a trusted network)");
@@ -129,6 +137,7 @@ function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
       flags.token !== undefined && !tokenFromEnv && "--token",
       !flags.auth && "--no-auth",
       flags.idleTimeout !== undefined && "--idle-timeout",
+      flags.spareExecutors !== undefined && "--spare-executors",
     ].filter((f): f is string => typeof f === "string");
     if (httpOnly.length) {
       throw new CliUsageError(`${httpOnly.join(", ")} only ${httpOnly.length === 1 ? "applies" : "apply"} with --http PORT (stdio needs no address or token)`);
@@ -172,10 +181,8 @@ async function serve(flags: McpFlags): Promise<void> {
   // --languages: run_code's default language, and the other one, whose session starts on its first call.
   const defaultLanguage: Language = flags.language ?? flags.languages?.[0] ?? "typescript";
   const otherLanguage = flags.languages?.find((l) => l !== defaultLanguage);
-  const newSession = (approvals: ClientApprovals, language: Language = defaultLanguage) =>
-    new Session({
-      storage,
-      executor: flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
+  const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
+    flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,
         defaultTimeoutMs: flags.timeout,
         middleware: approvalGlobs?.length ? [...toolMiddleware, approval(approvals.approver, { only: approvalGlobs })] : toolMiddleware,
@@ -187,8 +194,8 @@ async function serve(flags: McpFlags): Promise<void> {
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
         // toolable tools: sampling through the client's model, events as notifications.
         toolable: approvals.toolable,
-      }),
-    });
+      });
+  const newSession = (approvals: ClientApprovals, language: Language = defaultLanguage) => new Session({ storage, executor: newExecutor(approvals, language) });
   const serverOptions: Omit<CodeModeServerOptions, "otherLanguage"> = {
     maxOutput: flags.maxOutput,
     runtimeDeps: flags.runtimeDeps,
@@ -203,6 +210,7 @@ async function serve(flags: McpFlags): Promise<void> {
   const toolsFrom = redisTools && storage instanceof RedisStorage ? `${redisTools.count} tool files from Redis (${storage.prefix}:tools)` : `tools from ${paths.toolsPath}`;
   const where = `${toolsFrom}, storage in ${storedIn}`;
   const toolsWhere = redisTools && storage instanceof RedisStorage ? `Redis (${storage.prefix}:tools)` : paths.toolsPath;
+  let spares: Awaited<ReturnType<typeof sparePool>> = null;
   try {
     if (flags.http === undefined) {
       const { ClientApprovals } = await import("../../mcp/approvals.js");
@@ -235,6 +243,7 @@ async function serve(flags: McpFlags): Promise<void> {
       await registry.close();
     }
     const { serveHttp } = await import("../../mcp/http.js");
+    spares = await sparePool(flags, storage, (approvals) => newExecutor(approvals), log);
     const serving = await serveHttp({
       ...serverOptions,
       port: flags.http,
@@ -242,7 +251,7 @@ async function serve(flags: McpFlags): Promise<void> {
       ...(flags.token !== undefined ? { token: flags.token } : {}),
       noAuth: !flags.auth,
       ...(flags.idleTimeout !== undefined ? { idleTimeoutMs: flags.idleTimeout * 1000 } : {}),
-      createSession: ({ approvals }) => newSession(approvals),
+      createSession: ({ approvals }) => spares?.take(storage) ?? newSession(approvals),
       ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: ({ approvals }: { approvals: ClientApprovals }) => newSession(approvals, otherLanguage) } } : {}),
     }).catch((err: unknown) => {
       const code = (err as NodeJS.ErrnoException).code;
@@ -256,10 +265,49 @@ async function serve(flags: McpFlags): Promise<void> {
     log("shutting down");
     await serving.close();
   } finally {
+    // Spares are closed before the storage their sessions would have used.
+    await spares?.close();
     await redisTools?.remove();
     await storage.close();
     await undoFolders();
   }
+}
+
+/**
+ * Warm starts for --http (issue 24): an ExecutorPool of spares, each built with its own fresh
+ * ClientApprovals, which no client holds until the spare is handed to one new MCP session; then
+ * that session's server binds it (serveHttp's createSession may return the approvals it wired). A
+ * spare never carries another client's approvals, and serves one session only. Null when off
+ * (--spare-executors 0, --remote, or an executor kind without a guest to prestart).
+ */
+async function sparePool(flags: McpFlags, storage: StorageBackend, newExecutor: (approvals: ClientApprovals) => Executor, log: (line: string) => void) {
+  const count = flags.spareExecutors ?? 1;
+  if (count === 0 || flags.remote !== undefined) return null;
+  const [{ ExecutorPool }, { ClientApprovals }] = await Promise.all([import("../../execution/pool.js"), import("../../mcp/approvals.js")]);
+  const approvalsOf = new WeakMap<Executor, ClientApprovals>();
+  const pool = new ExecutorPool(
+    () => {
+      const approvals = new ClientApprovals();
+      const executor = newExecutor(approvals);
+      approvalsOf.set(executor, approvals);
+      return executor;
+    },
+    { spares: count, likelyStorage: storage, log },
+  );
+  return {
+    take(sessionStorage: StorageBackend): { session: Session; approvals: ClientApprovals } | null {
+      const executor = pool.take();
+      const approvals = approvalsOf.get(executor);
+      // Every executor the pool hands out was made by the factory above.
+      if (!approvals) {
+        void executor.close();
+        return null;
+      }
+      approvalsOf.delete(executor);
+      return { session: new Session({ storage: sessionStorage, executor }), approvals };
+    },
+    close: () => pool.close(),
+  };
 }
 
 function remoteFlagsOf(flags: McpFlags): RemoteFlags {
@@ -329,6 +377,12 @@ function parseMaxOutput(value: string): number {
   if (!(n >= MIN_MAX_OUTPUT && n <= MAX_OUTPUT_LIMIT)) {
     throw new InvalidArgumentError(`expected a whole number of characters from ${MIN_MAX_OUTPUT} to ${MAX_OUTPUT_LIMIT}, e.g. 24000`);
   }
+  return n;
+}
+
+function parseSpareExecutors(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= 0 && n <= 64)) throw new InvalidArgumentError("expected a number of executors from 0 to 64, e.g. 1");
   return n;
 }
 
