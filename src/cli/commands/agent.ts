@@ -9,6 +9,7 @@ import path from "node:path";
 import { Option, type Command } from "commander";
 import { eventText, type RuntimeEvent, type UsageReport } from "../../agents/events.js";
 import { AgentRuntime } from "../../agents/runtime.js";
+import { pooledSessionFactory } from "../../agents/session-factory.js";
 import { loadProject } from "../../agents/files.js";
 import { ttyPrompt, type TtyPrompt } from "../../agents/tty-prompt.js";
 import { CliUsageError, EXIT_FAILURE, examples, printJson, writeLine } from "../shared.js";
@@ -89,7 +90,10 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
   else if (!interactive && !flags.chat) input = await readStdin();
   const tty: TtyPrompt | null = interactive ? ttyPrompt(process.stdin, process.stderr) : null;
   const mode = flags.approveAll ? "approve_all" : flags.rejectAll ? "reject_all" : undefined;
+  // A chat is a long-lived runner: each turn's code session starts on a spare executor (issue 24).
+  const sessions = flags.chat ? pooledSessionFactory() : null;
   const runtime = new AgentRuntime(project, {
+    ...(sessions ? { createSession: sessions.create } : {}),
     ...(mode ? { approvalMode: mode } : {}),
     ...(tty ? { onApproval: tty.handler } : {}),
     onEvent: (e) => printEvent(e, flags.verbose),
@@ -119,6 +123,7 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
     throw err;
   } finally {
     tty?.close();
+    await sessions?.close();
   }
 }
 
