@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, noopAdapter } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
@@ -279,8 +279,12 @@ async function coldRows() {
     const samples = cases.map(() => []);
     for (const c of cases) await c.run();
     for (let r = 0; r < 9; r++) for (const [i, c] of cases.entries()) samples[i].push(await timed(c.run));
+    // `node -e 0` is the floor of every cold path: what any Node program pays to start.
+    const nodeAt = cases.findIndex((c) => c.baseline && c.name.includes("node -e 0"));
+    const nodeMs = nodeAt < 0 ? undefined : summarize(samples[nodeAt]).median_ms;
     return cases.map((c, i) => {
-      const row = resultRow({ name: `cold: ${c.name}`, executor: c.baseline ? "none" : "subprocess", iterations: 9, samples: samples[i], budgetMs: c.budget });
+      const floorMs = c.baseline ? undefined : nodeMs;
+      const row = resultRow({ name: `cold: ${c.name}`, executor: c.baseline ? "none" : "subprocess", iterations: 9, samples: samples[i], budgetMs: c.budget, floorMs });
       printJsonLine(row);
       return row;
     });
