@@ -39,9 +39,13 @@ const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistr
 const import_ms = performance.now() - t0;
 const { mkdtemp, rm } = await import("node:fs/promises");
 const dir = await mkdtemp((await import("node:os")).tmpdir() + "/tcm-peers-");
-const tools = new ToolRegistry();
 const info = { name: "noop", type: "toolable", description: "noop", tags: [], callables: [{ name: "ping", description: "pong", params: [], returns: "string" }], direct: null };
-tools.register({ name: "noop", info: async () => info, call: async () => "pong", close: async () => {} });
+// A registry per session: closing a session closes its registry.
+const noopTools = () => {
+  const tools = new ToolRegistry();
+  tools.register({ name: "noop", info: async () => info, call: async () => "pong", close: async () => {} });
+  return tools;
+};
 const med = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
 async function measure(executor) {
   const t1 = performance.now();
@@ -52,13 +56,16 @@ async function measure(executor) {
   const start_ms = performance.now() - t1;
   const trivial = [];
   for (let i = 0; i < 500; i++) { const t = performance.now(); const r = await session.run("1+1"); if (!r.ok) throw new Error(JSON.stringify(r.error)); trivial.push(performance.now() - t); }
-  const loop = await session.run("(async () => { const t = performance.now(); for (let i = 0; i < 1000; i++) await tools.noop.ping({}); return (performance.now() - t) / 1000; })()");
+  // The second of two loops: the first warms up the JIT on both sides (the peer's loop is run twice too).
+  const code = "(async () => { const t = performance.now(); for (let i = 0; i < 1000; i++) await tools.noop.ping({}); return (performance.now() - t) / 1000; })()";
+  await session.run(code);
+  const loop = await session.run(code);
   if (!loop.ok) throw new Error(JSON.stringify(loop.error));
   await session.close();
   return { start_ms, trivial_ms: med(trivial.slice(100)), tool_ms: loop.value };
 }
-const inproc = await measure(new InProcessExecutor({ tools }));
-const sub = await measure(new SubprocessExecutor({ tools }));
+const inproc = await measure(new InProcessExecutor({ tools: noopTools() }));
+const sub = await measure(new SubprocessExecutor({ tools: noopTools() }));
 await rm(dir, { recursive: true, force: true });
 console.log(JSON.stringify({ import_ms, ...inproc, sub_start_ms: sub.start_ms, sub_trivial_ms: sub.trivial_ms, sub_tool_ms: sub.tool_ms }));
 `;
@@ -93,6 +100,7 @@ try {
   const reg = await client.registerManual({ name: "noop", call_template_type: "noop" });
   if (!reg.success) throw new Error(reg.errors.join("; "));
   const code = "const t = Date.now(); for (let i = 0; i < 200; i++) await noop.ping({}); return (Date.now() - t) / 200;";
+  await client.callToolChain(code);
   const r = await client.callToolChain(code);
   tool_ms = typeof r.result === "number" ? r.result : null;
   if (tool_ms === null) tool_note = "tool loop gave " + JSON.stringify(r).slice(0, 200);
@@ -106,18 +114,48 @@ const PROBE_TIMEOUT_MS = 120_000;
 /** Longest the peer's install may take (isolated-vm builds from source on Node 20). */
 const INSTALL_TIMEOUT_MS = 20 * 60_000;
 
+/** After its figures, how long a probe may take to exit before it is killed. */
+const EXIT_GRACE_MS = 2_000;
+
+/**
+ * Runs `script` in a fresh node and resolves with the figures it prints (its last `{"import_ms"…`
+ * line). The UTCP probe does not exit by itself: isolated-vm 5 on Node 20 hangs in its teardown at
+ * process.exit (threads waiting on a futex, no CPU), so each round used to wait for the probe's
+ * time limit, which is how a 5-round run printed nothing for minutes. A probe that has printed
+ * its figures gets EXIT_GRACE_MS to exit, then is killed.
+ */
 async function probe(script, cwd, what) {
   const file = path.join(cwd, `probe-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
   await writeFile(file, script);
   try {
-    // isolated-vm 5 may crash while the process exits, after the figures are printed: keep them.
-    const { stdout } = await exec(process.execPath, [file], { cwd, timeout: PROBE_TIMEOUT_MS, killSignal: "SIGKILL", maxBuffer: 1 << 20 }).catch((err) => {
-      if (typeof err.stdout === "string" && /^\{"import_ms"/m.test(err.stdout)) return err;
-      if (err.killed) throw new Error(`the ${what} probe did not finish within ${PROBE_TIMEOUT_MS / 1000} s (killed); stderr: ${String(err.stderr).slice(-2_000)}`);
-      throw err;
+    return await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [file], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      let figures = null;
+      let grace;
+      const limit = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`the ${what} probe did not finish within ${PROBE_TIMEOUT_MS / 1000} s (killed); stderr: ${stderr.slice(-2_000)}`));
+      }, PROBE_TIMEOUT_MS);
+      child.stdout.setEncoding("utf8").on("data", (chunk) => {
+        stdout = (stdout + chunk).slice(-(1 << 20));
+        // The peer logs to stdout too ("Calling tool ..."): the figures are the last JSON line.
+        const line = stdout.split("\n").filter((l) => l.startsWith('{"import_ms"') && l.endsWith("}")).pop();
+        if (line && !figures) {
+          figures = JSON.parse(line);
+          grace = setTimeout(() => child.kill("SIGKILL"), EXIT_GRACE_MS);
+        }
+      });
+      child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr = (stderr + chunk).slice(-8_192)));
+      child.on("error", reject);
+      child.on("close", (code, signal) => {
+        clearTimeout(limit);
+        clearTimeout(grace);
+        if (figures) resolve(figures);
+        else reject(new Error(`the ${what} probe ended (${signal ?? `exit ${code}`}) without figures; stderr: ${stderr.slice(-2_000)}`));
+      });
     });
-    // The peer logs to stdout too ("Calling tool ..."): the figures are the last JSON line.
-    return JSON.parse(stdout.split("\n").filter((l) => l.startsWith('{"import_ms"')).pop());
   } finally {
     await rm(file, { force: true });
   }
