@@ -5,19 +5,20 @@
  * child as broken and replaces it. What passes is still only data the run may produce anyway.
  */
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import type { GuestToHost } from "../rpc/protocol.js";
 import { MESSAGE_LIMITS as L } from "./message-limits.js";
 import { MAX_CHUNK_CHARS } from "../output-stream.js";
 
-const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const id = lazy(() => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER));
 
-const wireError = z.object({
+const wireError = lazy(() => z.object({
   name: z.string().max(L.errorName),
   message: z.string().max(L.errorMessage),
   stack: z.string().max(L.errorStack).optional(),
-});
+}));
 
-const guestMessage = z.discriminatedUnion("type", [
+const guestMessage = lazy(() => z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
   z.object({
     type: z.literal("call"),
@@ -41,7 +42,7 @@ const guestMessage = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("fatal"), error: wireError }),
   z.object({ type: z.literal("output"), runId: id, stream: z.enum(["stdout", "stderr"]), text: z.string().max(MAX_CHUNK_CHARS) }),
-]);
+]));
 
 export type CheckedMessage = { ok: true; message: GuestToHost } | { ok: false; problem: string };
 
