@@ -7,7 +7,8 @@
  *   node → node -e 0                the floor of a run with a child process: two node starts in a row
  *   ts-code-mode run '1+1'          the CLI end to end, subprocess executor (target: 1.5 × node -e 0)
  *   … --executor in-process         the same without the child: our own start-up cost alone
- *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms)
+ *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms), beside the
+ *                                   bare MCP SDK doing the same (bench/mcp-floor-server.mjs)
  *
  * Samples are interleaved (one of each case per round) so a loaded machine hits every case alike;
  * medians are reported. `--dist DIR` times another build (e.g. one made from an older commit) with
@@ -39,9 +40,9 @@ function nodeRun(args, cwd) {
   });
 }
 
-async function mcpReady(main, base) {
+async function mcpReady(args) {
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [main, "mcp", "--base", base], stderr: "ignore" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: "ignore" }));
   await client.listTools();
   await client.close();
 }
@@ -54,6 +55,7 @@ const FLOOR_CASES = [
     baseline: true,
     run: () => nodeRun(["-e", 'if (require("node:child_process").spawnSync(process.execPath, ["-e", "0"]).status !== 0) process.exit(1)'], ROOT),
   },
+  { name: "floor: bare MCP SDK server, spawn + initialize + tools/list", baseline: true, run: () => mcpReady([path.join(ROOT, "bench", "mcp-floor-server.mjs")]) },
 ];
 
 /** The floors (unless `floors: false`), then our cases for the build in `dist`. */
@@ -66,7 +68,7 @@ export async function coldCases({ dist, base, label = "", floors = true }) {
     { name: `${tag}import("ts-code-mode"), fresh process`, run: () => nodeRun(["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], ROOT) },
     { name: `${tag}ts-code-mode run '1+1' (subprocess executor)`, run: () => nodeRun([main, "run", "--base", base, "1+1"], ROOT) },
     { name: `${tag}ts-code-mode run '1+1' --executor in-process`, run: () => nodeRun([main, "run", "--executor", "in-process", "--base", base, "1+1"], ROOT) },
-    { name: `${tag}mcp server: spawn + initialize + tools/list`, budget: 300, run: () => mcpReady(main, base) },
+    { name: `${tag}mcp server: spawn + initialize + tools/list`, budget: 300, run: () => mcpReady([main, "mcp", "--base", base]) },
   ];
 }
 
