@@ -4,14 +4,19 @@
  *   node -e 0                       the floor of any Node CLI
  *   import("zod")                   the floor of our import while schemas are built at module load
  *   import("ts-code-mode")          the main entry (target: floor + 50 ms)
+ *   node → node -e 0                the floor of a run with a child process: two node starts in a row
  *   ts-code-mode run '1+1'          the CLI end to end, subprocess executor (target: 1.5 × node -e 0)
- *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms)
+ *   … --executor in-process         the same without the child: our own start-up cost alone
+ *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms), beside the
+ *                                   bare MCP SDK doing the same (bench/mcp-floor-server.mjs)
  *
  * Samples are interleaved (one of each case per round) so a loaded machine hits every case alike;
  * medians are reported. `--dist DIR` times another build (e.g. one made from an older commit) with
- * the same harness, for before/after comparisons in one time window: `--dist DIR --label before`.
+ * the same harness: `--dist DIR --label before`; `--compare DIR` times both builds interleaved in the
+ * same rounds, the other one labelled [before] (a package folder with package.json, dist/ and a
+ * node_modules link next to it).
  *
- *   npm run build && node bench/cold.mjs [--rounds 15] [--dist dist] [--label after]
+ *   npm run build && node bench/cold.mjs [--rounds 15] [--dist dist] [--label after] [--compare DIR/dist]
  */
 import { spawn } from "node:child_process";
 import { copyFile, mkdir, readdir } from "node:fs/promises";
@@ -35,41 +40,63 @@ function nodeRun(args, cwd) {
   });
 }
 
-async function mcpReady(main, base) {
+async function mcpReady(args) {
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [main, "mcp", "--base", base], stderr: "ignore" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: "ignore" }));
   await client.listTools();
   await client.close();
 }
 
-export async function coldCases({ dist, base }) {
+const FLOOR_CASES = [
+  { name: "floor: node -e 0", baseline: true, run: () => nodeRun(["-e", "0"], ROOT) },
+  { name: 'floor: import("zod")', baseline: true, run: () => nodeRun(["--input-type=module", "-e", 'await import("zod")'], ROOT) },
+  {
+    name: "floor: node starting node -e 0",
+    baseline: true,
+    run: () => nodeRun(["-e", 'if (require("node:child_process").spawnSync(process.execPath, ["-e", "0"]).status !== 0) process.exit(1)'], ROOT),
+  },
+  { name: "floor: bare MCP SDK server, spawn + initialize + tools/list", baseline: true, run: () => mcpReady([path.join(ROOT, "bench", "mcp-floor-server.mjs")]) },
+];
+
+/** The floors (unless `floors: false`), then our cases for the build in `dist`. */
+export async function coldCases({ dist, base, label = "", floors = true }) {
   const entry = pathToFileURL(path.join(dist, "index.js")).href;
   const main = path.join(dist, "cli", "main.js");
+  const tag = label ? `[${label}] ` : "";
   return [
-    { name: "floor: node -e 0", baseline: true, run: () => nodeRun(["-e", "0"], ROOT) },
-    { name: 'floor: import("zod")', baseline: true, run: () => nodeRun(["--input-type=module", "-e", 'await import("zod")'], ROOT) },
-    { name: 'import("ts-code-mode"), fresh process', run: () => nodeRun(["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], ROOT) },
-    { name: "ts-code-mode run '1+1' (subprocess executor)", run: () => nodeRun([main, "run", "--base", base, "1+1"], ROOT) },
-    { name: "mcp server: spawn + initialize + tools/list", budget: 300, run: () => mcpReady(main, base) },
+    ...(floors ? FLOOR_CASES : []),
+    { name: `${tag}import("ts-code-mode"), fresh process`, run: () => nodeRun(["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], ROOT) },
+    { name: `${tag}ts-code-mode run '1+1' (subprocess executor)`, run: () => nodeRun([main, "run", "--base", base, "1+1"], ROOT) },
+    { name: `${tag}ts-code-mode run '1+1' --executor in-process`, run: () => nodeRun([main, "run", "--executor", "in-process", "--base", base, "1+1"], ROOT) },
+    { name: `${tag}mcp server: spawn + initialize + tools/list`, budget: 300, run: () => mcpReady([main, "mcp", "--base", base]) },
   ];
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" }, dist: { type: "string", default: path.join(ROOT, "dist") }, label: { type: "string", default: "" } } });
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: "string", default: "15" },
+      dist: { type: "string", default: path.join(ROOT, "dist") },
+      label: { type: "string", default: "" },
+      compare: { type: "string" },
+    },
+  });
   const rounds = Number(values.rounds);
   await withTempDir("tcm-bench-cold-", async (dir) => {
     const base = path.join(dir, "base");
     await mkdir(path.join(base, "tools"), { recursive: true });
     for (const f of await readdir(path.join(ROOT, "examples", "tools"))) await copyFile(path.join(ROOT, "examples", "tools", f), path.join(base, "tools", f));
-    const cases = await coldCases({ dist: path.resolve(values.dist), base });
+    const label = values.label || (values.compare ? "after" : "");
+    const cases = await coldCases({ dist: path.resolve(values.dist), base, label });
+    if (values.compare) cases.push(...(await coldCases({ dist: path.resolve(values.compare), base, label: "before", floors: false })));
     const samples = cases.map(() => []);
     for (const c of cases) await c.run(); // warm the file cache
     for (let r = 0; r < rounds; r++) for (const [i, c] of cases.entries()) samples[i].push(await timed(c.run));
-    const rows = cases.map((c, i) => resultRow({ name: `${values.label ? `[${values.label}] ` : ""}${c.name}`, executor: c.baseline ? "none" : "subprocess", iterations: rounds, samples: samples[i], budgetMs: c.budget }));
+    const rows = cases.map((c, i) => resultRow({ name: c.name, executor: c.baseline ? "none" : /in-process/.test(c.name) ? "in-process" : "subprocess", iterations: rounds, samples: samples[i], budgetMs: c.budget }));
     const floor = rows[0].median_ms;
     for (const row of rows) printJsonLine({ ...row, ratio_to_node: Math.round((row.median_ms / floor) * 100) / 100 });
     printTable(rows);
-    process.stderr.write(`ratios to node -e 0: ${rows.map((r) => `${r.case.replace(/^\[.*?\] /, "")} ${(r.median_ms / floor).toFixed(2)}x`).join("; ")}\n`);
+    process.stderr.write(`ratios to node -e 0:\n${rows.map((r) => `  ${r.case} ${(r.median_ms / floor).toFixed(2)}x`).join("\n")}\n`);
   });
 }
 

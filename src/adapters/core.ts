@@ -6,6 +6,7 @@
  * nothing here imports a framework.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import type { ExecutionResult } from "../execution/protocol.js";
 import { DESCRIPTIONS, RUN_CODE_DESCRIPTION } from "../mcp/descriptions.js";
 import { bounded, formatRunResult, formatToolList, formatWorkflowList, type RunCodeOutput } from "../mcp/format.js";
@@ -56,10 +57,10 @@ export interface ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> {
 /** The name options are given under in truncation notes the model reads. */
 const LIMIT_NAME = "maxOutput";
 
-export const runCodeInput = z.object(inputs.run_code);
+export const runCodeInput = lazy(() => z.object(inputs.run_code));
 export type RunCodeInput = z.infer<typeof runCodeInput>;
-const searchInput = z.object(inputs.search);
-const toolInput = z.object(inputs.tool);
+const searchInput = lazy(() => z.object(inputs.search));
+const toolInput = lazy(() => z.object(inputs.tool));
 
 /** The options with their defaults, checked (a bad value fails when the tools are made, not on the model's first call). */
 export function resolveOptions(options: CodeModeToolsOptions = {}): Required<CodeModeToolsOptions> {

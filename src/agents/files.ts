@@ -7,6 +7,7 @@
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { AgentFileError, locate, zodFileError, type Located } from "./locate.js";
 import { BUILTIN_PROVIDERS } from "./models.js";
 
@@ -25,10 +26,10 @@ export const TOOLSET_NAMES = [
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** Agent names become tool names, which model APIs restrict to these characters. */
-const agentName = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "expected a lower-case name of letters, digits, _ and - (at most 64), e.g. analyst");
-const modelString = z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, 'expected "provider:model", e.g. "openai:gpt-4o-mini" or "anthropic:claude-haiku-4-5"');
+const agentName = lazy(() => z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, "expected a lower-case name of letters, digits, _ and - (at most 64), e.g. analyst"));
+const modelString = lazy(() => z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, 'expected "provider:model", e.g. "openai:gpt-4o-mini" or "anthropic:claude-haiku-4-5"'));
 
-const frontmatterSchema = z
+const frontmatterSchema = lazy(() => z
   .object({
     name: agentName,
     description: z.string().min(1).max(2_000).optional(),
@@ -37,19 +38,19 @@ const frontmatterSchema = z
     input: z.record(z.string(), z.unknown()).optional(),
     max_steps: z.number().int().min(1).max(200).optional(),
   })
-  .strict();
+  .strict());
 
-const providerSchema = z
+const providerSchema = lazy(() => z
   .object({
     base_url: z.url({ protocol: /^https?$/ }),
     api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name").optional(),
   })
-  .strict();
+  .strict());
 
 export const APPROVAL_MODES = ["prompt", "approve_all", "reject_all"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
-const projectSchema = z
+const projectSchema = lazy(() => z
   .object({
     version: z.literal(1, { error: "expected version 1 (the only version of project.json)" }),
     agents: z.array(z.string().min(1)).min(1, "list at least one *.agent.md file"),
@@ -88,7 +89,7 @@ const projectSchema = z
       .strict()
       .default({ base: ".code-mode" }),
   })
-  .strict();
+  .strict());
 
 export type ProjectConfig = z.infer<typeof projectSchema>;
 

@@ -5,18 +5,6 @@
  * inherit exitOverride: every failure comes back here and leaves with one exit code.
  */
 import { Command } from "commander";
-import { registerAgentCommands } from "./commands/agent.js";
-import { registerDepsCommands } from "./commands/deps.js";
-import { registerInitCommand } from "./commands/init.js";
-import { registerMcpCommand } from "./commands/mcp.js";
-import { registerRunCommand } from "./commands/run.js";
-import { registerServeCommand } from "./commands/serve.js";
-import { registerSkillsCommands } from "./commands/skills.js";
-import { registerStoreCommands } from "./commands/store.js";
-import { registerToolsCommands } from "./commands/tools.js";
-import { registerToolableCommands } from "./commands/toolable.js";
-import { registerWorkflowsCommands } from "./commands/workflows.js";
-import { registerContainerCommands } from "./commands/container.js";
 import { packageVersion } from "./package-root.js";
 import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
 
@@ -33,18 +21,31 @@ const program = new Command("ts-code-mode")
       "Exit codes: 0 success, 1 failure (the code threw, unknown name, tool error), 2 usage error.\n",
   );
 
-registerRunCommand(program);
-registerMcpCommand(program);
-registerInitCommand(program);
-registerToolsCommands(program);
-registerWorkflowsCommands(program);
-registerStoreCommands(program);
-registerDepsCommands(program);
-registerAgentCommands(program);
-registerToolableCommands(program);
-registerContainerCommands(program);
-registerServeCommand(program);
-registerSkillsCommands(program);
+/**
+ * Each top-level command and the module that registers it, in help order. Only the command being
+ * run is loaded (issue 24: `run` must not pay for `serve`, `agent` or `mcp`); help, an unknown
+ * command or none at all load every one so commander can list them and suggest names.
+ */
+type Register = (program: Command) => void;
+const COMMANDS: [string[], () => Promise<Register>][] = [
+  [["run"], async () => (await import("./commands/run.js")).registerRunCommand],
+  [["mcp"], async () => (await import("./commands/mcp.js")).registerMcpCommand],
+  [["init"], async () => (await import("./commands/init.js")).registerInitCommand],
+  [["tools"], async () => (await import("./commands/tools.js")).registerToolsCommands],
+  [["workflows"], async () => (await import("./commands/workflows.js")).registerWorkflowsCommands],
+  [["store"], async () => (await import("./commands/store.js")).registerStoreCommands],
+  [["deps"], async () => (await import("./commands/deps.js")).registerDepsCommands],
+  [["agent"], async () => (await import("./commands/agent.js")).registerAgentCommands],
+  [["toolable"], async () => (await import("./commands/toolable.js")).registerToolableCommands],
+  [["image", "containers"], async () => (await import("./commands/container.js")).registerContainerCommands],
+  [["serve"], async () => (await import("./commands/serve.js")).registerServeCommand],
+  [["skills"], async () => (await import("./commands/skills.js")).registerSkillsCommands],
+];
+const args = process.argv.slice(2);
+const named = args.find((a) => !a.startsWith("-"));
+const only = COMMANDS.filter(([names]) => named !== undefined && names.includes(named));
+const versionOnly = named === undefined && (args.includes("-V") || args.includes("--version"));
+for (const [, load] of only.length || versionOnly ? only : COMMANDS) (await load())(program);
 
 ignoreClosedStdout();
 let code: number;

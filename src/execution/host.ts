@@ -16,6 +16,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
@@ -85,16 +86,16 @@ const str = (what: string, max = MAX_NAME_CHARS) =>
   z
     .string({ error: `${what} must be a string` })
     .max(max, { error: (i) => `${what} is ${(i.input as string).length.toLocaleString("en-US")} characters long; at most ${max.toLocaleString("en-US")} are accepted` });
-const limitOpts = z
+const limitOpts = lazy(() => z
   .strictObject({ limit: z.number({ error: "limit must be a number" }).int("limit must be an integer").min(1, "limit must be at least 1").optional() })
-  .optional();
+  .optional());
 
 function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: HostServices, args: T, ctx: CallContext, lease: Lease) => Promise<unknown>): Operation {
   return { usage, args: args as z.ZodType<unknown[]>, run: run as Handler };
 }
 
 /** Every operation a guest may call, by namespace. `workflows.invoke` runs guest-side on top of `workflows.load`. */
-const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
+const OPERATIONS: Record<Namespace, Record<string, Operation>> = lazy(() => ({
   tools: {
     list: op("list()", z.tuple([]), (h) => h.tools.list()),
     search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
@@ -179,7 +180,7 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = {
       return runSkillScript(h.skills, name, script, args ?? [], ctx);
     }),
   },
-};
+}));
 
 const DEFAULT_DEPS_UNAVAILABLE =
   'installing packages at run time is not supported by this executor (it lacks the "depsInstall" capability); cannot {op}. ' +

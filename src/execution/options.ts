@@ -4,6 +4,7 @@
  * unknown or mistyped option fails the same clear way everywhere.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ValidationError } from "../errors.js";
 import type { DepsConfig } from "../deps/index.js";
 import { searchOptionsSchema, type SearchOptions } from "../search/config.js";
@@ -34,13 +35,13 @@ export interface ExecutorOptions {
   skillRoots?: string[];
 }
 
-export const timeoutSchema = z
+export const timeoutSchema = lazy(() => z
   .number({ error: "must be a number of milliseconds" })
   .int("must be a whole number of milliseconds")
   .min(1, "must be at least 1 ms")
-  .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (one day)`);
+  .max(MAX_TIMEOUT_MS, `must be at most ${MAX_TIMEOUT_MS} ms (one day)`));
 
-export const baseOptionsShape = {
+export const baseOptionsShape = lazy(() => ({
   toolsPath: z.string({ error: "must be a folder path" }).min(1, "must not be empty").optional(),
   defaultTimeoutMs: timeoutSchema.optional(),
   middleware: z
@@ -61,7 +62,7 @@ export const baseOptionsShape = {
     .optional(),
   skillRoots: z.array(z.string().min(1), { error: "must be an array of folder paths" }).optional(),
   maxInFlightBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_024, "must be at least 1024 bytes").max(Number.MAX_SAFE_INTEGER).optional(),
-};
+}));
 
 /** The HostServices part of parsed options (what every executor passes on as it is). */
 export function hostLimitsOf(options: {
@@ -76,7 +77,7 @@ export function hostLimitsOf(options: {
   };
 }
 
-export const depsOptionsShape = {
+export const depsOptionsShape = lazy(() => ({
   deps: z.array(z.string({ error: "each dep must be a package spec string" }), { error: "must be an array of package specs" }).optional(),
   depsFile: z.string().min(1).optional(),
   depsDir: z.string().min(1).optional(),
@@ -84,7 +85,7 @@ export const depsOptionsShape = {
   allowInstallScripts: z.boolean().optional(),
   allowLocalPaths: z.boolean().optional(),
   onDepsOutput: z.custom<(line: string) => void>((v) => typeof v === "function", "must be a function (line: string) => void").optional(),
-};
+}));
 
 /** Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored). */
 export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown, executor: string): z.infer<z.ZodObject<S>> {

@@ -6,6 +6,7 @@
  * a listing later must not make every client reject the result.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { paramSchema } from "../storage/workflow-record.js";
 import { MAX_TIMEOUT_MS } from "../execution/options.js";
 
@@ -14,7 +15,7 @@ export const MAX_SEARCH_LIMIT = 100;
 
 const name = (what: string) => z.string().min(1).describe(what);
 
-export const inputs = {
+export const inputs = lazy(() => ({
   run_code: {
     code: z.string().min(1).describe("TypeScript or JavaScript to run; the value of the last expression is returned"),
     timeout_ms: z
@@ -39,7 +40,7 @@ export const inputs = {
   },
   artifact: { name: name("Artifact name, e.g. scans/a.json") },
   dep: { spec: name('Package spec, e.g. "lodash@^4"') },
-};
+}));
 
 /** The languages run_code can offer; a server offering two takes `language` per call. */
 export const MCP_LANGUAGES = ["typescript", "python"] as const;
@@ -54,9 +55,9 @@ export function runCodeInputWithLanguage(defaultLanguage: McpLanguage) {
   };
 }
 
-const executionError = z.looseObject({ name: z.string(), message: z.string(), stack: z.string().optional() });
+const executionError = lazy(() => z.looseObject({ name: z.string(), message: z.string(), stack: z.string().optional() }));
 
-export const runCodeOutput = z.looseObject({
+export const runCodeOutput = lazy(() => z.looseObject({
   ok: z.boolean(),
   /** Present when JSON holds the value exactly and it fits the output limit. */
   value: z.unknown().optional(),
@@ -67,30 +68,30 @@ export const runCodeOutput = z.looseObject({
   durationMs: z.number(),
   /** Characters cut from display, stdout, stderr and error to stay within --max-output. */
   cutChars: z.number(),
-});
+}));
 
-const callable = z.looseObject({ name: z.string(), description: z.string(), signature: z.string() });
-const toolListing = z.looseObject({
+const callable = lazy(() => z.looseObject({ name: z.string(), description: z.string(), signature: z.string() }));
+const toolListing = lazy(() => z.looseObject({
   name: z.string(),
   type: z.string(),
   description: z.string(),
   tags: z.array(z.string()),
   callables: z.array(callable),
   direct: z.looseObject({ description: z.string(), signature: z.string() }).nullable(),
-});
-const scored = { score: z.number() };
+}));
+const scored = lazy(() => ({ score: z.number() }));
 
 // The stored parameter shape (one definition), open to fields a later version adds.
-const workflowParam = paramSchema.loose();
-const workflowSummary = z.looseObject({ name: z.string(), description: z.string(), params: z.array(workflowParam) });
-const workflowDetails = workflowSummary.extend({
+const workflowParam = lazy(() => paramSchema.loose());
+const workflowSummary = lazy(() => z.looseObject({ name: z.string(), description: z.string(), params: z.array(workflowParam) }));
+const workflowDetails = lazy(() => workflowSummary.extend({
   source: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
   author: z.string().optional(),
-});
+}));
 
-const artifactInfo = z.looseObject({
+const artifactInfo = lazy(() => z.looseObject({
   name: z.string(),
   kind: z.enum(["text", "bytes", "json"]),
   size: z.number(),
@@ -98,9 +99,9 @@ const artifactInfo = z.looseObject({
   metadata: z.record(z.string(), z.unknown()),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}));
 
-export const outputs = {
+export const outputs = lazy(() => ({
   run_code: runCodeOutput,
   list_tools: z.looseObject({ tools: z.array(toolListing) }),
   search_tools: z.looseObject({ tools: z.array(toolListing.extend(scored)) }),
@@ -121,4 +122,4 @@ export const outputs = {
   list_deps: z.looseObject({ deps: z.array(z.unknown()) }),
   add_dep: z.looseObject({ spec: z.string(), result: z.unknown() }),
   remove_dep: z.looseObject({ spec: z.string(), result: z.unknown() }),
-};
+}));

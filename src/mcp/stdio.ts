@@ -16,6 +16,8 @@ export interface StdioServeOptions extends CodeModeServerOptions {
   stdin?: Readable;
   /** Default: the process's stdout, claimed (see the module comment). A stream given here is used as is. */
   stdout?: Writable;
+  /** Called when the client's `initialized` notification arrives: the handshake is done. */
+  onInitialized?: () => void;
 }
 
 export interface StdioServing {
@@ -55,6 +57,7 @@ export async function serveStdio(session: Session, options: StdioServeOptions = 
     void close();
   });
   server.server.onclose = () => void close();
+  if (options.onInitialized) server.server.oninitialized = options.onInitialized;
 
   await server.connect(new StdioServerTransport(stdin, stdout));
   return { tools, closed, close };

@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ValidationError } from "../errors.js";
 import type { StorageBackend } from "../storage/protocol.js";
 import { EmbedderError, isEmbedder, type Embedder } from "./embedder.js";
@@ -49,17 +50,17 @@ function isEmbedderSpec(v: unknown): v is EmbedderSpec {
   return typeof o["url"] === "string" && typeof o["model"] === "string";
 }
 
-const ms = z.number({ error: "must be a number of milliseconds" }).int("must be a whole number of milliseconds").min(0).max(600_000, "must be at most 600000 ms");
+const ms = lazy(() => z.number({ error: "must be a number of milliseconds" }).int("must be a whole number of milliseconds").min(0).max(600_000, "must be at most 600000 ms"));
 
 /** Validates the executor's `search` option (unknown keys are errors, like every other option). */
-export const searchOptionsSchema = z.strictObject(
+export const searchOptionsSchema = lazy(() => z.strictObject(
   {
     embedder: z.custom<EmbedderSpec>(isEmbedderSpec, `must be ${EMBEDDER_HELP}`).optional(),
     readyTimeoutMs: ms.optional(),
     indexTimeoutMs: ms.optional(),
   },
   { error: "must be an object { embedder?, readyTimeoutMs?, indexTimeoutMs? }" },
-);
+));
 
 /**
  * Parses the words the CLI flag `--search` and TS_CODE_MODE_SEARCH use: `use-lite`, `lexical`, or

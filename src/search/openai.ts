@@ -7,6 +7,7 @@
  * in a message (it is redacted from echoed response bodies too), and neither do URL credentials.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ValidationError } from "../errors.js";
 import { EmbedderError, type Embedder } from "./embedder.js";
 
@@ -25,18 +26,18 @@ export interface OpenAICompatibleEmbedderOptions {
   batchSize?: number;
 }
 
-const optionsSchema = z.strictObject({
+const optionsSchema = lazy(() => z.strictObject({
   url: z.string({ error: "url must be a string" }).min(1, "url must not be empty"),
   model: z.string({ error: "model must be a string" }).min(1, "model must not be empty"),
   apiKey: z.string({ error: "apiKey must be a string" }).optional(),
   dimensions: z.number().int().min(1).max(65_536).optional(),
   timeoutMs: z.number().int().min(1).max(600_000).optional(),
   batchSize: z.number().int().min(1).max(4096).optional(),
-});
+}));
 
-const responseSchema = z.object({
+const responseSchema = lazy(() => z.object({
   data: z.array(z.object({ index: z.number().int().min(0).optional(), embedding: z.array(z.number()) })),
-});
+}));
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_BATCH = 128;

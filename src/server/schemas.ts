@@ -4,13 +4,14 @@
  * drift from what the server accepts.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { NAMESPACES } from "../execution/host.js";
 import { MAX_TIMEOUT_MS } from "../execution/options.js";
 import { wireValueSchema } from "../execution/remote/wire.js";
 
-const name = z.string().min(1).max(1_024);
+const name = lazy(() => z.string().min(1).max(1_024));
 
-export const errorBodySchema = z
+export const errorBodySchema = lazy(() => z
   .object({
     error: z.object({
       name: z.string().describe("stable name, as in ExecutionResult.error: ValidationError, NotFoundError, ToolError, UnauthorizedError, ..."),
@@ -18,24 +19,24 @@ export const errorBodySchema = z
       details: z.record(z.string(), z.unknown()).optional().describe("ToolError fields, NotFoundError suggestions, ..."),
     }),
   })
-  .describe("Every failure: a JSON body with a stable error name");
+  .describe("Every failure: a JSON body with a stable error name"));
 
-export const storageDescriptorSchema = z
+export const storageDescriptorSchema = lazy(() => z
   .discriminatedUnion("type", [
     z.strictObject({ type: z.literal("file"), basePath: z.string().min(1).max(4_096), workspaceId: z.string().max(256).optional() }),
     z.strictObject({ type: z.literal("redis"), url: z.string().max(4_096).optional(), prefix: z.string().max(256), workspaceId: z.string().max(256).optional() }),
   ])
-  .describe("The client's storage: must name the server's storage, unless the server was started with --client-storage (then it is opened; a redis url is needed)");
+  .describe("The client's storage: must name the server's storage, unless the server was started with --client-storage (then it is opened; a redis url is needed)"));
 
-export const createSessionSchema = z.strictObject({ storage: storageDescriptorSchema.optional() });
-export const capabilityReportSchema = z.object({ capabilities: z.array(z.string()), notes: z.array(z.string()) });
-export const sessionCreatedSchema = z.object({ id: z.string(), executor: z.string(), trust: z.enum(["trusted", "untrusted"]), capabilities: capabilityReportSchema, exec: z.boolean() });
+export const createSessionSchema = lazy(() => z.strictObject({ storage: storageDescriptorSchema.optional() }));
+export const capabilityReportSchema = lazy(() => z.object({ capabilities: z.array(z.string()), notes: z.array(z.string()) }));
+export const sessionCreatedSchema = lazy(() => z.object({ id: z.string(), executor: z.string(), trust: z.enum(["trusted", "untrusted"]), capabilities: capabilityReportSchema, exec: z.boolean() }));
 
-export const runRequestSchema = z.strictObject({
+export const runRequestSchema = lazy(() => z.strictObject({
   code: z.string().max(10_000_000),
   timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
-});
-export const executionResultSchema = z
+}));
+export const executionResultSchema = lazy(() => z
   .object({
     ok: z.boolean(),
     value: z.unknown().describe("the value as JSON, when JSON can carry it"),
@@ -46,28 +47,28 @@ export const executionResultSchema = z
     error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).nullable(),
     durationMs: z.number(),
   })
-  .describe("An ExecutionResult; with Accept: text/event-stream, `output` events ({ stream, text }) come first and this is the `result` event");
+  .describe("An ExecutionResult; with Accept: text/event-stream, `output` events ({ stream, text }) come first and this is the `result` event"));
 
-export const execRequestSchema = z.strictObject({
+export const execRequestSchema = lazy(() => z.strictObject({
   command: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).min(1).max(10_000)]).describe("an argv array as is, or a string run under /bin/sh -c in the container"),
   timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
   cwd: z.string().max(4_096).optional(),
-});
-export const execResultSchema = z.object({ output: z.string(), exitCode: z.number(), truncated: z.boolean() });
+}));
+export const execResultSchema = lazy(() => z.object({ output: z.string(), exitCode: z.number(), truncated: z.boolean() }));
 
-export const callRequestSchema = z.strictObject({ ns: z.enum(NAMESPACES), op: z.string().max(64), args: wireValueSchema });
-export const callReplySchema = z.object({ value: wireValueSchema });
+export const callRequestSchema = lazy(() => z.strictObject({ ns: z.enum(NAMESPACES), op: z.string().max(64), args: wireValueSchema }));
+export const callReplySchema = lazy(() => z.object({ value: wireValueSchema }));
 
-export const searchQuerySchema = z.object({ q: z.string().min(1).max(10_000), limit: z.coerce.number().int().min(1).max(1_000).optional() });
-export const nameQuerySchema = z.object({ name });
-export const toolCallSchema = z.strictObject({ callable: name.nullable().optional(), args: z.record(z.string(), z.unknown()).optional() });
-export const workflowCreateSchema = z.strictObject({ name, source: z.string().max(1_000_000), description: z.string().max(10_000).optional() });
-export const workflowInvokeSchema = z.strictObject({ args: z.record(z.string(), z.unknown()).optional() });
-export const approveSchema = z.strictObject({ source: z.string().max(1_000_000).optional() });
-export const depSpecSchema = z.strictObject({ spec: z.string().min(1).max(1_024) });
-export const valueReplySchema = z.object({ value: z.unknown() });
-export const okSchema = z.object({ ok: z.literal(true) });
-export const infoSchema = z.object({
+export const searchQuerySchema = lazy(() => z.object({ q: z.string().min(1).max(10_000), limit: z.coerce.number().int().min(1).max(1_000).optional() }));
+export const nameQuerySchema = lazy(() => z.object({ name }));
+export const toolCallSchema = lazy(() => z.strictObject({ callable: name.nullable().optional(), args: z.record(z.string(), z.unknown()).optional() }));
+export const workflowCreateSchema = lazy(() => z.strictObject({ name, source: z.string().max(1_000_000), description: z.string().max(10_000).optional() }));
+export const workflowInvokeSchema = lazy(() => z.strictObject({ args: z.record(z.string(), z.unknown()).optional() }));
+export const approveSchema = lazy(() => z.strictObject({ source: z.string().max(1_000_000).optional() }));
+export const depSpecSchema = lazy(() => z.strictObject({ spec: z.string().min(1).max(1_024) }));
+export const valueReplySchema = lazy(() => z.object({ value: z.unknown() }));
+export const okSchema = lazy(() => z.object({ ok: z.literal(true) }));
+export const infoSchema = lazy(() => z.object({
   name: z.literal("ts-code-mode"),
   version: z.string(),
   executor: z.string(),
@@ -76,7 +77,7 @@ export const infoSchema = z.object({
   sessions: z.object({ open: z.number(), max: z.number(), idleTimeoutS: z.number() }),
   workspaceHeader: z.string().nullable(),
   clientStorage: z.boolean(),
-});
+}));
 
 export type Method = "get" | "post" | "put" | "delete";
 
@@ -97,7 +98,7 @@ export interface RouteSpec {
 
 const S = "/sessions/{id}";
 /** Every route the server answers. app.ts registers exactly these. */
-export const ROUTES = {
+export const ROUTES = lazy(() => ({
   health: { method: "get", path: "/health", summary: "Liveness (no auth)", auth: false, response: z.object({ ok: z.literal(true) }) },
   info: { method: "get", path: "/info", summary: "Version, executor, capabilities, limits", auth: true, response: infoSchema },
   openapi: { method: "get", path: "/openapi.json", summary: "This document", auth: true, response: z.record(z.string(), z.unknown()) },
@@ -136,6 +137,6 @@ export const ROUTES = {
   addDep: { method: "post", path: `${S}/deps`, summary: "deps.add(spec)", auth: true, body: depSpecSchema, response: valueReplySchema },
   removeDep: { method: "delete", path: `${S}/deps`, summary: "deps.remove(spec)", auth: true, query: z.object({ spec: z.string().min(1).max(1_024) }), response: valueReplySchema },
   syncDeps: { method: "post", path: `${S}/deps/sync`, summary: "deps.sync()", auth: true, response: valueReplySchema },
-} as const satisfies Record<string, RouteSpec>;
+} as const satisfies Record<string, RouteSpec>));
 
 export type RouteName = keyof typeof ROUTES;

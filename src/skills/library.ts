@@ -5,6 +5,7 @@
  * read is lenient: a broken skill is skipped with a warning and never hides the others.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { InvalidNameError, NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import { FileSkillStore } from "../storage/file/skills.js";
@@ -74,8 +75,8 @@ export interface SkillLibraryOptions {
 
 const WEIGHTS = { name: 3, description: 2, body: 0.5 } as const;
 const BODY_EXCERPT_CHARS = 20_000;
-const provenanceSchema = z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string().max(200), savedAt: z.string().max(100) });
-const createSchema = z.strictObject({
+const provenanceSchema = lazy(() => z.object({ trust: z.enum(["trusted", "untrusted"]), executor: z.string().max(200), savedAt: z.string().max(100) }));
+const createSchema = lazy(() => z.strictObject({
   name: z.string({ error: "name must be a string" }),
   description: z.string({ error: "description must be a string" }),
   body: z.string({ error: "body must be a string (the Markdown instructions)" }).max(MAX_SKILL_FILE_BYTES),
@@ -83,7 +84,7 @@ const createSchema = z.strictObject({
   license: z.string().max(1_000).optional(),
   compatibility: z.string().optional(),
   metadata: z.record(z.string(), z.string()).optional(),
-});
+}));
 
 export class SkillLibrary {
   private readonly sources: Array<{ store: SkillStore; label: string }>;

@@ -13,6 +13,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ValidationError } from "../errors.js";
 import { runCommand } from "../tools/adapters/cli/run.js";
 import type { CallContext } from "../tools/protocol.js";
@@ -24,11 +25,11 @@ export const MAX_RUN_ARG_CHARS = 100_000;
 export const MAX_RUN_STDOUT_BYTES = 4 * 1024 * 1024;
 const DEFAULT_RUN_TIMEOUT_MS = 60_000;
 
-export const runArgsSchema = z
+export const runArgsSchema = lazy(() => z
   .array(z.string({ error: "each argument must be a string" }).max(MAX_RUN_ARG_CHARS, `an argument may have at most ${MAX_RUN_ARG_CHARS} characters`), {
     error: "args must be an array of strings (an argv; no shell is involved)",
   })
-  .max(MAX_RUN_ARGS, `at most ${MAX_RUN_ARGS} arguments`);
+  .max(MAX_RUN_ARGS, `at most ${MAX_RUN_ARGS} arguments`));
 
 /** The checks of every skills.run, wherever it runs: a file under scripts/ that the skill has, and the skill may be run here. */
 async function scriptOf(library: SkillLibrary, name: string, script: string): Promise<Awaited<ReturnType<SkillLibrary["forRun"]>>> {

@@ -4,15 +4,16 @@
  * because it crosses a process (or container) boundary.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ValidationError } from "../errors.js";
 import { FileStorage } from "./file/storage.js";
 import type { StorageBackend, StorageDescriptor } from "./protocol.js";
 import { RedisStorage } from "./redis/storage.js";
 
-const descriptorSchema = z.discriminatedUnion("type", [
+const descriptorSchema = lazy(() => z.discriminatedUnion("type", [
   z.object({ type: z.literal("file"), basePath: z.string().min(1), workspaceId: z.string().optional() }),
   z.object({ type: z.literal("redis"), url: z.string().min(1), prefix: z.string(), workspaceId: z.string().optional() }),
-]);
+]));
 
 /** Checks that `value` is a storage descriptor; throws ValidationError saying what is wrong. */
 export function parseStorageDescriptor(value: unknown): StorageDescriptor {

@@ -5,6 +5,7 @@
  * A save over either limit fails with StorageError code "QUOTA_EXCEEDED" and writes nothing.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { StorageError } from "../errors.js";
 
 export const MIB = 1024 * 1024;
@@ -25,7 +26,7 @@ export interface Quota {
   maxStoreBytes: number;
 }
 
-export const quotaOptionSchema = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional();
+export const quotaOptionSchema = lazy(() => z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional());
 
 export function resolveQuota(options: QuotaOptions): Quota {
   return {

@@ -3,25 +3,26 @@
  * fails with the same wording whichever backend holds the data.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ValidationError } from "../errors.js";
 import type { WorkflowRecord } from "./protocol.js";
 
-export const paramSchema = z.object({
+export const paramSchema = lazy(() => z.object({
   name: z.string(),
   type: z.string(),
   description: z.string().optional(),
   required: z.boolean(),
   default: z.json().optional(),
   defaultExpression: z.string().optional(),
-});
+}));
 
-export const provenanceSchema = z.strictObject({
+export const provenanceSchema = lazy(() => z.strictObject({
   trust: z.enum(["trusted", "untrusted"]),
   executor: z.string(),
   savedAt: z.string(),
-});
+}));
 
-export const workflowRecordSchema = z.object({
+export const workflowRecordSchema = lazy(() => z.object({
   name: z.string(),
   source: z.string(),
   description: z.string(),
@@ -32,7 +33,7 @@ export const workflowRecordSchema = z.object({
   language: z.literal("python").optional(),
   descriptionExplicit: z.boolean().optional(),
   provenance: provenanceSchema.optional(),
-});
+}));
 
 const LONE_SURROGATE = /[\ud800-\udfff]/u;
 

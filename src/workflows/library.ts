@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import type { WorkflowParam, WorkflowRecord, WorkflowStore } from "../storage/protocol.js";
@@ -102,7 +103,7 @@ interface SearchListing {
 /** The last search listing per store (see WorkflowLibrary.searchListing); only of frozen records, which cannot change under it. */
 const listings = new WeakMap<WorkflowStore, SearchListing>();
 
-const createSchema = z.strictObject({
+const createSchema = lazy(() => z.strictObject({
   name: z.string({ error: "expected a string" }),
   source: z
     .string({ error: "expected a string of TypeScript or JavaScript" })
@@ -117,9 +118,9 @@ const createSchema = z.strictObject({
   author: z.string({ error: "expected a string" }).max(200, "is longer than 200 characters").optional(),
   language: z.enum(["typescript", "python"], { error: 'expected "typescript" or "python"' }).optional(),
   params: z.array(paramSchema).max(200, "has more than 200 parameters").optional(),
-});
+}));
 
-const searchSchema = z.object({
+const searchSchema = lazy(() => z.object({
   query: z.string({ error: "expected a string" }),
   limit: z
     .number({ error: "expected a number" })
@@ -127,7 +128,7 @@ const searchSchema = z.object({
     .min(1, "must be at least 1")
     .max(1000, "must be at most 1000")
     .optional(),
-});
+}));
 
 const PYTHON_RUN_EXAMPLE = 'def run(n: int) -> int:\n    """Triple a number."""\n    return n * 3';
 

@@ -7,6 +7,7 @@
  * is only parsed, never run.
  */
 import { z } from "zod";
+import { lazy } from "../lazy.js";
 import { ToolError, ValidationError } from "../errors.js";
 import { pythonGuestFile } from "../execution/python/guest-files.js";
 import { paramSchema } from "../storage/workflow-record.js";
@@ -18,7 +19,7 @@ export const PYTHON_SIGNATURE_TIMEOUT_MS = 10_000;
 /** The answer is params and a docstring of a source of at most 1 MiB. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-const answerSchema = z.union([
+const answerSchema = lazy(() => z.union([
   z.object({ error: z.string().max(10_000) }),
   z.object({
     hasRun: z.boolean(),
@@ -26,7 +27,7 @@ const answerSchema = z.union([
     params: z.array(paramSchema).max(200),
     syntaxError: z.object({ message: z.string().max(10_000), line: z.number().int(), column: z.number().int() }).nullable(),
   }),
-]);
+]));
 
 /**
  * The source could not be read. `sourceFault`: the source itself is the cause (a timeout, a refused

@@ -64,6 +64,9 @@ export async function ensureBuilt(): Promise<void> {
     });
     // tsc still emits when files outside the CLI have type errors; what matters is a fresh main.js.
     if ((await builtAt()) < started - 1000) throw new Error(`Building dist failed:\n${tsc.stdout}${tsc.stderr}`);
+    // What ships: the entries bundled as `npm run build` does (scripts/bundle.mjs).
+    const bundle = spawnSync(process.execPath, [path.join(REPO, "scripts/bundle.mjs")], { cwd: REPO, encoding: "utf8" });
+    if (bundle.status !== 0) throw new Error(`Bundling dist failed:\n${bundle.stdout}${bundle.stderr}`);
   } finally {
     await rm(LOCK, { recursive: true, force: true });
   }

@@ -18,6 +18,8 @@ export interface ImportGuard {
   refuse: RegExp;
   /** Files that must not be in the CommonJS cache afterwards (matched against the absolute path). */
   refuseInCache: RegExp;
+  /** globalThis properties that must still be unset afterwards (a package that marks its load there, e.g. zod's `__zod_globalRegistry`, however it was loaded). */
+  refuseGlobals?: string[];
 }
 
 export async function importWithGuard(specifier: string, guard: ImportGuard, cwd: string): Promise<string> {
@@ -38,7 +40,8 @@ export async function importWithGuard(specifier: string, guard: ImportGuard, cwd
       `try { await import(${JSON.stringify(specifier)}); } catch (e) { console.log(String(e.message)); process.exit(0); }`,
       'const { createRequire } = await import("node:module");',
       `const cached = Object.keys(createRequire(import.meta.url).cache).filter((f) => ${guard.refuseInCache.toString()}.test(f));`,
-      'console.log(cached.length ? `in require cache: ${cached[0]}` : "clean");',
+      `const globals = ${JSON.stringify(guard.refuseGlobals ?? [])}.filter((g) => globalThis[g] !== undefined);`,
+      'console.log(cached.length ? `in require cache: ${cached[0]}` : globals.length ? `global set: ${globals[0]}` : "clean");',
     ].join("\n");
     const { stdout } = await exec(process.execPath, ["--import", register, "--input-type=module", "-e", script], { cwd, timeout: 60_000 });
     return stdout.trim();

@@ -5,12 +5,16 @@
  * BUILT package by its own name, with a resolve hook that refuses these packages.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { ensureBuilt, REPO } from "../cli/harness.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ensureBuilt, MAIN, REPO } from "../cli/harness.js";
 import { importWithGuard } from "../helpers/import-guard.js";
+import { loadedModules } from "../helpers/loaded-modules.js";
 
-/** Loaded on first use only: the snippet compilers, YAML, QuickJS, the MCP SDK, Redis, the TypeScript compiler. */
-const LAZY = /^(yaml|sucrase|acorn|quickjs-emscripten|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+)(\/|$)/;
-const LAZY_FILES = /node_modules[\\/](yaml|sucrase|acorn|quickjs-emscripten|@jitl|typescript|ioredis|@modelcontextprotocol|dockerode|hono|@hono|pyodide|@energetic-ai)[\\/]/;
+/** Loaded on first use only: zod, the snippet compilers, YAML, QuickJS, the MCP SDK, Redis, the TypeScript compiler. */
+const LAZY = /^(zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+)(\/|$)/;
+const LAZY_FILES = /node_modules[\\/](zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl|typescript|ioredis|@modelcontextprotocol|dockerode|hono|@hono|pyodide|@energetic-ai)[\\/]/;
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -18,7 +22,41 @@ beforeAll(async () => {
 
 describe("import cost", () => {
   it("importing the main entry loads none of the optional packages", async () => {
-    expect(await importWithGuard("ts-code-mode", { refuse: LAZY, refuseInCache: LAZY_FILES }, REPO)).toBe("clean");
+    expect(await importWithGuard("ts-code-mode", { refuse: LAZY, refuseInCache: LAZY_FILES, refuseGlobals: ["__zod_globalRegistry"] }, REPO)).toBe("clean");
+  });
+
+  it("the guard sees zod however it loads (control: parsing session options needs it)", async () => {
+    const loader = `data:text/javascript,${encodeURIComponent(`const m = await import(${JSON.stringify(new URL("../../dist/index.js", import.meta.url).href)}); new m.InProcessExecutor({ defaultTimeoutMs: 1000 });`)}`;
+    expect(await importWithGuard(loader, { refuse: /^$/, refuseInCache: /^$/, refuseGlobals: ["__zod_globalRegistry"] }, REPO)).toBe("global set: __zod_globalRegistry");
+  });
+});
+
+describe("CLI start", () => {
+  const commandsOf = (modules: Set<string>) => [...modules].flatMap((m) => /^dist\/cli\/commands\/([\w-]+)\.js$/.exec(m)?.[1] ?? []).sort();
+
+  it("--version evaluates no command module and no zod", async () => {
+    const r = await loadedModules([MAIN, "--version"], REPO);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(commandsOf(r.distModules)).toEqual([]);
+    expect(r.zod).toBe(false);
+  });
+
+  it("run evaluates only the run command's module, and no MCP SDK, Redis, hono or dockerode", async () => {
+    const base = await mkdtemp(path.join(os.tmpdir(), "tcm-lazy-cli-"));
+    try {
+      const r = await loadedModules([MAIN, "run", "--executor", "in-process", "--base", base, "1+1"], REPO);
+      expect(r.stdout.trim()).toBe("2");
+      expect(commandsOf(r.distModules)).toEqual(["run"]);
+      expect(r.urls.filter((u) => LAZY_FILES.test(u) && !/[\\/]zod[\\/]/.test(u))).toEqual([]);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("--help still lists every command (they all load when none is named)", async () => {
+    const r = await loadedModules([MAIN, "--help"], REPO);
+    for (const name of ["run", "mcp", "serve", "agent", "skills", "containers"]) expect(r.stdout).toContain(`\n  ${name}`);
+    expect(commandsOf(r.distModules)).toContain("serve");
   });
 
   it("the guard sees such a load (control: the sandbox's QuickJS module loads QuickJS when it starts one)", async () => {

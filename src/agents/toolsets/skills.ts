@@ -6,12 +6,13 @@
  * skill's scripts run with skills.run inside run_code against the same store.
  */
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { bounded } from "../../mcp/format.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 
-const nameInput = z.string().min(1).max(64).describe("the skill's name, from <available_skills>");
-const loadInput = z.object({ name: nameInput });
-const readInput = z.object({ name: nameInput, path: z.string().min(1).max(1024).describe('a file of the skill, relative to its folder, e.g. "references/columns.md"') });
+const nameInput = lazy(() => z.string().min(1).max(64).describe("the skill's name, from <available_skills>"));
+const loadInput = lazy(() => z.object({ name: nameInput }));
+const readInput = lazy(() => z.object({ name: nameInput, path: z.string().min(1).max(1024).describe('a file of the skill, relative to its folder, e.g. "references/columns.md"') }));
 
 /** What goes after the agent's instructions: how to use skills and their catalog; "" when there are none. */
 export async function skillsSystemText(env: ToolsetEnv): Promise<string> {

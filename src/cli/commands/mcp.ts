@@ -217,18 +217,26 @@ async function serve(flags: McpFlags): Promise<void> {
       const approvals = new ClientApprovals();
       const session = newSession(approvals);
       try {
-        // The executor starts (child process, tool files) while the SDK loads and the client
-        // handshakes: initialize and tools/list never wait for it; a call waits inside Session.
-        const starting = session.start().then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere));
+        // The executor starts (child process, tool files) once the handshake is done: the client's
+        // `initialized` notification, then one turn of the event loop so a tools/list sent with it
+        // is answered first. Spawning and parsing tool YAML are synchronous work that would otherwise
+        // delay initialize and tools/list (issue 24). A call that comes earlier starts it itself
+        // (Session.run starts the session) and waits inside Session.
+        let handshakeDone!: () => void;
+        const handshake = new Promise<void>((resolve) => (handshakeDone = resolve));
+        const starting = handshake.then(() => session.start()).then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere));
         starting.catch(() => undefined);
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, {
           ...serverOptions,
           approvals,
+          onInitialized: () => setImmediate(handshakeDone),
           ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
         });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
+        // A client that leaves before the handshake still gets its tool files checked.
+        void serving.closed.then(handshakeDone);
         // A broken tool file still stops the server at once (right after the handshake), not at the first call.
         await Promise.race([starting.then(() => serving.closed), shutdownSignal()]).finally(() => serving.close());
       } finally {

@@ -11,6 +11,7 @@
  */
 import { PassThrough } from "node:stream";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { ToolError, ValidationError } from "../../errors.js";
 import type { CallContext, ToolAdapter, ToolInfo } from "../../tools/protocol.js";
 import type Docker from "dockerode";
@@ -35,13 +36,13 @@ export const MAX_EXEC_OUTPUT_CHARS = 100_000;
 /** What the host waits past the timeout for the in-container wrapper to report before giving up. */
 const HOST_GRACE_MS = 5_000;
 
-export const execInputSchema = z.strictObject({
+export const execInputSchema = lazy(() => z.strictObject({
   command: z.union([z.string().min(1, "must not be empty").max(100_000), z.array(z.string().max(100_000)).min(1, "must name a program").max(1_000)], {
     error: "must be a string (run by /bin/sh -c inside the container) or an argv array of strings",
   }),
   timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
   cwd: z.string().startsWith("/", "must be an absolute path inside the container").max(4_096).optional(),
-});
+}));
 
 /**
  * Runs inside the container as `node -e WRAPPER <timeoutMs> <argv...>`: argv arrives as separate

@@ -18,6 +18,7 @@
 import path from "node:path";
 import type Docker from "dockerode";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
@@ -85,9 +86,9 @@ export interface ContainerExecutorOptions {
   startupTimeoutMs?: number;
 }
 
-const absolute = z.string().startsWith("/", "must be an absolute path").max(4_096).refine((p) => !p.includes("\0"), "must not contain NUL");
+const absolute = lazy(() => z.string().startsWith("/", "must be an absolute path").max(4_096).refine((p) => !p.includes("\0"), "must not contain NUL"));
 
-const optionsShape = {
+const optionsShape = lazy(() => ({
   ...baseOptionsShape,
   image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,254}$/, "must be an image reference like localhost/name:tag").optional(),
   docker: z.custom<DockerClient>((v) => typeof v === "object" && v !== null && typeof (v as { createContainer?: unknown }).createContainer === "function", "must be a dockerode client").optional(),
@@ -103,7 +104,7 @@ const optionsShape = {
   user: z.string().regex(/^\d+(:\d+)?$/, 'must be "uid" or "uid:gid" (numbers)').optional(),
   shell: z.boolean().optional(),
   startupTimeoutMs: z.number().int().min(100).max(600_000).optional(),
-};
+}));
 
 export const CONTAINER_DEFAULTS = { network: "none", memoryMb: 512, cpus: 1, pidsLimit: 256, user: "65534:65534", workdir: "/workspace", startupTimeoutMs: 30_000 } as const;
 

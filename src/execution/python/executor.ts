@@ -12,6 +12,7 @@
  * its process, and the error says the variables were lost.
  */
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import type { DepsService } from "../../deps/service.js";
 import { parsePythonSpec, pythonDepsServiceFor, venvOf } from "../../deps/python/index.js";
 import { ValidationError } from "../../errors.js";
@@ -43,7 +44,7 @@ export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "
 /** After the SIGINT at the deadline, how long Python code has to stop before its process is killed. */
 export const PYTHON_KILL_GRACE_MS = 500;
 
-const pythonShape = z.strictObject({
+const pythonShape = lazy(() => z.strictObject({
   python: z
     .string({ error: "must be a command or path" })
     .min(1, "must not be empty")
@@ -51,7 +52,7 @@ const pythonShape = z.strictObject({
     // It is the program spawned (never through a shell); a leading dash would read as an option of setpriv.
     .refine((p) => !p.startsWith("-") && !p.includes("\0"), "must be a command name or path, not an option")
     .optional(),
-});
+}));
 
 export class PythonExecutor extends SubprocessExecutor {
   override readonly kind: string = "python";

@@ -13,6 +13,7 @@
  * SessionLostError (runs: in the result), never a hang: each request has a deadline.
  */
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { SessionLostError, ValidationError } from "../../errors.js";
 import { formatSkillsCatalog } from "../../skills/library.js";
 import { SerialQueue } from "../../serial-queue.js";
@@ -43,21 +44,21 @@ export interface RemoteExecutorOptions {
   checkStorage?: boolean;
 }
 
-const optionsShape = {
+const optionsShape = lazy(() => ({
   url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL of a `ts-code-mode serve` server" }),
   token: z.string().min(1).optional(),
   defaultTimeoutMs: timeoutSchema.optional(),
   requestTimeoutMs: timeoutSchema.optional(),
   shareStorage: z.boolean().optional(),
   checkStorage: z.boolean().optional(),
-};
+}));
 
-const createdSchema = z.object({
+const createdSchema = lazy(() => z.object({
   id: z.string().min(1).max(200),
   trust: z.enum(["trusted", "untrusted"]),
   capabilities: z.object({ capabilities: z.array(z.string()), notes: z.array(z.string()) }),
-});
-const resultSchema = z.object({
+}));
+const resultSchema = lazy(() => z.object({
   ok: z.boolean(),
   wire: z.object({ json: z.string(), buffers: z.array(z.string()) }).optional(),
   display: z.string(),
@@ -65,7 +66,7 @@ const resultSchema = z.object({
   stderr: z.string(),
   error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).nullable(),
   durationMs: z.number(),
-});
+}));
 
 export class RemoteExecutor implements Executor {
   readonly kind = "remote";

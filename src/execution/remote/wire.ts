@@ -5,6 +5,7 @@
  * base64. Decoding is bounded (depth, size) and never lets a key change a prototype.
  */
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { boundedJson } from "../../values/json.js";
 import { decode, encode } from "../sandbox/codec.js";
 
@@ -12,12 +13,12 @@ import { decode, encode } from "../sandbox/codec.js";
 export const WIRE_MAX_DEPTH = 200;
 export const WIRE_MAX_BYTES = 64 * 1_048_576;
 
-export const wireValueSchema = z
+export const wireValueSchema = lazy(() => z
   .strictObject({
     json: z.string().describe("the value in the ts-code-mode value codec (tagged JSON)"),
     buffers: z.array(z.string()).describe("byte buffers the JSON refers to, base64").max(100_000),
   })
-  .describe("A value that keeps Uint8Array, Map, Set, Date, BigInt, undefined and shared references");
+  .describe("A value that keeps Uint8Array, Map, Set, Date, BigInt, undefined and shared references"));
 export type WireValue = z.infer<typeof wireValueSchema>;
 
 /** `mode: "display"` turns what cannot be copied (a function) into a placeholder instead of failing. */

@@ -21,6 +21,7 @@
  */
 import { admitRun } from "../admit.js";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
 import type { SearchOptions } from "../../search/config.js";
 import { SerialQueue } from "../../serial-queue.js";
@@ -80,7 +81,7 @@ export interface SandboxExecutorOptions {
   skillRoots?: string[];
 }
 
-const optionsShape = {
+const optionsShape = lazy(() => ({
   ...baseOptionsShape,
   engine: z.enum(["quickjs", "deno"], { error: 'must be "quickjs" or "deno"' }).optional(),
   language: z.enum(["typescript", "python"], { error: 'must be "typescript" or "python"' }).optional(),
@@ -92,7 +93,7 @@ const optionsShape = {
     .optional(),
   maxOutputBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_000, "must be at least 1000 bytes").max(1_073_741_824).optional(),
   maxToolCallsPerRun: z.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(1_000_000).optional(),
-};
+}));
 
 export const DEFAULT_MEMORY_MB = 256;
 export const DEFAULT_MAX_TOOL_CALLS_PER_RUN = 1000;

@@ -18,6 +18,7 @@
 import { admitRun, type Admission } from "../admit.js";
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
@@ -72,7 +73,7 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   skillRoots?: string[];
 }
 
-const optionsShape = {
+const optionsShape = lazy(() => ({
   ...baseOptionsShape,
   ...depsOptionsShape,
   maxMemoryMb: z.number({ error: "must be a number of megabytes" }).int("must be a whole number").min(16, "must be at least 16 MB").max(1_048_576, "is too large").optional(),
@@ -86,7 +87,7 @@ const optionsShape = {
     .optional(),
   env: z.record(z.string(), z.string({ error: "environment values must be strings" })).optional(),
   cwd: z.string().min(1).optional(),
-};
+}));
 
 /** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
 const KILL_GRACE_MS = 200;

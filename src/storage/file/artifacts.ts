@@ -17,6 +17,7 @@ import path from "node:path";
 import type { Stats } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
 import {
   createdTime,
@@ -46,17 +47,17 @@ const MAGIC_BYTES = Buffer.from(MAGIC, "utf8");
 /** get()/list() read this much of a file first; a longer header (large metadata) is read in full. */
 const HEAD_CHUNK = 16 * 1024;
 
-const headerSchema = z.object({
+const headerSchema = lazy(() => z.object({
   kind: z.enum(["text", "bytes", "json"]),
   size: z.number().int().nonnegative(),
   description: z.string(),
   metadata: z.record(z.string(), z.json()),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}));
 type Header = z.infer<typeof headerSchema>;
 
-const legacySidecarSchema = z.object({
+const legacySidecarSchema = lazy(() => z.object({
   version: z.literal(1),
   kind: z.enum(["text", "bytes", "json"]),
   size: z.number().int().nonnegative(),
@@ -65,12 +66,12 @@ const legacySidecarSchema = z.object({
   metadata: z.record(z.string(), z.json()),
   createdAt: z.string(),
   updatedAt: z.string(),
-});
+}));
 
-const optionsSchema = z
+const optionsSchema = lazy(() => z
   .object({ description: z.string().optional(), metadata: z.unknown().optional() })
   .strict()
-  .optional();
+  .optional());
 
 /** How long a measured store size is trusted before the next save measures it again. */
 const USAGE_TTL_MS = 5_000;

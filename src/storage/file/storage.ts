@@ -14,6 +14,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
 import { DEFAULT_TEMP_MAX_AGE_MS, sweepTempFiles, toStorageError } from "../atomic.js";
 import { validateWorkspaceId } from "../names.js";
@@ -39,7 +40,7 @@ export interface FileStorageOptions {
   tempMaxAgeMs?: number;
 }
 
-const optionsSchema = z
+const optionsSchema = lazy(() => z
   .object({
     basePath: z.string().min(1, "basePath must not be empty"),
     workspaceId: z.string().optional(),
@@ -47,7 +48,7 @@ const optionsSchema = z
     maxStoreBytes: quotaOptionSchema,
     tempMaxAgeMs: z.number().int().min(0).optional(),
   })
-  .strict();
+  .strict());
 
 export class FileStorage implements StorageBackend {
   /** Absolute base folder, as given (shared by all workspaces). */

@@ -51,6 +51,7 @@ import path from "node:path";
 import type { Stats } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, writeFileAtomic } from "../atomic.js";
 import { sha256Hex } from "../codec.js";
 import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN, compareNames, validateWorkflowName } from "../names.js";
@@ -79,7 +80,7 @@ function headerPrefix(ext: Extension): string {
   return ext === ".py" ? PYTHON_WORKFLOW_HEADER : WORKFLOW_HEADER;
 }
 
-const headerSchema = z.object({
+const headerSchema = lazy(() => z.object({
   sourceHash: z.string(),
   description: z.string(),
   descriptionExplicit: z.boolean().optional(),
@@ -90,10 +91,10 @@ const headerSchema = z.object({
   provenance: provenanceSchema.optional(),
   // Absent: TypeScript/JavaScript (a `.py` file is Python without it). Older stores kept Python in `<name>.ts` with this set.
   language: z.literal("python").optional(),
-});
+}));
 type Header = z.infer<typeof headerSchema>;
 
-const legacySidecarSchema = headerSchema.extend({ version: z.literal(1) });
+const legacySidecarSchema = lazy(() => headerSchema.extend({ version: z.literal(1) }));
 
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 

@@ -3,6 +3,7 @@
  * so a bad record or option fails the same way whichever backend holds the data.
  */
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { StorageError, ValidationError } from "../../errors.js";
 import { assertJsonObject } from "../codec.js";
 import type { ArtifactInfo, JsonValue, WorkflowRecord } from "../protocol.js";
@@ -15,7 +16,7 @@ export { checkWorkflowRecord, workflowRecordSchema } from "../workflow-record.js
  * the save script can read the previous times and write the new ones without a JSON library (Lua's
  * cjson would re-encode the user's metadata and round numbers to 14 digits).
  */
-export const artifactMetaSchema = z.object({
+export const artifactMetaSchema = lazy(() => z.object({
   createdMs: z.number().int(),
   updatedMs: z.number().int(),
   /** Size as the quotas count it (absent in entries written before quotas). */
@@ -26,13 +27,13 @@ export const artifactMetaSchema = z.object({
   sha256: z.string(),
   description: z.string(),
   metadata: z.record(z.string(), z.json()),
-});
+}));
 export type ArtifactMeta = z.infer<typeof artifactMetaSchema>;
 
-const optionsSchema = z
+const optionsSchema = lazy(() => z
   .object({ description: z.string().optional(), metadata: z.unknown().optional() })
   .strict()
-  .optional();
+  .optional());
 
 /**
  * A stored workflow JSON back into a record; `where` names the key for the error. Listing parses

@@ -8,6 +8,7 @@
  */
 import type { Redis } from "ioredis";
 import { z } from "zod";
+import { lazy } from "../../lazy.js";
 import { StorageError, ValidationError } from "../../errors.js";
 import { validateWorkspaceId } from "../names.js";
 import { quotaOptionSchema } from "../quota.js";
@@ -51,8 +52,8 @@ export interface RedisClientOptions extends CommonOptions {
 
 export type RedisStorageOptions = RedisUrlOptions | RedisClientOptions;
 
-const timeout = z.number().int().min(1).max(3_600_000).optional();
-const urlOptionsSchema = z.strictObject({
+const timeout = lazy(() => z.number().int().min(1).max(3_600_000).optional());
+const urlOptionsSchema = lazy(() => z.strictObject({
   url: z.string(),
   prefix: z.string(),
   workspaceId: z.string().optional(),
@@ -60,14 +61,14 @@ const urlOptionsSchema = z.strictObject({
   commandTimeoutMs: timeout,
   maxArtifactBytes: quotaOptionSchema,
   maxStoreBytes: quotaOptionSchema,
-});
-const clientOptionsSchema = z.strictObject({
+}));
+const clientOptionsSchema = lazy(() => z.strictObject({
   client: z.custom<Redis>(isRedisClient, { message: "expected an ioredis client (new Redis(...))" }),
   prefix: z.string(),
   workspaceId: z.string().optional(),
   maxArtifactBytes: quotaOptionSchema,
   maxStoreBytes: quotaOptionSchema,
-});
+}));
 
 export class RedisStorage implements StorageBackend {
   readonly prefix: string;

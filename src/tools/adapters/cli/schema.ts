@@ -6,6 +6,7 @@
  * the file, the field path and what is accepted, all at once, so a tool author fixes a file in one pass.
  */
 import { z } from "zod";
+import { lazy } from "../../../lazy.js";
 import { fail, isMapping, orEmpty, Problems, strict } from "../yaml-schema.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec } from "../../protocol.js";
@@ -81,9 +82,9 @@ export const DEFAULT_TIMEOUT_SECONDS = 60;
 
 const VALUE_TYPES = ["boolean", "string", "integer", "number", "array"] as const;
 const POSITIONAL_TYPES = ["string", "integer", "number", "array"] as const;
-const enumValues = z.array(z.union([z.string(), z.number()])).min(1, "enum needs at least one value");
+const enumValues = lazy(() => z.array(z.union([z.string(), z.number()])).min(1, "enum needs at least one value"));
 
-const OptionSchema = orEmpty(
+const OptionSchema = lazy(() => orEmpty(
   strict({
     type: z.enum(VALUE_TYPES, { error: `expected one of ${VALUE_TYPES.join(", ")}` }).default("string"),
     // One character: `short: aa` would be emitted as `-aa`, which getopt reads as `-a -a`.
@@ -99,9 +100,9 @@ const OptionSchema = orEmpty(
     enum: enumValues.optional(),
   }),
   () => ({}),
-);
+));
 
-const PositionalSchema = strict({
+const PositionalSchema = lazy(() => strict({
   name: z.string({ error: "expected the positional's name (a string)" }).min(1),
   type: z
     .enum(POSITIONAL_TYPES, { error: `expected one of ${POSITIONAL_TYPES.join(", ")} (a boolean belongs in options)` })
@@ -111,27 +112,27 @@ const PositionalSchema = strict({
   allow_leading_dash: z.boolean().default(false),
   default: z.json().optional(),
   enum: enumValues.optional(),
-});
+}));
 
-const RecipeParamSchema = orEmpty(
+const RecipeParamSchema = lazy(() => orEmpty(
   strict({ description: z.string().optional(), required: z.boolean().optional(), default: z.json().optional() }),
   () => ({}),
-);
+));
 
-const RecipeSchema = orEmpty(
+const RecipeSchema = lazy(() => orEmpty(
   strict({
     description: z.string().default(""),
     preset: orEmpty(z.record(z.string(), z.json()), () => ({})),
     params: orEmpty(z.record(z.string(), RecipeParamSchema), () => ({})),
   }),
   () => ({}),
-);
+));
 
 /** A mapping whose entries are checked one by one (so one bad entry does not hide the rest). */
 const mappingOf = (what: string) => orEmpty(z.record(z.string(), z.unknown(), { error: `expected a mapping of ${what}` }), () => ({}));
 
 /** Top-level fields; `schema` and `recipes` are checked entry by entry below. */
-const TOP_FIELDS = {
+const TOP_FIELDS = lazy(() => ({
   name: z.string({ error: "expected the tool name (a string)" }),
   type: z.literal("cli").optional(),
   description: z.string().default(""),
@@ -144,12 +145,12 @@ const TOP_FIELDS = {
   tags: orEmpty(z.array(z.string()), () => []),
   schema: orEmpty(z.record(z.string(), z.unknown(), { error: "expected a mapping with options and positional" }), () => ({})),
   recipes: mappingOf("recipe names to recipes"),
-};
+}));
 
-const SCHEMA_FIELDS = {
+const SCHEMA_FIELDS = lazy(() => ({
   options: mappingOf("option names to options"),
   positional: orEmpty(z.array(z.unknown(), { error: "expected a list of positionals" }), () => []),
-};
+}));
 
 /** The parameter spec an option/positional has for argument checks and discovery. */
 export function paramSpecOf(p: CliOption | CliPositional): ParamSpec {

@@ -10,6 +10,7 @@
  * tool can still be listed and described.
  */
 import { z } from "zod";
+import { lazy } from "../../../lazy.js";
 import { fail, isMapping, orEmpty, Problems, strict } from "../yaml-schema.js";
 import type { JsonValue } from "../../../storage/protocol.js";
 import type { ParamSpec, ParamType } from "../../protocol.js";
@@ -96,7 +97,7 @@ function normaliseBaseUrl(raw: string): { url: string } | { problem: string } {
   return { url: `${url.origin}${url.pathname.replace(/\/+$/, "")}` };
 }
 
-const ParamSchema = orEmpty(
+const ParamSchema = lazy(() => orEmpty(
   strict({
     type: z.enum(PARAM_TYPES, { error: `expected one of ${PARAM_TYPES.join(", ")}` }).default("string"),
     items: z.enum(ITEM_TYPES, { error: `expected one of ${ITEM_TYPES.join(", ")}` }).optional(),
@@ -107,19 +108,19 @@ const ParamSchema = orEmpty(
     enum: z.array(z.union([z.string(), z.number()])).min(1, "enum needs at least one value").optional(),
   }),
   () => ({}),
-);
+));
 
-const EndpointSchema = strict({
+const EndpointSchema = lazy(() => strict({
   method: z
     .preprocess((v) => (typeof v === "string" ? v.toUpperCase() : v), z.enum(HTTP_METHODS, { error: `expected one of ${HTTP_METHODS.join(", ")}` }))
     .default("GET"),
   path: z.string({ error: "expected a path starting with /, like /users/{id}" }).regex(/^\//, "expected a path starting with /, like /users/{id}"),
   description: z.string().default(""),
   params: orEmpty(z.record(z.string(), ParamSchema), () => ({})),
-});
+}));
 
 /** Top-level fields, checked one by one; each endpoint is checked on its own below. */
-const TOP_FIELDS = {
+const TOP_FIELDS = lazy(() => ({
   name: z.string({ error: "expected the tool name (a string)" }),
   type: z.literal("http", { error: "expected http" }),
   description: z.string().default(""),
@@ -134,7 +135,7 @@ const TOP_FIELDS = {
   headers: orEmpty(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "expected a header value (a string)" }).transform(String)), () => ({})),
   timeout: z.number().positive("expected a positive number of seconds").default(DEFAULT_HTTP_TIMEOUT_SECONDS),
   endpoints: z.record(z.string(), z.unknown(), { error: "expected a mapping of endpoint names to { method, path, description, params }" }),
-};
+}));
 
 
 

@@ -28,6 +28,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../../../lazy.js";
 import { fail, orEmpty, Problems, strict, type PathPart } from "../yaml-schema.js";
 import { describeValue, toolNameProblem } from "../../validate.js";
 
@@ -83,34 +84,34 @@ export interface McpToolSpec {
 
 
 /** env/header values: YAML may type `PORT: 8080` as a number; the value is text either way. */
-const textValue = z
+const textValue = lazy(() => z
   .union([z.string(), z.number(), z.boolean()], { error: "expected a string (numbers and booleans are turned into text)" })
-  .transform(String);
+  .transform(String));
 
-const common = {
+const common = lazy(() => ({
   name: z.string({ error: "expected the tool name (a string)" }),
   type: z.literal("mcp").optional(),
   description: z.string().default(""),
   tags: orEmpty(z.array(z.string()), () => []),
   timeout: z.number().positive("expected a positive number of seconds").default(DEFAULT_MCP_TIMEOUT_SECONDS),
   connect_timeout: z.number().positive("expected a positive number of seconds").default(DEFAULT_MCP_CONNECT_TIMEOUT_SECONDS),
-};
+}));
 
-const StdioSchema = strict({
+const StdioSchema = lazy(() => strict({
   ...common,
   transport: z.literal("stdio"),
   command: z.string({ error: "expected the server's executable (e.g. node, npx, uvx, or a path)" }).min(1, "expected a non-empty executable name or path"),
   args: orEmpty(z.array(textValue, { error: "expected a list of arguments, e.g. [server.js, --verbose]" }), () => []),
   env: orEmpty(z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and _"), textValue), () => ({})),
   cwd: z.string().min(1, "expected a folder (relative to this file's folder)").optional(),
-});
+}));
 
-const HttpSchema = strict({
+const HttpSchema = lazy(() => strict({
   ...common,
   transport: z.literal("http"),
   url: z.string({ error: "expected the server's URL, e.g. https://example.com/mcp" }),
   headers: orEmpty(z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "not a valid HTTP header name"), textValue), () => ({})),
-});
+}));
 
 const TRANSPORTS = ["stdio", "http"] as const;
 

@@ -15,6 +15,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { lazy } from "../../../lazy.js";
 import { Problems, fail, isMapping } from "../yaml-schema.js";
 
 export const DEFAULT_TOOLABLE_TIMEOUT_SECONDS = 60;
@@ -34,10 +35,10 @@ export interface ToolableSpec {
   discoverTimeoutMs: number;
 }
 
-const seconds = z.number().positive("expected a positive number of seconds").max(86_400, "expected at most 86400 seconds (one day)");
-const word = z.string().min(1, "expected a non-empty string").refine((s) => !s.includes("\0"), "must not contain a NUL byte");
+const seconds = lazy(() => z.number().positive("expected a positive number of seconds").max(86_400, "expected at most 86400 seconds (one day)"));
+const word = lazy(() => z.string().min(1, "expected a non-empty string").refine((s) => !s.includes("\0"), "must not contain a NUL byte"));
 
-const shape = {
+const shape = lazy(() => ({
   type: z.literal("toolable"),
   name: z.string(),
   description: z.string().optional(),
@@ -49,7 +50,7 @@ const shape = {
   cwd: word.optional(),
   timeout: seconds.optional(),
   discover_timeout: seconds.optional(),
-};
+}));
 
 /** A command word with a '/' is a path relative to the YAML's folder; a bare name is looked up on PATH. */
 function resolveWord(w: string, dir: string): string {

@@ -1,0 +1,57 @@
+/**
+ * `ts-code-mode mcp` over stdio answers the handshake before it starts the executor (issue 24: a
+ * desktop app waits for initialize and tools/list; spawning the child node and parsing tool YAML
+ * must not sit in front of them). Driven with raw JSON-RPC lines so the test decides when the
+ * client's `initialized` notification goes out, and reads the server's children from /proc.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { baseWithExampleTools, cleanup, ensureBuilt, isAlive, MAIN, tempDir, waitUntil } from "./harness.js";
+
+let dir: string | undefined;
+let server: ChildProcessWithoutNullStreams | undefined;
+
+beforeAll(ensureBuilt);
+afterEach(async () => {
+  if (server && server.exitCode === null) {
+    server.stdin.end();
+    await waitUntil(() => server?.exitCode !== null || server.signalCode !== null, "the server to exit");
+  }
+  server = undefined;
+  if (dir) await cleanup(dir);
+});
+
+/** Pids of the direct children of `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const text = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+  return text ? text.split(/\s+/).map(Number).filter(isAlive) : [];
+}
+
+describe.runIf(process.platform === "linux")("mcp over stdio: the handshake comes first", () => {
+  it("answers initialize with no executor child yet; the child starts after the client's initialized notification", async () => {
+    dir = await tempDir();
+    await baseWithExampleTools(dir);
+    const proc = spawn(process.execPath, [MAIN, "mcp", "--base", "base"], { cwd: dir, stdio: "pipe" });
+    server = proc;
+    const replies = new Map<number, unknown>();
+    createInterface({ input: proc.stdout }).on("line", (line) => {
+      const msg = JSON.parse(line) as { id?: number };
+      if (typeof msg.id === "number") replies.set(msg.id, msg);
+    });
+    const send = (msg: object) => proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...msg })}\n`);
+
+    send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    await waitUntil(() => replies.has(1), "the initialize reply");
+    expect(replies.get(1)).toMatchObject({ result: { serverInfo: { name: "ts-code-mode" } } });
+    expect(childrenOf(proc.pid!)).toEqual([]);
+
+    send({ method: "notifications/initialized" });
+    send({ id: 2, method: "tools/list" });
+    await waitUntil(() => replies.has(2), "the tools/list reply");
+    expect(replies.get(2)).toMatchObject({ result: { tools: expect.arrayContaining([expect.objectContaining({ name: "run_code" })]) } });
+    // Then the executor starts in the background: the subprocess executor's child node appears.
+    await waitUntil(() => childrenOf(proc.pid!).length > 0, "the executor's child process");
+  });
+});
