@@ -319,6 +319,8 @@ export class SemanticRanker implements Ranker {
     const int8 = this.int8!;
     const { approx, error } = int8.scores(qv, this.rowsUsed);
     const upper = new Float64Array(states.length).fill(-Infinity);
+    // The score itself when the bounds meet (no float dot needed: the fusion clamps, or no vector yet).
+    const known = new Float64Array(states.length).fill(NaN);
     const lowers = new KthLargest(limit);
     let pending = 0;
     for (let i = 0; i < states.length; i++) {
@@ -328,7 +330,7 @@ export class SemanticRanker implements Ranker {
       if (s.space !== space.name || s.row < 0) {
         pending++;
         if (lex > 0) {
-          upper[i] = exactName ? FUSION.exact + (1 - FUSION.exact) * lex : lex;
+          upper[i] = known[i] = exactName ? FUSION.exact + (1 - FUSION.exact) * lex : lex;
           lowers.offer(upper[i]!);
         }
         continue;
@@ -337,7 +339,12 @@ export class SemanticRanker implements Ranker {
       const e = error[s.row]!;
       if (lex <= 0 && a + e <= FUSION.floor) continue; // cannot pass the semantic floor
       upper[i] = SemanticRanker.final(a + e, lex, exactName);
-      if (lex > 0 || a - e > FUSION.floor) lowers.offer(SemanticRanker.final(a - e, lex, exactName));
+      if (lex > 0 || a - e > FUSION.floor) {
+        const lower = SemanticRanker.final(a - e, lex, exactName);
+        lowers.offer(lower);
+        // Monotone: a score between two equal bounds is that value (e.g. every semantic below the floor).
+        if (lower === upper[i]) known[i] = lower;
+      }
     }
     const threshold = roundScore(lowers.value());
     const top = new TopScored(limit);
@@ -347,8 +354,8 @@ export class SemanticRanker implements Ranker {
       if (upper[i] === -Infinity || roundScore(upper[i]!) < threshold) continue;
       const s = states[i]!;
       const lex = lexical[i]!;
-      if (s.space !== space.name || s.row < 0) {
-        top.offer(s.doc.id, roundScore(upper[i]!));
+      if (!Number.isNaN(known[i]!)) {
+        top.offer(s.doc.id, roundScore(known[i]!));
         continue;
       }
       const semantic = dot(qv, matrix, s.row * dims);

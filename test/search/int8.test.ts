@@ -100,6 +100,7 @@ async function bothWays(embedder: Embedder, docs: SearchDocument[], queries: str
     const got = await quantized.rank(query, docs, limit);
     const want = await float.rank(query, docs, limit);
     expect(got, query).toEqual(want);
+    expect(want.length, query).toBeGreaterThan(0);
   }
   expect(quantized.quantizedScoring).toBe(true);
   expect(float.quantizedScoring).toBe(false);
@@ -119,6 +120,23 @@ describe("SemanticRanker with int8 scoring", () => {
     const queries = Array.from({ length: 20 }, (_, k) => `query ${k}`);
     for (const q of queries) table.set(q, unit(base.map((x) => x + (next() - 0.5) * 0.3)));
     await bothWays(new TableEmbedder(dims, table), docsOf(600, describe), queries, 10);
+  });
+
+  it("returns exactly the float pass's results when words tie and meaning is below the floor (bounds meet, no float re-scoring)", async () => {
+    // Every document says "scan host number N" (the same words for most queries) and has a random
+    // vector (cosine near 0, clamped by the fusion); every 50th is near the queries' direction.
+    const dims = 512;
+    const next = random(11);
+    const near = unit(new Float32Array(dims).map(() => next() * 2 - 1));
+    const table = new Map<string, Float32Array>();
+    const describe = (i: number) => `scan host number ${i} and count open ports`;
+    for (let i = 0; i < 1500; i++) {
+      const v = new Float32Array(dims).map(() => next() * 2 - 1);
+      table.set(describe(i), unit(i % 50 === 0 ? near.map((x, k) => x + 0.6 * v[k]! / Math.sqrt(dims)) : v));
+    }
+    const queries = ["scan host", "count open ports", "host number 7", "scan"];
+    for (const q of queries) table.set(q, unit(near.map((x) => x + (next() - 0.5) * 0.05)));
+    await bothWays(new TableEmbedder(dims, table), docsOf(1500, describe), queries, 10);
   });
 
   it("returns exactly the float pass's results on a library embedded by the real model", async () => {
