@@ -1,5 +1,6 @@
 /**
- * Storage benchmarks, Redis next to files: `node bench/storage.mjs [--strict] [--only <text>]`
+ * Storage benchmarks, Redis next to files: `node bench/storage.mjs [--strict] [--only <text>] [--large] [--float]`
+ * (`--float`: semantic search scores with the float vectors alone, `quantized: false`, for a before/after)
  * against an existing dist/ (build first: npx tsc -p tsconfig.build.json).
  *
  *   stdout: one JSON line per case  {"case","executor","iterations","median_ms","p90_ms","budget_ms","within_budget"}
@@ -29,6 +30,8 @@ const CLI = path.join(ROOT, "dist", "cli", "main.js");
 const KIB = Uint8Array.from({ length: 1024 }, (_, i) => (i * 7) & 255);
 const MIB = Uint8Array.from({ length: 1024 * 1024 }, (_, i) => (i * 7) & 255);
 const LARGE = process.argv.includes("--large");
+/** `--float`: semantic search scores with the float vectors alone (SemanticRanker `quantized: false`), for before/after. */
+const FLOAT = process.argv.includes("--float");
 /** Workflows in the list and search cases: 10,000, or 100,000 with --large. */
 const LIST_SIZE = LARGE ? 100_000 : 10_000;
 const BOOTSTRAP_SIZE = 1_000;
@@ -165,7 +168,7 @@ const QUERIES = ["find open ports on a host", "scan host number 42", "count open
 async function semanticLibrary(ctx) {
   await fillWorkflows(ctx);
   await ctx.model.ready();
-  ctx.library = new WorkflowLibrary(ctx.storage.workflows, { ranker: new SemanticRanker({ embedder: syntheticThenReal(ctx.model), indexTimeoutMs: 600_000 }) });
+  ctx.library = new WorkflowLibrary(ctx.storage.workflows, { ranker: new SemanticRanker({ embedder: syntheticThenReal(ctx.model), indexTimeoutMs: 600_000, quantized: !FLOAT }) });
   await untilIndexed(ctx.library);
 }
 
@@ -267,7 +270,7 @@ async function mapLimit(items, limit, fn) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" }, large: { type: "boolean", default: false } } });
+  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" }, large: { type: "boolean", default: false }, float: { type: "boolean", default: false } } });
   const cases = CASES.filter((c) => values.only === undefined || c.name.includes(values.only));
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   process.stderr.write(`ts-code-mode storage bench — node ${process.version}, ${os.platform()} ${os.arch()}, ${cpu} ×${os.cpus().length}\n`);

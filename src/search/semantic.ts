@@ -41,6 +41,7 @@ import {
 } from "./lexical.js";
 import { DocumentSet, type IndexedDocument } from "./lexical-index.js";
 import { FIRST_ANSWER_SCAN_MIN_DOCS, firstAnswerScan } from "./first-answer.js";
+import { Int8Matrix } from "./int8-matrix.js";
 import { Slices } from "./slices.js";
 import { codeWords } from "./text.js";
 import { VectorLru, type VectorCache } from "./vector-cache.js";
@@ -83,6 +84,12 @@ export interface SemanticRankerOptions {
   memoryBytes?: number;
   /** Where notes go (model not ready, embedder failed). Default: stderr. */
   log?: (message: string) => void;
+  /**
+   * Score with int8 copies of the vectors (a WebAssembly SIMD pass), then the float vectors for the
+   * few that can be in the top k: the same results, ~10× less time per query at 10,000 documents,
+   * 1.25× the matrix memory. Default true (false, or no WebAssembly SIMD: the float pass alone).
+   */
+  quantized?: boolean;
 }
 
 export const DEFAULT_READY_TIMEOUT_MS = 1000;
@@ -149,6 +156,8 @@ export class SemanticRanker implements Ranker {
   private matrixSpace: string | null = null;
   private dims = 0;
   private rowsUsed = 0;
+  /** The matrix's rows quantised to int8, when `quantized` (same row numbers). */
+  private int8: Int8Matrix | null = null;
   private readonly freeRows: number[] = [];
   /** A search has built the word index (or scheduled it): later searches use it, never the first-answer scan. */
   private everIndexed = false;
@@ -166,6 +175,7 @@ export class SemanticRanker implements Ranker {
       indexTimeoutMs: options.indexTimeoutMs ?? DEFAULT_INDEX_TIMEOUT_MS,
       memoryBytes: options.memoryBytes ?? DEFAULT_MEMORY_BYTES,
       log: options.log ?? ((m) => process.stderr.write(`ts-code-mode: ${m}\n`)),
+      quantized: options.quantized ?? true,
     };
   }
 
@@ -175,6 +185,11 @@ export class SemanticRanker implements Ranker {
    */
   get rowsInUse(): number {
     return this.rowsUsed - this.freeRows.length;
+  }
+
+  /** True while queries are scored from the int8 copy of the vectors (then re-scored exactly), false on the float pass alone. */
+  get quantizedScoring(): boolean {
+    return this.int8 !== null;
   }
 
   /** Starts loading the model (if the embedder loads one) without waiting for it. */
@@ -242,6 +257,31 @@ export class SemanticRanker implements Ranker {
     if (this.options.collectGarbage && (changed || resolved > 0 || !space.swept)) await this.collect(states, space);
     const words = new Set(query.toLowerCase().split(/\s+/).map((w) => w.replace(/^\W+|\W+$/g, "")));
     const lexical = idfWeighted(perToken, states.length, q.length);
+    const quantized = this.int8 !== null && this.matrixSpace === space.name;
+    const { top, pending } = quantized ? this.scoreQuantized(states, lexical, qv, space, words, limit) : this.scoreFloat(states, lexical, qv, space, words, limit);
+    if (pending > 0) {
+      this.note("indexing", `search: ${pending} of ${states.length} entries are still being embedded; they were ranked by their words only this time`);
+      return marked(top.results());
+    }
+    return top.results();
+  }
+
+  /** The score of one document from its semantic and lexical parts (monotone in `semantic`). */
+  private static final(semantic: number, lex: number, exactName: boolean): number {
+    const sNorm = Math.min(1, Math.max(0, (semantic - FUSION.floor) / (FUSION.ceiling - FUSION.floor)));
+    const fused = FUSION.semantic * sNorm + FUSION.lexical * lex;
+    return exactName ? FUSION.exact + (1 - FUSION.exact) * fused : fused;
+  }
+
+  /** Every document scored with the float vectors: one dot product per document. */
+  private scoreFloat(
+    states: readonly DocState[],
+    lexical: Float64Array,
+    qv: Float32Array,
+    space: Space,
+    words: ReadonlySet<string>,
+    limit: number,
+  ): { top: TopScored; pending: number } {
     const top = new TopScored(limit);
     let pending = 0;
     const matrix = this.matrix;
@@ -249,25 +289,80 @@ export class SemanticRanker implements Ranker {
     for (let i = 0; i < states.length; i++) {
       const s = states[i]!;
       const lex = lexical[i]!;
-      let fused: number;
-      let semantic = 0;
+      if (s.space !== space.name || s.row < 0) {
+        pending++; // not embedded yet: words only, this time
+        if (lex > 0) top.offer(s.doc.id, roundScore(words.has(s.name) ? FUSION.exact + (1 - FUSION.exact) * lex : lex));
+        continue;
+      }
+      const semantic = dot(qv, matrix, s.row * dims);
+      if (lex <= 0 && semantic <= FUSION.floor) continue;
+      top.offer(s.doc.id, roundScore(SemanticRanker.final(semantic, lex, words.has(s.name))));
+    }
+    return { top, pending };
+  }
+
+  /**
+   * The same results as scoreFloat, from one SIMD pass over the int8 rows: each document's score is
+   * bounded from the approximate dot product and its error bound; only documents whose upper bound
+   * reaches the k-th best lower bound (rounded as results are) can be in the top k, and only those
+   * are scored with the float vectors. Rounding is monotone, so a document left out scores strictly
+   * below k others.
+   */
+  private scoreQuantized(
+    states: readonly DocState[],
+    lexical: Float64Array,
+    qv: Float32Array,
+    space: Space,
+    words: ReadonlySet<string>,
+    limit: number,
+  ): { top: TopScored; pending: number } {
+    const int8 = this.int8!;
+    const { approx, error } = int8.scores(qv, this.rowsUsed);
+    const upper = new Float64Array(states.length).fill(-Infinity);
+    // The score itself when the bounds meet (no float dot needed: the fusion clamps, or no vector yet).
+    const known = new Float64Array(states.length).fill(NaN);
+    const lowers = new KthLargest(limit);
+    let pending = 0;
+    for (let i = 0; i < states.length; i++) {
+      const s = states[i]!;
+      const lex = lexical[i]!;
+      const exactName = words.has(s.name);
       if (s.space !== space.name || s.row < 0) {
         pending++;
-        fused = lex; // not embedded yet: words only, this time
-      } else {
-        semantic = dot(qv, matrix, s.row * dims);
-        const sNorm = Math.min(1, Math.max(0, (semantic - FUSION.floor) / (FUSION.ceiling - FUSION.floor)));
-        fused = FUSION.semantic * sNorm + FUSION.lexical * lex;
+        if (lex > 0) {
+          upper[i] = known[i] = exactName ? FUSION.exact + (1 - FUSION.exact) * lex : lex;
+          lowers.offer(upper[i]!);
+        }
+        continue;
       }
+      const a = approx[s.row]!;
+      const e = error[s.row]!;
+      if (lex <= 0 && a + e <= FUSION.floor) continue; // cannot pass the semantic floor
+      upper[i] = SemanticRanker.final(a + e, lex, exactName);
+      if (lex > 0 || a - e > FUSION.floor) {
+        const lower = SemanticRanker.final(a - e, lex, exactName);
+        lowers.offer(lower);
+        // Monotone: a score between two equal bounds is that value (e.g. every semantic below the floor).
+        if (lower === upper[i]) known[i] = lower;
+      }
+    }
+    const threshold = roundScore(lowers.value());
+    const top = new TopScored(limit);
+    const matrix = this.matrix;
+    const dims = this.dims;
+    for (let i = 0; i < states.length; i++) {
+      if (upper[i] === -Infinity || roundScore(upper[i]!) < threshold) continue;
+      const s = states[i]!;
+      const lex = lexical[i]!;
+      if (!Number.isNaN(known[i]!)) {
+        top.offer(s.doc.id, roundScore(known[i]!));
+        continue;
+      }
+      const semantic = dot(qv, matrix, s.row * dims);
       if (lex <= 0 && semantic <= FUSION.floor) continue;
-      const final = words.has(s.name) ? FUSION.exact + (1 - FUSION.exact) * fused : fused;
-      top.offer(s.doc.id, roundScore(final));
+      top.offer(s.doc.id, roundScore(SemanticRanker.final(semantic, lex, words.has(s.name))));
     }
-    if (pending > 0) {
-      this.note("indexing", `search: ${pending} of ${states.length} entries are still being embedded; they were ranked by their words only this time`);
-      return marked(top.results());
-    }
-    return top.results();
+    return { top, pending };
   }
 
   /**
@@ -469,6 +564,7 @@ export class SemanticRanker implements Ranker {
       if (p && sec) for (let i = 0; i < dims; i++) m[at + i] = FUSION.primary * p[i]! + FUSION.secondary * sec[i]!;
       else if (p) m.set(p.subarray(0, dims), at);
       else m.fill(0, at, at + dims);
+      this.int8?.set(row, m, at);
       s.row = row;
       s.space = space.name;
     }
@@ -480,6 +576,7 @@ export class SemanticRanker implements Ranker {
     this.matrixSpace = space.name;
     this.dims = space.dimensions;
     this.matrix = new Float32Array(0);
+    this.int8 = this.options.quantized && Int8Matrix.supported ? new Int8Matrix(space.dimensions) : null;
     this.rowsUsed = 0;
     this.freeRows.length = 0;
     for (const s of this.docs.values()) {
@@ -634,6 +731,43 @@ function idfWeighted(perToken: Float64Array, docs: number, tokens: number): Floa
     out[d] = sum / total;
   }
   return out;
+}
+
+/** The k-th largest of the numbers offered (−Infinity while fewer than k were): a bounded min-heap. */
+class KthLargest {
+  private readonly heap: number[] = [];
+
+  constructor(private readonly k: number) {}
+
+  offer(x: number): void {
+    const h = this.heap;
+    if (h.length < this.k) {
+      h.push(x);
+      for (let i = h.length - 1; i > 0; ) {
+        const p = (i - 1) >> 1;
+        if (h[p]! <= h[i]!) break;
+        [h[p], h[i]] = [h[i]!, h[p]!];
+        i = p;
+      }
+    } else if (this.k > 0 && x > h[0]!) {
+      h[0] = x;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && h[l]! < h[m]!) m = l;
+        if (r < h.length && h[r]! < h[m]!) m = r;
+        if (m === i) break;
+        [h[m], h[i]] = [h[i]!, h[m]!];
+        i = m;
+      }
+    }
+  }
+
+  value(): number {
+    if (this.k <= 0) return Infinity;
+    return this.heap.length < this.k ? -Infinity : this.heap[0]!;
+  }
 }
 
 /** The same results, each saying that the semantic index was still being built when they were ranked. */
