@@ -194,7 +194,12 @@ export class DenoEngine {
     const guestDir = path.dirname(pythonRuntimePath());
     const names = (await readdir(guestDir)).filter((n) => n.endsWith(".py"));
     const files = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(path.join(guestDir, n), "utf8")] as const)));
-    return pyodidePrelude(this.readable, files);
+    // The interpreter starts from the host's memory snapshot (pyodide-snapshot.ts) when there is
+    // one: the process may then also read that one file.
+    const { pyodideSnapshot } = await import("./pyodide-snapshot.js");
+    const snapshot = await pyodideSnapshot(this.binary, this.readable, files, this.config.memoryMb);
+    if (snapshot) this.readable = `${this.readable},${snapshot.file}`;
+    return pyodidePrelude(pyodideFolder(), files, snapshot);
   }
 
   async reset(): Promise<void> {
