@@ -240,6 +240,21 @@ describe("SandboxExecutor with language python from a memory snapshot", () => {
     expect((await readFile(file)).equals(before)).toBe(true);
   }, 240_000);
 
+  it("TCM_PYODIDE_SNAPSHOT=off: no snapshot is made or read", async () => {
+    const own = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-nosnap-"));
+    dirs.push(own);
+    process.env.TCM_PYODIDE_CACHE_DIR = own;
+    process.env.TCM_PYODIDE_SNAPSHOT = "off";
+    try {
+      const r = await inNewSession("6 * 7");
+      expect(r.value).toBe(42);
+      expect(await readdir(own).catch(() => [])).toEqual([]);
+    } finally {
+      delete process.env.TCM_PYODIDE_SNAPSHOT;
+      process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+    }
+  }, 240_000);
+
   it("a truncated snapshot is not used: the session loads normally and the snapshot is made again", async () => {
     const file = await snapshotFile();
     const data = await readFile(file);

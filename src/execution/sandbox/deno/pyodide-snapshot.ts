@@ -14,7 +14,8 @@
  * loads normally on any mismatch.
  *
  * Cache folder: $TCM_PYODIDE_CACHE_DIR, else $XDG_CACHE_HOME/ts-code-mode/pyodide, else
- * ~/.cache/ts-code-mode/pyodide (created 0700).
+ * ~/.cache/ts-code-mode/pyodide (created 0700). TCM_PYODIDE_SNAPSHOT=off: no snapshot, every
+ * start loads Pyodide (and nothing is written to the cache).
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -115,6 +116,7 @@ async function make(binary: string, folder: string, program: string, memoryMb: n
  * the guest then loads Pyodide normally.
  */
 export async function pyodideSnapshot(binary: string, folder: string, guestFiles: Record<string, string>, memoryMb: number): Promise<SnapshotRef | undefined> {
+  if (process.env.TCM_PYODIDE_SNAPSHOT === "off") return undefined;
   const program = pyodideSnapshotMaker(folder, guestFiles);
   const pyodideVersion = packageVersion("pyodide");
   const key = createHash("sha256").update(JSON.stringify([pyodideVersion, packageVersion("deno"), program])).digest("hex").slice(0, 24);
