@@ -7,6 +7,10 @@
  *   tool call       a no-op in-process tool called from Python (sync), mean per call over a guest loop
  *   5 × 20 ms tools five 20 ms tools through asyncio.gather, timed by the host
  *
+ * The Pyodide sandbox starts from a memory snapshot (README, "Sandboxed Python"): the bench uses a
+ * fresh snapshot cache, times the first start (which makes the snapshot) once, then the cold starts
+ * from it, then cold starts with TCM_PYODIDE_SNAPSHOT=off (the full load) in the same window.
+ *
  * Targets (issue 22): trivial run ≤ 1 ms, tool call ≤ 0.5 ms. stdout: one JSON line per case
  * (the format of bench/run.mjs); stderr: a table.
  */
@@ -23,7 +27,8 @@ const CALLS_PER_LOOP = 500;
 const GUESTS = {
   python: { make: (tools) => new PythonExecutor({ tools }), coldRounds: 15, trivialRounds: 300, loopRounds: 15, gatherRounds: 30 },
   // Each cold start loads Pyodide (seconds): fewer rounds.
-  "sandbox (pyodide)": { make: (tools) => new SandboxExecutor({ language: "python", tools }), coldRounds: 5, trivialRounds: 100, loopRounds: 5, gatherRounds: 20 },
+  "sandbox (pyodide)": { make: (tools) => new SandboxExecutor({ language: "python", tools }), coldRounds: 5, trivialRounds: 100, loopRounds: 5, gatherRounds: 20, snapshot: true },
+  "sandbox (pyodide, no snapshot)": { make: (tools) => new SandboxExecutor({ language: "python", tools }), coldRounds: 5, coldOnly: true, snapshotOff: true },
 };
 
 function open(dir, name, guest) {
@@ -40,7 +45,22 @@ async function run(session, code) {
 
 const rows = [];
 await withTempDir("tcm-bench-py-", async (dir) => {
+  process.env.TCM_PYODIDE_CACHE_DIR = path.join(dir, "pyodide-cache");
   for (const [executor, guest] of Object.entries(GUESTS)) {
+    if (guest.snapshotOff) process.env.TCM_PYODIDE_SNAPSHOT = "off";
+    else delete process.env.TCM_PYODIDE_SNAPSHOT;
+    if (guest.snapshot) {
+      const first = await timed(async () => {
+        const session = open(dir, `first-${executor}`, guest);
+        try {
+          await session.start();
+          await run(session, "1");
+        } finally {
+          await session.close();
+        }
+      });
+      rows.push(resultRow({ name: 'first start: makes the snapshot + start + run("1")', executor, iterations: 1, samples: [first], budgetMs: null }));
+    }
     const cold = await measure(
       (i) =>
         timed(async () => {
@@ -54,7 +74,8 @@ await withTempDir("tcm-bench-py-", async (dir) => {
         }),
       { iterations: guest.coldRounds, warmup: executor === "python" ? 2 : 0 },
     );
-    rows.push(resultRow({ name: 'cold start: new Session + start + run("1")', executor, iterations: guest.coldRounds, samples: cold, budgetMs: executor === "python" ? null : 5_000 }));
+    rows.push(resultRow({ name: 'cold start: new Session + start + run("1")', executor, iterations: guest.coldRounds, samples: cold, budgetMs: executor === "python" || guest.snapshotOff ? null : 5_000 }));
+    if (guest.coldOnly) continue;
 
     if (executor !== "python") {
       // A warm spare (ExecutorPool): the load is paid before the session exists. Each round waits

@@ -5,19 +5,28 @@
  * restarts and says variables were lost, memory cap, freeze, close leaves no process). One loaded
  * Pyodide sandbox is shared by the tests of the second block (a load takes seconds).
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExecutorPool } from "../../src/execution/pool.js";
 import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
 import { denoArgs } from "../../src/execution/sandbox/deno/process.js";
+import { SNAPSHOT_HEADER_BYTES } from "../../src/execution/sandbox/deno/pyodide.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { executorConformance, EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 import { isAlive } from "../mcp/harness.js";
 import { waitFor } from "../helpers/processes.js";
+
+// Snapshots (pyodide-snapshot.ts) go to a cache folder of this file's, not the user's.
+const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-cache-"));
+process.env.TCM_PYODIDE_CACHE_DIR = cacheDir;
+afterAll(async () => {
+  await rm(cacheDir, { recursive: true, force: true });
+});
 
 executorConformance("SandboxExecutor (python, Pyodide in deno)", (opts) => new SandboxExecutor({ language: "python", ...opts }), { language: "python" });
 
@@ -164,4 +173,96 @@ describe("SandboxExecutor with language python in an ExecutorPool", () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 180_000);
+});
+
+describe("SandboxExecutor with language python from a memory snapshot", () => {
+  const dirs: string[] = [];
+  let snapDir: string;
+
+  beforeAll(async () => {
+    snapDir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-snap-"));
+    process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+  });
+
+  afterAll(async () => {
+    process.env.TCM_PYODIDE_CACHE_DIR = cacheDir;
+    await Promise.all([snapDir, ...dirs].map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  /** A new session (a new deno process) runs `code`; its result. */
+  async function inNewSession(code: string) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-snaprun-"));
+    dirs.push(dir);
+    const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SandboxExecutor({ language: "python", defaultTimeoutMs: 20_000 }) });
+    try {
+      await session.start();
+      return await session.run(code);
+    } finally {
+      await session.close();
+    }
+  }
+
+  async function snapshotFile(): Promise<string> {
+    const names = (await readdir(snapDir)).filter((n) => n.endsWith(".snap"));
+    expect(names).toHaveLength(1);
+    return path.join(snapDir, names[0] as string);
+  }
+
+  /** The file's header is the SHA-256 of its snapshot bytes. */
+  async function intact(file: string): Promise<boolean> {
+    const data = await readFile(file);
+    const digest = createHash("sha256").update(data.subarray(SNAPSHOT_HEADER_BYTES)).digest("hex");
+    return data.subarray(0, 64).toString("latin1") === digest;
+  }
+
+  it("the host makes the snapshot before any agent code; a guest's variables never reach another session", async () => {
+    const first = await inNewSession("import random\nx_secret = 41\n(x_secret + 1, random.random())");
+    expect(first.error).toBeNull();
+    const [answer, firstRandom] = first.value as [number, number];
+    expect(answer).toBe(42);
+    const file = await snapshotFile();
+    expect(await intact(file)).toBe(true);
+    // The next session may read the snapshot file (it started from it), and has none of the
+    // first session's state; `random` is reseeded (its state is in the snapshot).
+    const second = await inNewSession(`import js, random\n(js.Deno.statSync(${JSON.stringify(file)}).size > 0, 'x_secret' in globals(), random.random())`);
+    expect(second.error).toBeNull();
+    const [readable, leaked, secondRandom] = second.value as [boolean, boolean, number];
+    expect([readable, leaked]).toEqual([true, false]);
+    expect(secondRandom).not.toBe(firstRandom);
+  }, 240_000);
+
+  it("the guest cannot write the snapshot", async () => {
+    const file = await snapshotFile();
+    const before = await readFile(file);
+    const r = await inNewSession(`import js\njs.Deno.writeFileSync(${JSON.stringify(file)}, js.Uint8Array.new(4))`);
+    expect(r.ok).toBe(false);
+    expect(r.error?.message).toMatch(/write access/i);
+    expect((await readFile(file)).equals(before)).toBe(true);
+  }, 240_000);
+
+  it("TCM_PYODIDE_SNAPSHOT=off: no snapshot is made or read", async () => {
+    const own = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-nosnap-"));
+    dirs.push(own);
+    process.env.TCM_PYODIDE_CACHE_DIR = own;
+    process.env.TCM_PYODIDE_SNAPSHOT = "off";
+    try {
+      const r = await inNewSession("6 * 7");
+      expect(r.value).toBe(42);
+      expect(await readdir(own).catch(() => [])).toEqual([]);
+    } finally {
+      delete process.env.TCM_PYODIDE_SNAPSHOT;
+      process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+    }
+  }, 240_000);
+
+  it("a truncated snapshot is not used: the session loads normally and the snapshot is made again", async () => {
+    const file = await snapshotFile();
+    const data = await readFile(file);
+    await writeFile(file, data.subarray(0, Math.floor(data.length / 2)));
+    expect(await intact(file)).toBe(false);
+    const r = await inNewSession("import sys\n'_tcm_adapter' in sys.modules and 6 * 7");
+    expect(r.error).toBeNull();
+    expect(r.value).toBe(42);
+    expect(await intact(await snapshotFile())).toBe(true);
+  }, 240_000);
 });

@@ -149,12 +149,18 @@ export class DenoEngine {
     this.hostServices = host;
     this.router.attach(new RpcProvider(host, (m) => this.router.deliver(m), () => this.budget.callContext()));
     try {
-      await this.prepare();
-      const ready = this.ensureProcess();
-      // Python: Pyodide loads in the background (seconds); the first run waits for it and reports
-      // a failed load as an ExecutorStartError. TypeScript's process is ready in ~40 ms.
-      if (this.config.python) void ready.catch(() => undefined);
-      else await ready;
+      // Python: the preparation (which may make the Pyodide snapshot, seconds, the first time)
+      // and the load run in the background; the first run waits for them and reports a failure
+      // as an ExecutorStartError. A missing package is still reported here. TypeScript's process
+      // is ready in ~40 ms.
+      if (this.config.python) {
+        denoBinaryPath();
+        (await import("./pyodide.js")).pyodideFolder();
+        void this.ensureProcess().catch(() => undefined);
+      } else {
+        await this.prepare();
+        await this.ensureProcess();
+      }
     } catch (err) {
       this.hostServices = null;
       await host.close();
@@ -194,7 +200,12 @@ export class DenoEngine {
     const guestDir = path.dirname(pythonRuntimePath());
     const names = (await readdir(guestDir)).filter((n) => n.endsWith(".py"));
     const files = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(path.join(guestDir, n), "utf8")] as const)));
-    return pyodidePrelude(this.readable, files);
+    // The interpreter starts from the host's memory snapshot (pyodide-snapshot.ts) when there is
+    // one: the process may then also read that one file.
+    const { pyodideSnapshot } = await import("./pyodide-snapshot.js");
+    const snapshot = await pyodideSnapshot(this.binary, this.readable, files, this.config.memoryMb);
+    if (snapshot) this.readable = `${this.readable},${snapshot.file}`;
+    return pyodidePrelude(pyodideFolder(), files, snapshot);
   }
 
   async reset(): Promise<void> {
@@ -491,6 +502,8 @@ export class DenoEngine {
   // ---- the process ------------------------------------------------------------------------------
 
   private async ensureProcess(): Promise<DenoProcess> {
+    // The guest program must exist (a Python start does not wait for it; see start()).
+    await this.prepare();
     // A process still starting (Pyodide loading) is not ready for a run: wait for it.
     if (this.starting) return this.starting;
     if (this.proc?.running) return this.proc;

@@ -156,23 +156,87 @@ async def run(code):
 `;
 
 /**
+ * A snapshot file starts with this many bytes: the SHA-256 of the rest in hex, then "\n"s. A
+ * multiple of 8, so the snapshot's bytes stay aligned for the typed arrays Pyodide views them with.
+ */
+export const SNAPSHOT_HEADER_BYTES = 72;
+
+/** A snapshot the guest may start from (pyodide-snapshot.ts): its path and the SHA-256 it must have. */
+export interface SnapshotRef {
+  file: string;
+  sha256: string;
+}
+
+/**
+ * The JavaScript that loads Pyodide and the adapter (as module `_tcm_adapter`), shared by the guest
+ * prelude and the snapshot maker: `loadPyodide` is in scope, `opts` are extra loadPyodide options.
+ */
+function loadFresh(folder: string, guestFiles: Record<string, string>): string {
+  const indexURL = folder.endsWith(path.sep) ? folder : folder + path.sep;
+  return `async (loadPyodide, opts) => {
+  const pyodide = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, env: { HOME: "/home/pyodide" }, stdin: () => null, stdout: () => {}, stderr: () => {}, ...opts });
+  const files = ${JSON.stringify(guestFiles)};
+  pyodide.FS.mkdirTree("/tcm");
+  for (const name of Object.keys(files)) pyodide.FS.writeFile("/tcm/" + name, files[name]);
+  const mod = pyodide.runPython('import sys, types\\n_m = types.ModuleType("_tcm_adapter")\\nsys.modules["_tcm_adapter"] = _m\\n_m');
+  const ns = mod.__dict__;
+  pyodide.runPython(${JSON.stringify(ADAPTER)}, { globals: ns });
+  pyodide.runPython("del _m");
+  ns.destroy();
+  mod.destroy();
+  for (const name of Object.keys(files)) pyodide.FS.unlink("/tcm/" + name);
+  return pyodide;
+}`;
+}
+
+const PYODIDE_IMPORT = (folder: string): string => `(await import(${JSON.stringify(pathToFileURL(path.join(folder, "pyodide.mjs")).href)})).loadPyodide`;
+
+/**
  * JavaScript put before the driver (it runs first, as the main module's top-level await): loads
  * Pyodide from the granted folder while WebAssembly still exists (the sandbox guest's boot removes
  * it from the globals), runs the adapter, and leaves `PY` for the driver. Python's stdin is empty
  * (input() raises EOFError), said explicitly: the process's real stdin is the protocol channel.
+ *
+ * With a snapshot, Pyodide starts from it (the adapter is already imported there) when the file
+ * has the SHA-256 the host checked; any failure — unreadable, changed, a failed restore — falls
+ * back to the normal load. A restored interpreter reseeds `random` (its state is in the snapshot,
+ * so every session would otherwise draw the same numbers).
  */
-export function pyodidePrelude(folder: string, guestFiles: Record<string, string>): string {
-  const indexURL = folder.endsWith(path.sep) ? folder : folder + path.sep;
+export function pyodidePrelude(folder: string, guestFiles: Record<string, string>, snapshot?: SnapshotRef): string {
   return `const PY = await (async () => {
-  const { loadPyodide } = await import(${JSON.stringify(pathToFileURL(path.join(folder, "pyodide.mjs")).href)});
-  const pyodide = await loadPyodide({ indexURL: ${JSON.stringify(indexURL)}, env: { HOME: "/home/pyodide" }, stdin: () => null, stdout: () => {}, stderr: () => {} });
-  const files = ${JSON.stringify(guestFiles)};
-  pyodide.FS.mkdirTree("/tcm");
-  for (const name of Object.keys(files)) pyodide.FS.writeFile("/tcm/" + name, files[name]);
-  const ns = pyodide.toPy({});
-  pyodide.runPython(${JSON.stringify(ADAPTER)}, { globals: ns });
-  for (const name of Object.keys(files)) pyodide.FS.unlink("/tcm/" + name);
-  return { setup: ns.get("setup"), run: ns.get("run") };
+  const loadPyodide = ${PYODIDE_IMPORT(folder)};
+  const loadFresh = ${loadFresh(folder, guestFiles)};
+  let pyodide;
+  const snap = ${JSON.stringify(snapshot ?? null)};
+  if (snap) {
+    try {
+      // The file: a ${SNAPSHOT_HEADER_BYTES}-byte header (the SHA-256), then the snapshot (pyodide-snapshot.ts).
+      const bytes = Deno.readFileSync(snap.file).subarray(${SNAPSHOT_HEADER_BYTES});
+      const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
+      if (digest === snap.sha256) {
+        pyodide = await loadPyodide({ indexURL: ${JSON.stringify(folder.endsWith(path.sep) ? folder : folder + path.sep)}, env: { HOME: "/home/pyodide" }, stdin: () => null, stdout: () => {}, stderr: () => {}, _loadSnapshot: bytes });
+        pyodide.runPython('import sys\\nif "random" in sys.modules: sys.modules["random"].seed()');
+      }
+    } catch {
+      pyodide = undefined;
+    }
+  }
+  pyodide ??= await loadFresh(loadPyodide, {});
+  const mod = pyodide.pyimport("_tcm_adapter");
+  return { setup: mod.setup, run: mod.run };
 })();
+`;
+}
+
+/**
+ * The snapshot maker's program (pyodide-snapshot.ts runs it with the guest's permissions): the
+ * guest's load, then Pyodide's memory snapshot written to stdout. No agent code ever runs in it.
+ */
+export function pyodideSnapshotMaker(folder: string, guestFiles: Record<string, string>): string {
+  return `const loadPyodide = ${PYODIDE_IMPORT(folder)};
+const pyodide = await (${loadFresh(folder, guestFiles)})(loadPyodide, { _makeSnapshot: true });
+const bytes = pyodide.makeMemorySnapshot();
+let at = 0;
+while (at < bytes.length) at += await Deno.stdout.write(bytes.subarray(at));
 `;
 }
