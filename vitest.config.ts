@@ -1,3 +1,5 @@
+import os from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -9,6 +11,8 @@ export default defineConfig({
     // Sessions rank search lexically unless a test picks an embedder: otherwise every test file
     // that starts a session would load the embedding model in the background (~1.3 s of CPU each).
     // test/search pins the real model where search quality is what is tested.
-    env: { TS_CODE_MODE_SEARCH: "lexical" },
+    // The Pyodide memory snapshot (31 MB) is built once per machine into a cache folder; the tests
+    // share one under the temp folder instead of writing into the user's ~/.cache.
+    env: { TS_CODE_MODE_SEARCH: "lexical", TCM_PYODIDE_CACHE_DIR: path.join(os.tmpdir(), `tcm-test-pyodide-${os.userInfo().uid}`) },
   },
 });

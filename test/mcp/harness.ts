@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { cp, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { MAIN, REPO, spawnListening, type ListeningProcess } from "../cli/harness.js";
@@ -32,6 +32,9 @@ export async function connectStdio(args: string[], options: { cwd: string; comma
     command: options.command ?? process.execPath,
     args: options.fullArgs ?? [MAIN, "mcp", ...args],
     cwd: options.cwd,
+    // What a desktop client passes (the SDK's default), plus the tests' shared Pyodide snapshot
+    // folder (vitest.config.ts) so a Python sandbox server never writes into the user's ~/.cache.
+    env: { ...getDefaultEnvironment(), ...(process.env.TCM_PYODIDE_CACHE_DIR ? { TCM_PYODIDE_CACHE_DIR: process.env.TCM_PYODIDE_CACHE_DIR } : {}) },
     stderr: "pipe",
   });
   let stderr = "";
