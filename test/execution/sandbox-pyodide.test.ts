@@ -5,6 +5,7 @@
  * restarts and says variables were lost, memory cap, freeze, close leaves no process). One loaded
  * Pyodide sandbox is shared by the tests of the second block (a load takes seconds).
  */
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -251,6 +252,26 @@ describe("SandboxExecutor with language python from a memory snapshot", () => {
       expect(await readdir(own).catch(() => [])).toEqual([]);
     } finally {
       delete process.env.TCM_PYODIDE_SNAPSHOT;
+      process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+    }
+  }, 240_000);
+
+  it("a session closed while the snapshot is being made stops the maker: no process left, nothing written", async () => {
+    const own = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-closed-"));
+    const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-snaprun-"));
+    dirs.push(own, dir);
+    process.env.TCM_PYODIDE_CACHE_DIR = own;
+    // This test process's own children running the maker program (pyodide-snapshot.ts).
+    const makers = () => execFileSync("ps", ["--ppid", String(process.pid), "-o", "pid=,args="], { encoding: "utf8" }).split("\n").filter((l) => l.includes("maker.js"));
+    try {
+      const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SandboxExecutor({ language: "python" }) });
+      await session.start();
+      await waitFor(() => makers().length > 0, "the snapshot maker to start", 60_000);
+      await session.close();
+      // Without the stop, close() waits for the whole build, which then writes the snapshot.
+      await waitFor(() => makers().length === 0, "the maker to end", 10_000);
+      expect(await readdir(own).catch(() => [])).toEqual([]);
+    } finally {
       process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
     }
   }, 240_000);

@@ -107,6 +107,8 @@ export class DenoEngine {
   /** Processes the engine ended because they went over the memory limit. */
   private readonly overMemory = new WeakSet<DenoProcess>();
   private closed = false;
+  /** Aborted by close(): a close during the first Pyodide snapshot build neither waits for it nor leaves its process. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly config: DenoEngineConfig) {
     this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value));
@@ -203,7 +205,7 @@ export class DenoEngine {
     // The interpreter starts from the host's memory snapshot (pyodide-snapshot.ts) when there is
     // one: the process may then also read that one file.
     const { pyodideSnapshot } = await import("./pyodide-snapshot.js");
-    const snapshot = await pyodideSnapshot(this.binary, this.readable, files, this.config.memoryMb);
+    const snapshot = await pyodideSnapshot(this.binary, this.readable, files, this.config.memoryMb, this.closing.signal);
     if (snapshot) this.readable = `${this.readable},${snapshot.file}`;
     return pyodidePrelude(pyodideFolder(), files, snapshot);
   }
@@ -220,6 +222,7 @@ export class DenoEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     this.budget.abort("the executor was closed");
     this.active?.finish({ kind: "closed" });
     await this.preparing?.catch(() => undefined);
@@ -504,6 +507,8 @@ export class DenoEngine {
   private async ensureProcess(): Promise<DenoProcess> {
     // The guest program must exist (a Python start does not wait for it; see start()).
     await this.prepare();
+    // close() may have come while the program was being prepared: no process after it.
+    if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
     // A process still starting (Pyodide loading) is not ready for a run: wait for it.
     if (this.starting) return this.starting;
     if (this.proc?.running) return this.proc;

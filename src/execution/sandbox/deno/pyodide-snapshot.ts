@@ -51,8 +51,18 @@ function packageVersion(name: string): string {
 
 /** Files the host has verified in this process: path → the stat it had, and its digest. */
 const verified = new Map<string, { stamp: string; sha256: string }>();
-/** Builds in flight, one per file (concurrent engines share it). */
-const building = new Map<string, Promise<SnapshotRef | undefined>>();
+/**
+ * Builds in flight, one per file (concurrent engines share it). A build is stopped (its deno process
+ * killed) once every engine waiting for it has gone: a closed session leaves no process behind.
+ */
+interface Build {
+  result: Promise<SnapshotRef | undefined>;
+  /** Engines waiting that may still leave; one that cannot leave (no signal) pins the build. */
+  waiters: number;
+  pinned: boolean;
+  stop: AbortController;
+}
+const building = new Map<string, Build>();
 
 const stampOf = (s: { size: number; mtimeMs: number; ino: number }): string => `${s.size}:${s.mtimeMs}:${s.ino}`;
 
@@ -79,7 +89,7 @@ async function checked(file: string): Promise<SnapshotRef | undefined> {
 }
 
 /** Runs the maker in a deno process with the guest's permissions; the snapshot bytes, or undefined. */
-async function make(binary: string, folder: string, program: string, memoryMb: number): Promise<Buffer | undefined> {
+async function make(binary: string, folder: string, program: string, memoryMb: number, signal: AbortSignal): Promise<Buffer | undefined> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pysnap-"));
   try {
     const script = path.join(dir, "maker.js");
@@ -91,6 +101,8 @@ async function make(binary: string, folder: string, program: string, memoryMb: n
       cwd: dir,
       env: { DENO_DIR: path.join(blocker, "deno-dir"), DENO_NO_UPDATE_CHECK: "1", DENO_NO_PROMPT: "1", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "ignore"],
+      signal,
+      killSignal: "SIGKILL",
     });
     const chunks: Buffer[] = [];
     let size = 0;
@@ -115,7 +127,13 @@ async function make(binary: string, folder: string, program: string, memoryMb: n
  * it cannot be had (the maker failed, the cache folder is not writable, its path has a comma):
  * the guest then loads Pyodide normally.
  */
-export async function pyodideSnapshot(binary: string, folder: string, guestFiles: Record<string, string>, memoryMb: number): Promise<SnapshotRef | undefined> {
+export async function pyodideSnapshot(
+  binary: string,
+  folder: string,
+  guestFiles: Record<string, string>,
+  memoryMb: number,
+  signal?: AbortSignal,
+): Promise<SnapshotRef | undefined> {
   if (process.env.TCM_PYODIDE_SNAPSHOT === "off") return undefined;
   const program = pyodideSnapshotMaker(folder, guestFiles);
   const pyodideVersion = packageVersion("pyodide");
@@ -128,8 +146,9 @@ export async function pyodideSnapshot(binary: string, folder: string, guestFiles
   if (ready) return ready;
   let build = building.get(file);
   if (!build) {
-    build = (async () => {
-      const bytes = await make(binary, folder, program, memoryMb);
+    const stop = new AbortController();
+    const result = (async () => {
+      const bytes = await make(binary, folder, program, memoryMb, stop.signal);
       if (!bytes) return undefined;
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await writeFileAtomic(file, [headerFor(bytes), bytes]);
@@ -137,7 +156,30 @@ export async function pyodideSnapshot(binary: string, folder: string, guestFiles
     })()
       .catch(() => undefined)
       .finally(() => building.delete(file));
+    build = { result, waiters: 0, pinned: false, stop };
     building.set(file, build);
   }
-  return build;
+  return waitForBuild(build, signal);
+}
+
+/** The build's snapshot, or undefined at once when `signal` aborts (the last waiter to leave stops it). */
+function waitForBuild(build: Build, signal: AbortSignal | undefined): Promise<SnapshotRef | undefined> {
+  if (!signal) {
+    build.pinned = true;
+    return build.result;
+  }
+  if (signal.aborted) return Promise.resolve(undefined);
+  build.waiters += 1;
+  return new Promise((resolve) => {
+    const leave = (): void => {
+      build.waiters -= 1;
+      if (build.waiters === 0 && !build.pinned) build.stop.abort();
+      resolve(undefined);
+    };
+    signal.addEventListener("abort", leave, { once: true });
+    void build.result.then((ref) => {
+      signal.removeEventListener("abort", leave);
+      resolve(ref);
+    });
+  });
 }
