@@ -328,5 +328,6 @@ describe("the command line", () => {
     expect(ran.code).toBe(0);
     expect(ran.stdout).toContain("ran with Node authority");
     expect((await on(["workflows", "approve", "nope"])).stderr).toMatch(/Unknown workflow: nope/);
-  });
+    // Fourteen CLI processes, two of them sandboxes: more than the default 30 s on a loaded machine.
+  }, 120_000);
 });
