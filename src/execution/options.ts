@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { lazy } from "../lazy.js";
+import { hasOnly, isArrayOf, isBool, isFn, isIntIn, isNonEmptyString, isPlain, quickParse, type Check } from "../values/quick-checks.js";
 import { ValidationError } from "../errors.js";
 import type { DepsConfig } from "../deps/index.js";
 import { searchOptionsSchema, type SearchOptions } from "../search/config.js";
@@ -87,8 +88,32 @@ export const depsOptionsShape = lazy(() => ({
   onDepsOutput: z.custom<(line: string) => void>((v) => typeof v === "function", "must be a function (line: string) => void").optional(),
 }));
 
-/** Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored). */
-export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown, executor: string): z.infer<z.ZodObject<S>> {
+/** Hand-written twins of baseOptionsShape (all but `search`) and depsOptionsShape (see src/values/quick-checks.ts). */
+export const FAST_BASE_CHECKS: Readonly<Record<string, Check>> = {
+  toolsPath: isNonEmptyString,
+  defaultTimeoutMs: isIntIn(1, MAX_TIMEOUT_MS),
+  middleware: isArrayOf(isFn),
+  toolable: (v) => isPlain(v) && hasOnly(v, { sampler: isFn, onEvent: isFn, sampleVia: (x) => x === "stdin" || x === "http" }),
+  skillRoots: isArrayOf(isNonEmptyString),
+  maxInFlightBytes: isIntIn(1_024, Number.MAX_SAFE_INTEGER),
+};
+export const FAST_DEPS_CHECKS: Readonly<Record<string, Check>> = {
+  deps: isArrayOf((v) => typeof v === "string"),
+  depsFile: isNonEmptyString,
+  depsDir: isNonEmptyString,
+  allowRuntimeDeps: isBool,
+  allowInstallScripts: isBool,
+  allowLocalPaths: isBool,
+  onDepsOutput: isFn,
+};
+
+/**
+ * Validates `options` against `shape`; unknown keys are reported (a typo must not be silently ignored).
+ * `fast`: hand-written checks for keys of `shape` (FAST_BASE_CHECKS, ...) tried first, see above.
+ */
+export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown, executor: string, fast?: Readonly<Record<string, Check>>): z.infer<z.ZodObject<S>> {
+  const quick = fast && quickParse(options, fast);
+  if (quick) return quick as z.infer<z.ZodObject<S>>;
   const parsed = z.strictObject(shape).safeParse(options ?? {});
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
@@ -97,9 +122,13 @@ export function parseOptions<S extends z.ZodRawShape>(shape: S, options: unknown
   return parsed.data;
 }
 
+const executorOptionsShape = lazy(() => ({ ...baseOptionsShape, ...depsOptionsShape }));
+/** FAST_BASE_CHECKS and FAST_DEPS_CHECKS: an executor whose shape has both passes this to parseOptions. */
+export const FAST_EXECUTOR_CHECKS: Readonly<Record<string, Check>> = { ...FAST_BASE_CHECKS, ...FAST_DEPS_CHECKS };
+
 /** The shared options (and deps options) with defaults applied. */
 export function parseExecutorOptions(options: unknown, executor: string): ExecutorOptions & DepsConfig & { defaultTimeoutMs: number } {
-  const data = parseOptions({ ...baseOptionsShape, ...depsOptionsShape }, options, executor);
+  const data = parseOptions(executorOptionsShape, options, executor, FAST_EXECUTOR_CHECKS);
   const out: ExecutorOptions & DepsConfig & { defaultTimeoutMs: number } = { defaultTimeoutMs: data.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
   for (const [k, v] of Object.entries(data)) if (v !== undefined && k !== "defaultTimeoutMs") (out as unknown as Record<string, unknown>)[k] = v;
   return out;
@@ -108,6 +137,6 @@ export function parseExecutorOptions(options: unknown, executor: string): Execut
 /** The deps part of parsed options. */
 export function depsConfigOf(options: DepsConfig): DepsConfig {
   const out: DepsConfig = {};
-  for (const k of Object.keys(depsOptionsShape) as Array<keyof DepsConfig>) if (options[k] !== undefined) (out as Record<string, unknown>)[k] = options[k];
+  for (const k of Object.keys(FAST_DEPS_CHECKS) as Array<keyof DepsConfig>) if (options[k] !== undefined) (out as Record<string, unknown>)[k] = options[k];
   return out;
 }

@@ -12,6 +12,7 @@
  * the same words the CLI uses: `use-lite`, `lexical` or `URL#model` (API key in
  * TS_CODE_MODE_SEARCH_API_KEY).
  */
+import { isIntIn, quickParse } from "../values/quick-checks.js";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { z } from "zod";
@@ -53,6 +54,8 @@ function isEmbedderSpec(v: unknown): v is EmbedderSpec {
 const ms = lazy(() => z.number({ error: "must be a number of milliseconds" }).int("must be a whole number of milliseconds").min(0).max(600_000, "must be at most 600000 ms"));
 
 /** Validates the executor's `search` option (unknown keys are errors, like every other option). */
+const QUICK_SEARCH_CHECKS = { embedder: isEmbedderSpec, readyTimeoutMs: isIntIn(0, 600_000), indexTimeoutMs: isIntIn(0, 600_000) };
+
 export const searchOptionsSchema = lazy(() => z.strictObject(
   {
     embedder: z.custom<EmbedderSpec>(isEmbedderSpec, `must be ${EMBEDDER_HELP}`).optional(),
@@ -136,7 +139,9 @@ export class SearchSetup {
   ) {}
 
   static create(storage: StorageBackend, options: SearchOptions = {}): SearchSetup {
-    const parsed = searchOptionsSchema.safeParse(options);
+    // The hand-written twin first (src/values/quick-checks.ts): a session start needs no zod.
+    const quick = quickParse(options, QUICK_SEARCH_CHECKS);
+    const parsed = quick ? { success: true as const } : searchOptionsSchema.safeParse(options);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message));
       throw new ValidationError(`Invalid search options: ${problems.join("; ")}.`);

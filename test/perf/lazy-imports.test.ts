@@ -5,12 +5,16 @@
  * BUILT package by its own name, with a resolve hook that refuses these packages.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ensureBuilt, MAIN, REPO } from "../cli/harness.js";
 import { importWithGuard } from "../helpers/import-guard.js";
 import { loadedModules } from "../helpers/loaded-modules.js";
+
+const exec = promisify(execFile);
 
 /** Loaded on first use only: zod, the snippet compilers, YAML, QuickJS, the MCP SDK, Redis, the TypeScript compiler. */
 const LAZY = /^(zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+)(\/|$)/;
@@ -25,8 +29,8 @@ describe("import cost", () => {
     expect(await importWithGuard("ts-code-mode", { refuse: LAZY, refuseInCache: LAZY_FILES, refuseGlobals: ["__zod_globalRegistry"] }, REPO)).toBe("clean");
   });
 
-  it("the guard sees zod however it loads (control: parsing session options needs it)", async () => {
-    const loader = `data:text/javascript,${encodeURIComponent(`const m = await import(${JSON.stringify(new URL("../../dist/index.js", import.meta.url).href)}); new m.InProcessExecutor({ defaultTimeoutMs: 1000 });`)}`;
+  it("the guard sees zod however it loads (control: options the hand-written checks do not know, here `search`, go to zod)", async () => {
+    const loader = `data:text/javascript,${encodeURIComponent(`const m = await import(${JSON.stringify(new URL("../../dist/index.js", import.meta.url).href)}); new m.InProcessExecutor({ defaultTimeoutMs: 1000, search: { embedder: "lexical" } });`)}`;
     expect(await importWithGuard(loader, { refuse: /^$/, refuseInCache: /^$/, refuseGlobals: ["__zod_globalRegistry"] }, REPO)).toBe("global set: __zod_globalRegistry");
   });
 });
@@ -48,6 +52,40 @@ describe("CLI start", () => {
       expect(r.stdout.trim()).toBe("2");
       expect(commandsOf(r.distModules)).toEqual(["run"]);
       expect(r.urls.filter((u) => LAZY_FILES.test(u) && !/[\\/]zod[\\/]/.test(u))).toEqual([]);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("run '1+1' evaluates no zod in the host, with either executor (options are checked by hand; zod only words errors)", async () => {
+    const base = await mkdtemp(path.join(os.tmpdir(), "tcm-lazy-cli-"));
+    try {
+      for (const executor of ["in-process", "subprocess"]) {
+        const r = await loadedModules([MAIN, "run", "--executor", executor, "--base", base, "1+1"], REPO);
+        expect(r.stdout.trim()).toBe("2");
+        expect({ executor, zod: r.zod }).toEqual({ executor, zod: false });
+      }
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("an in-process run that never fetches loads no undici (Headers, Request, Response and crypto are read on the guest's first use)", async () => {
+    const main = JSON.stringify(new URL("../../dist/index.js", import.meta.url).href);
+    const script = (code: string) =>
+      `const m = await import(${main}); const s = new m.Session({ storage: new m.FileStorage({ basePath: ${JSON.stringify(base)} }), executor: new m.InProcessExecutor() });` +
+      ` const r = await s.run(${JSON.stringify(code)}); await s.close();` +
+      ` console.log(JSON.stringify({ value: r.value, error: r.error?.message, undici: process.moduleLoadList.some((n) => n.includes("undici")) }));`;
+    const run = async (code: string) => JSON.parse((await exec(process.execPath, ["--input-type=module", "-e", script(code)], { cwd: REPO, timeout: 60_000 })).stdout) as unknown;
+    const base = await mkdtemp(path.join(os.tmpdir(), "tcm-lazy-undici-"));
+    try {
+      expect(await run("1+1")).toEqual({ value: 2, undici: false });
+      // The globals are still there, the host's own, and writable like the others.
+      expect(await run("[new Response('x') instanceof Response, typeof Headers, typeof Request, typeof crypto.randomUUID(), Object.keys(globalThis).includes('Headers')]")).toEqual({
+        value: [true, "function", "function", "string", false],
+        undici: true,
+      });
+      expect(await run("Headers = 1; Response = 2; crypto = 3; [Headers, Response, crypto]")).toEqual({ value: [1, 2, 3], undici: false });
     } finally {
       await rm(base, { recursive: true, force: true });
     }

@@ -307,15 +307,11 @@ export class ReplEngine {
       TextDecoder,
       Buffer,
       fetch: (...a: Parameters<typeof fetch>) => own(fetch(...a)),
-      Headers,
-      Request,
-      Response,
       AbortController,
       AbortSignal,
       atob,
       btoa,
       performance,
-      crypto: globalThis.crypto,
       ...namespaces,
       [IMPORT_FN]: (spec: string) => own(importFrom(requireFromBase, spec)),
     };
@@ -323,10 +319,31 @@ export class ReplEngine {
     for (const [k, v] of Object.entries(globals)) {
       Object.defineProperty(context, k, { value: v, writable: true, configurable: true, enumerable: false });
     }
+    // Node loads these on first access (Headers, Request and Response are undici, ~20 ms of a cold
+    // run that never fetches; crypto is WebCrypto): the context reads them on the guest's first
+    // access too, then holds them as plain writable values like the ones above.
+    for (const name of LAZY_HOST_GLOBALS) {
+      const settle = (value: unknown): void => {
+        Object.defineProperty(context, name, { value, writable: true, configurable: true, enumerable: false });
+      };
+      Object.defineProperty(context, name, {
+        get: () => {
+          const value = globalThis[name];
+          settle(value);
+          return value;
+        },
+        set: settle,
+        configurable: true,
+        enumerable: false,
+      });
+    }
     vm.runInContext("globalThis.global = globalThis;", context);
     return context;
   }
 }
+
+/** Host globals the guest context gets on first access (see createContext). */
+const LAZY_HOST_GLOBALS = ["Headers", "Request", "Response", "crypto"] as const;
 
 /**
  * A `require` that resolves from each folder in turn (as a script in that folder would), so a

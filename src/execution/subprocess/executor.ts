@@ -26,7 +26,7 @@ import type { ToolRegistry } from "../../tools/registry.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig, type DepsService } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
-import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, hostLimitsOf, parseOptions } from "../options.js";
+import { baseOptionsShape, DEFAULT_TIMEOUT_MS, depsConfigOf, depsOptionsShape, FAST_EXECUTOR_CHECKS, hostLimitsOf, parseOptions } from "../options.js";
 import type { SearchOptions } from "../../search/config.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
@@ -140,7 +140,7 @@ export class SubprocessExecutor implements Executor {
     private readonly origin?: HostServicesOptions["origin"],
   ) {
     const { tools, ...rest } = options;
-    const parsed = parseOptions(optionsShape, rest, new.target.name);
+    const parsed = parseOptions(optionsShape, rest, new.target.name, FAST_EXECUTOR_CHECKS);
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
     validateDepsConfig(this.options);
     this.registry = tools;

@@ -16,6 +16,7 @@ import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
+import { isIntIn, isNonEmptyString, quickParse } from "../../values/quick-checks.js";
 import { DEFAULT_TEMP_MAX_AGE_MS, sweepTempFiles, toStorageError } from "../atomic.js";
 import { validateWorkspaceId } from "../names.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
@@ -50,6 +51,10 @@ const optionsSchema = lazy(() => z
   })
   .strict());
 
+const isQuota = isIntIn(0, Number.MAX_SAFE_INTEGER);
+/** optionsSchema by hand, for the cold path (see src/values/quick-checks.ts); zod decides the rest. */
+const QUICK_CHECKS = { basePath: isNonEmptyString, workspaceId: (v: unknown) => typeof v === "string", maxArtifactBytes: isQuota, maxStoreBytes: isQuota, tempMaxAgeMs: isIntIn(0, Number.MAX_SAFE_INTEGER) };
+
 export class FileStorage implements StorageBackend {
   /** Absolute base folder, as given (shared by all workspaces). */
   readonly basePath: string;
@@ -63,7 +68,8 @@ export class FileStorage implements StorageBackend {
   private readonly swept: Promise<number>;
 
   constructor(options: FileStorageOptions) {
-    const parsed = optionsSchema.safeParse(options);
+    const quick = typeof (options as { basePath?: unknown } | undefined)?.basePath === "string" ? quickParse(options, QUICK_CHECKS) : undefined;
+    const parsed = quick ? { success: true as const, data: quick as z.infer<typeof optionsSchema> } : optionsSchema.safeParse(options);
     if (!parsed.success) {
       throw new ValidationError(
         `Invalid FileStorage options: ${z.prettifyError(parsed.error)}. Expected { basePath: string, workspaceId?: string }.`,
