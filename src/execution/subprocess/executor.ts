@@ -230,29 +230,51 @@ export class SubprocessExecutor implements Executor {
     if (this.closed) throw new ValidationError("SubprocessExecutor is closed; create a new one");
     if (this.hostServices) return;
     const deps = this.depsService(storage);
-    await installConfiguredDeps(deps, this.options.onDepsOutput);
-    // A prestarted child spawned for another deps folder would import from the wrong place: replace it.
-    if (this.child && this.depsDir !== deps.dir) {
-      const spare = this.child;
-      this.child = null;
-      await spare.kill();
+    // The child starts first, as prestart() would start it: its node start-up (~70 ms) overlaps the
+    // host's own setup below (deps check, tool YAML, search) instead of following it (issue 24).
+    // A failed early start is retried by ensureChild, which reports the error. Plain node children
+    // only: a container or another guest program starts as before.
+    let early: GuestHandle | null = null;
+    if (!this.child && this.launch === launchChild && this.guestProgram() === undefined) {
+      this.depsDir = deps.dir;
+      this.spawn().catch(() => undefined);
+      early = this.child as GuestHandle | null;
     }
-    // A prestarted child that died while idle is replaced by ensureChild below; it was never this session's.
-    this.unreportedExit = null;
-    this.depsDir = deps.dir;
-    const host = await HostServices.create({
-      storage,
-      deps,
-      origin: this.origin ?? this,
-      ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
-      ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
-      ...(this.options.search ? { search: this.options.search } : {}),
-      ...hostLimitsOf(this.options),
-    });
+    let host: HostServices;
+    try {
+      await installConfiguredDeps(deps, this.options.onDepsOutput);
+      // A prestarted child spawned for another deps folder would import from the wrong place: replace it.
+      if (this.child && this.depsDir !== deps.dir) {
+        const spare = this.child;
+        this.child = null;
+        await spare.kill();
+      }
+      // A prestarted child that died while idle is replaced by ensureChild below; it was never this session's.
+      this.unreportedExit = null;
+      this.depsDir = deps.dir;
+      host = await HostServices.create({
+        storage,
+        deps,
+        origin: this.origin ?? this,
+        ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+        ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
+        ...(this.options.search ? { search: this.options.search } : {}),
+        ...hostLimitsOf(this.options),
+      });
+    } catch (err) {
+      // The setup failed (a broken tool file, a failed install): the child started for it goes too.
+      if (early && this.child === early) {
+        this.child = null;
+        await early.kill();
+      }
+      throw err;
+    }
     this.hostServices = host;
     this.provider = new RpcProvider(host, (m) => this.child?.send(m), () => this.budget.callContext());
     try {
       await this.ensureChild();
+      // An early child that died before it was this session's is not reported to it.
+      if (early && this.child !== early) this.unreportedExit = null;
     } catch (err) {
       this.hostServices = null;
       await host.close();
