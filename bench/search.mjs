@@ -312,6 +312,10 @@ await withTempDir("ts-code-mode-bench-search-", async (dir) => {
   all.push(record(portScanFixture()));
   await Promise.all(Array.from({ length: 32 }, async () => { while (n < all.length) await un.workflows.save(all[n++]); }));
   // The catalogue file (with each file's derived signature), as any earlier session that listed or searched would have left it.
+  // Listed once the saves are older than the catalogue's racy window (RACY_MS, 100 ms): an entry
+  // stamped within it is not written to the file, so the last few hundred saves would otherwise be
+  // read and parsed again (TypeScript's parser loaded) by every measured process.
+  await new Promise((r) => setTimeout(r, 250));
   await new WorkflowLibrary(un.workflows).list();
   await un.close();
   const firstUnindexed = [];
