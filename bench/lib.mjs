@@ -133,3 +133,21 @@ export function noopAdapter() {
   const call = async (callable) => (callable === "sleep20" ? new Promise((r) => setTimeout(() => r("slept"), 20)) : "pong");
   return { name: "noop", info: async () => info, call, close: async () => {} };
 }
+
+/** Same id and size as the real model, random unit vectors: fills a cache fast. Queries go to the real model. */
+export function syntheticThenReal(real) {
+  let seed = 1;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) * 2 - 1;
+  return {
+    id: real.id,
+    dimensions: real.dimensions,
+    embed: async (texts) =>
+      texts.length === 1
+        ? real.embed(texts)
+        : texts.map(() => {
+            const v = new Float32Array(real.dimensions);
+            for (let i = 0; i < v.length; i++) v[i] = rand();
+            return v;
+          }),
+  };
+}

@@ -25,7 +25,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, withTempDir } from "./lib.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const DIST = path.resolve(path.dirname(SELF), "../dist/index.js");
@@ -75,23 +75,6 @@ function record(w) {
   return { name: w.name, source: w.source, description: w.description, params: [{ name: "target", type: "string", required: true }], createdAt: now, updatedAt: now };
 }
 
-/** Same id and size as the real model, random unit vectors: fills a cache fast. Queries go to the real model. */
-function syntheticThenReal(real) {
-  let seed = 1;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) * 2 - 1;
-  return {
-    id: real.id,
-    dimensions: real.dimensions,
-    embed: async (texts) =>
-      texts.length === 1
-        ? real.embed(texts)
-        : texts.map(() => {
-            const v = new Float32Array(real.dimensions);
-            for (let i = 0; i < v.length; i++) v[i] = rand();
-            return v;
-          }),
-  };
-}
 
 function counting(inner) {
   const e = { id: inner.id, dimensions: inner.dimensions, texts: 0, embed: async (t) => ((e.texts += t.length), inner.embed(t)) };

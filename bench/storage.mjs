@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, withTempDir } from "./lib.mjs";
 
 const { FileStorage, RedisStorage, SearchSetup, SemanticRanker, UseLiteEmbedder, WorkflowLibrary } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -193,20 +193,6 @@ async function fillWorkflows({ storage, backend }) {
   if (storage.workflows.saveMany) await storage.workflows.saveMany(records, { clear: true });
   else await mapLimit(records, 32, (r) => storage.workflows.save(r));
   filled.add(backend);
-}
-
-/** The real model's id and size, random unit vectors for bulk requests; one text (a query) goes to the real model. */
-function syntheticThenReal(real) {
-  let seed = 1;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff) * 2 - 1;
-  return {
-    id: real.id,
-    dimensions: real.dimensions,
-    embed: async (texts) =>
-      texts.length === 1
-        ? real.embed(texts)
-        : texts.map(() => Float32Array.from({ length: real.dimensions }, rand)),
-  };
 }
 
 // ---- redis-server -------------------------------------------------------------------------------

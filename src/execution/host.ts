@@ -94,8 +94,14 @@ function op<T extends unknown[]>(usage: string, args: z.ZodType<T>, run: (host: 
   return { usage, args: args as z.ZodType<unknown[]>, run: run as Handler };
 }
 
-/** Every operation a guest may call, by namespace. `workflows.invoke` runs guest-side on top of `workflows.load`. */
-const OPERATIONS: Record<Namespace, Record<string, Operation>> = lazy(() => ({
+/**
+ * Every operation a guest may call, by namespace. `workflows.invoke` runs guest-side on top of `workflows.load`.
+ * Built on the first call (its zod schemas are not needed at import), then a plain object: every
+ * namespace call reads it, so it is not behind lazy()'s proxy.
+ */
+let operationTable: Record<Namespace, Record<string, Operation>> | undefined;
+const operations = (): Record<Namespace, Record<string, Operation>> => (operationTable ??= buildOperations());
+const buildOperations = (): Record<Namespace, Record<string, Operation>> => ({
   tools: {
     list: op("list()", z.tuple([]), (h) => h.tools.list()),
     search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
@@ -180,7 +186,7 @@ const OPERATIONS: Record<Namespace, Record<string, Operation>> = lazy(() => ({
       return runSkillScript(h.skills, name, script, args ?? [], ctx);
     }),
   },
-}));
+});
 
 const DEFAULT_DEPS_UNAVAILABLE =
   'installing packages at run time is not supported by this executor (it lacks the "depsInstall" capability); cannot {op}. ' +
@@ -272,7 +278,7 @@ export class HostServices {
     const replyLease = this.inFlight.lease();
     try {
       if (this.closed) throw new ValidationError("the session is closed");
-      const table = (OPERATIONS as Record<string, Record<string, Operation>>)[ns];
+      const table = (operations() as Record<string, Record<string, Operation>>)[ns];
       if (!table) throw new NotFoundError(`Unknown namespace: ${short(ns)}. Available: ${NAMESPACES.join(", ")}`);
       const operation = Object.hasOwn(table, opName) ? table[opName] : undefined;
       if (!operation) {
