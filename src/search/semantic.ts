@@ -394,7 +394,9 @@ export class SemanticRanker implements Ranker {
   }
 
   /** The query's unit vector, or null (after a note) when the embedder is not ready in time or fails. */
-  private async queryVector(query: string): Promise<Float32Array | null> {
+  private async queryVector(fullQuery: string): Promise<Float32Array | null> {
+    // Keyed by what is embedded: the cache holds at most QUERY_CACHE × MAX_QUERY_EMBED_CHARS characters.
+    const query = fullQuery.slice(0, MAX_QUERY_EMBED_CHARS);
     const cached = this.queries.get(query);
     if (cached) {
       // Least recently used first out: an agent's repeated queries stay cached.
@@ -402,7 +404,7 @@ export class SemanticRanker implements Ranker {
       this.queries.set(query, cached);
       return cached;
     }
-    const work = this.embedder.embed([query.slice(0, MAX_QUERY_EMBED_CHARS)]).then(([v]) => (v ? normalize(v) : null));
+    const work = this.embedder.embed([query]).then(([v]) => (v ? normalize(v) : null));
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), this.options.readyTimeoutMs);
