@@ -115,7 +115,6 @@ export class ContainerExecutor implements Executor {
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>>;
   private readonly registry: ToolRegistry | undefined;
   private inner: SubprocessExecutor | null = null;
-  private docker: DockerClient | null = null;
   private current: ContainerGuest | null = null;
   private starting: Promise<void> | null = null;
   private closed = false;
@@ -177,7 +176,6 @@ export class ContainerExecutor implements Executor {
 
   private async startNow(storage: StorageBackend): Promise<void> {
     const docker = await dockerClient(this.options.docker);
-    this.docker = docker;
     const image = this.image;
     const [exists] = await Promise.all([imageExists(docker, image), reapOrphans(docker).catch(() => 0)]);
     if (!exists) throw new ValidationError(`the container image ${image} is missing; build it with: ${buildCommandFor(image)}`);

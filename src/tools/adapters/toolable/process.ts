@@ -99,7 +99,7 @@ export class ToolableProcess {
   private exited = false;
 
   /** `collect`: keep all of stdout (discovery answers are pretty-printed over many lines). */
-  constructor(argv: readonly string[], private readonly opts: ProcessOptions, collect = false) {
+  constructor(argv: readonly string[], opts: ProcessOptions, collect = false) {
     const executable = argv[0] ?? "";
     const error = (code: ToolError["code"], message: string, extra: { exitCode?: number; stderr?: string } = {}) =>
       new ToolError({ tool: opts.tool, callable: opts.callable, code, message, ...extra });
