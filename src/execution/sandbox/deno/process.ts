@@ -10,7 +10,7 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { installedPackage } from "./installed-package.js";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { Freezer, withDeathSignal } from "../../freeze.js";
@@ -72,13 +72,8 @@ export function denoArgs(memoryMb: number, script: string, readable?: string): s
 
 /** The deno binary shipped by the `deno` npm package (installed next to ts-code-mode; tests get it from scripts/prerequisites.mjs). */
 export function denoBinaryPath(): string {
-  const require = createRequire(import.meta.url);
-  let dir: string;
-  try {
-    dir = path.dirname(require.resolve("deno/package.json"));
-  } catch {
-    throw new Error("the deno engine needs the deno package, which ships the binary: npm install deno@2.9.6");
-  }
+  const dir = installedPackage("deno")?.dir;
+  if (dir === undefined) throw new Error("the deno engine needs the deno package, which ships the binary: npm install deno@2.9.6");
   const bin = path.join(dir, process.platform === "win32" ? "deno.exe" : "deno");
   if (!existsSync(bin)) throw new Error(`the deno engine needs the deno package, but its binary is missing at ${bin}: npm install deno@2.9.6`);
   return bin;

@@ -19,12 +19,12 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
 import { mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { writeFileAtomic } from "../../../storage/atomic.js";
 import { withDeathSignal } from "../../freeze.js";
+import { installedPackage } from "./installed-package.js";
 import { denoArgs } from "./process.js";
 import { pyodideSnapshotMaker, SNAPSHOT_HEADER_BYTES, type SnapshotRef } from "./pyodide.js";
 
@@ -41,12 +41,7 @@ export function snapshotCacheDir(): string {
 }
 
 function packageVersion(name: string): string {
-  try {
-    const require = createRequire(import.meta.url);
-    return (require(`${name}/package.json`) as { version?: string }).version ?? "unknown";
-  } catch {
-    return "unknown";
-  }
+  return installedPackage(name)?.version ?? "unknown";
 }
 
 /** Files the host has verified in this process: path → the stat it had, and its digest. */

@@ -18,20 +18,15 @@
  * {"$bytes"}, {"$int"}, {"$float"}, {"$dict"} tags), the one runtime.py already validates.
  */
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
+import { installedPackage } from "./installed-package.js";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ValidationError } from "../../../errors.js";
 
 /** The folder of the installed `pyodide` package: the one thing the Python sandbox may read. */
 export function pyodideFolder(): string {
-  const require = createRequire(import.meta.url);
-  let dir: string;
-  try {
-    dir = path.dirname(require.resolve("pyodide/package.json"));
-  } catch {
-    throw new ValidationError('SandboxExecutor({ language: "python" }) needs the pyodide package: npm install pyodide@314');
-  }
+  const dir = installedPackage("pyodide")?.dir;
+  if (dir === undefined) throw new ValidationError('SandboxExecutor({ language: "python" }) needs the pyodide package: npm install pyodide@314');
   if (!existsSync(path.join(dir, "pyodide.asm.wasm"))) throw new ValidationError(`the pyodide package at ${dir} has no pyodide.asm.wasm; reinstall it (npm install pyodide@314)`);
   // deno's --allow-read takes a comma-separated list: a comma would widen or break the grant.
   if (dir.includes(",")) throw new ValidationError(`the pyodide folder ${JSON.stringify(dir)} contains a comma, which deno's --allow-read cannot take; install the package elsewhere`);
