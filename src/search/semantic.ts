@@ -270,7 +270,12 @@ export class SemanticRanker implements Ranker {
   private static final(semantic: number, lex: number, exactName: boolean): number {
     const sNorm = Math.min(1, Math.max(0, (semantic - FUSION.floor) / (FUSION.ceiling - FUSION.floor)));
     const fused = FUSION.semantic * sNorm + FUSION.lexical * lex;
-    return exactName ? FUSION.exact + (1 - FUSION.exact) * fused : fused;
+    return SemanticRanker.withExactName(fused, exactName);
+  }
+
+  /** A score lifted above every other when the query names the document exactly (also a words-only score: no vector yet). */
+  private static withExactName(score: number, exactName: boolean): number {
+    return exactName ? FUSION.exact + (1 - FUSION.exact) * score : score;
   }
 
   /** Every document scored with the float vectors: one dot product per document. */
@@ -291,7 +296,7 @@ export class SemanticRanker implements Ranker {
       const lex = lexical[i]!;
       if (s.space !== space.name || s.row < 0) {
         pending++; // not embedded yet: words only, this time
-        if (lex > 0) top.offer(s.doc.id, roundScore(words.has(s.name) ? FUSION.exact + (1 - FUSION.exact) * lex : lex));
+        if (lex > 0) top.offer(s.doc.id, roundScore(SemanticRanker.withExactName(lex, words.has(s.name))));
         continue;
       }
       const semantic = dot(qv, matrix, s.row * dims);
@@ -330,7 +335,7 @@ export class SemanticRanker implements Ranker {
       if (s.space !== space.name || s.row < 0) {
         pending++;
         if (lex > 0) {
-          upper[i] = known[i] = exactName ? FUSION.exact + (1 - FUSION.exact) * lex : lex;
+          upper[i] = known[i] = SemanticRanker.withExactName(lex, exactName);
           lowers.offer(upper[i]!);
         }
         continue;
