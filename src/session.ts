@@ -97,7 +97,10 @@ export class Session {
     return session;
   }
 
-  /** Starts the executor (loads tools). Safe to call more than once; run() starts it when needed. */
+  /**
+   * Starts the executor. Safe to call more than once; run() starts it when needed. Tool files are
+   * read on the first tools.* use (await listTools() to check them up front).
+   */
   async start(): Promise<void> {
     if (this.closed) throw new TypeError("Session.start(): the session is closed; create a new Session");
     this.starting ??= this.executor

@@ -134,10 +134,26 @@ describe("Session", () => {
       await expect(Session.fromBase("")).rejects.toThrow(TypeError);
     });
 
-    it("fails with the file's name when a tool YAML is invalid", async () => {
+    it("reads tool files on first use: a broken one fails every tools.* use with its name, and nothing else", async () => {
       await mkdir(path.join(dir, "tools"), { recursive: true });
       await writeFile(path.join(dir, "tools", "broken.yaml"), "name: [not, a, name\n");
-      await expect(Session.fromBase(dir)).rejects.toThrow(/broken\.yaml/);
+      const s = track(await Session.fromBase(dir));
+      expect((await s.run("1 + 1")).value).toBe(2);
+      await expect(s.listTools()).rejects.toThrow(/broken\.yaml/);
+      for (const code of ["await tools.list()", "await tools.search('x')", "await tools.anything.at_all({})"]) {
+        const r = await s.run(code);
+        expect(r.ok).toBe(false);
+        expect(r.error?.name).toBe("ValidationError");
+        expect(r.error?.message).toMatch(/broken\.yaml/);
+      }
+    });
+
+    it("a tool file fixed before the first tools.* use is the one loaded", async () => {
+      await mkdir(path.join(dir, "tools"), { recursive: true });
+      await writeFile(path.join(dir, "tools", "late.yaml"), "name: [not, a, name\n");
+      const s = track(await Session.fromBase(dir));
+      await writeFile(path.join(dir, "tools", "late.yaml"), "name: late\ndescription: written after start\ncommand: echo\n");
+      expect((await s.listTools()).map((t) => t.name)).toEqual(["late"]);
     });
   });
 
@@ -169,14 +185,14 @@ describe("Session", () => {
     });
 
     it("a start failure is reported, and a run returns it as ok:false instead of throwing", async () => {
-      await mkdir(path.join(dir, "tools"), { recursive: true });
-      await writeFile(path.join(dir, "tools", "bad.yaml"), "name: bad\ndescription: x\nschema:\n  options:\n    o: { type: nonsense }\n");
-      const s = track(new Session({ storage: storage(), executor: new InProcessExecutor({ toolsPath: path.join(dir, "tools") }) }));
-      await expect(s.start()).rejects.toThrow(/bad\.yaml/);
+      const executor = new CountingExecutor(new InProcessExecutor());
+      executor.start = () => Promise.reject(new Error("the guest runtime is missing (bad install)"));
+      const s = track(new Session({ storage: storage(), executor }));
+      await expect(s.start()).rejects.toThrow(/bad install/);
       const r = await s.run("1");
       expect(r.ok).toBe(false);
       expect(r.error?.message).toMatch(/could not start/);
-      expect(r.error?.message).toMatch(/bad\.yaml/);
+      expect(r.error?.message).toMatch(/bad install/);
     });
   });
 

@@ -241,12 +241,15 @@ export class HostServices {
     this.executorKind = origin?.kind ?? "unknown";
   }
 
-  /** Loads the tool YAML files; a broken file fails here with a ValidationError naming it. */
+  /**
+   * Tool YAML files are read on the first tools.* operation, not here (ToolRegistry.deferred): a
+   * broken file fails that operation with a ValidationError naming it.
+   */
   static async create(options: HostServicesOptions): Promise<HostServices> {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
     // A registry passed in keeps the ranker it was built with; one loaded here ranks semantically.
     const search = SearchSetup.create(options.storage, options.search);
-    const tools = options.tools ?? (await ToolRegistry.load(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) }));
+    const tools = options.tools ?? ToolRegistry.deferred(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) });
     if (options.middleware?.length) tools.use(...options.middleware);
     // The model is not loaded here: it costs ~130 MiB and a worker thread, and most sessions never
     // search. The first search loads it (answering by words until it is ready, see SemanticRanker).

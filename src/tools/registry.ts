@@ -61,6 +61,9 @@ export class ToolRegistry {
   private readonly middleware: ToolMiddleware[] = [];
   private chain: ((ctx: ToolCallContext) => Promise<unknown>) | null = null;
   private closed = false;
+  /** Set by `deferred` until the first use starts the load; `loading` is that load until it succeeds (a failed one stays). */
+  private pending: (() => Promise<void>) | null = null;
+  private loading: Promise<void> | null = null;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
@@ -85,12 +88,44 @@ export class ToolRegistry {
    */
   static async load(toolsPath: string | undefined, options: ToolRegistryOptions = {}): Promise<ToolRegistry> {
     const registry = new ToolRegistry(options);
-    if (toolsPath === undefined) return registry;
+    await registry.loadFiles(toolsPath);
+    return registry;
+  }
+
+  /**
+   * A registry that reads `toolsPath` on its first use — list, search, describe, info, call,
+   * openSession — instead of now (issue 24: parsing YAML and building the tools' schemas is ~110 ms
+   * of a fresh process, and most short runs call no tool). The files are read once; a broken file
+   * fails that first use, and every later one, with the ValidationError `load` would have thrown.
+   * `names()` and `has()` answer from what is loaded, so they are empty until then.
+   */
+  static deferred(toolsPath: string | undefined, options: ToolRegistryOptions = {}): ToolRegistry {
+    const registry = new ToolRegistry(options);
+    if (toolsPath !== undefined) registry.pending = () => registry.loadFiles(toolsPath);
+    return registry;
+  }
+
+  /** Settles when the deferred files are loaded (at once for a registry built any other way). */
+  loaded(): Promise<void> {
+    if (this.pending) {
+      const load = this.pending;
+      this.pending = null;
+      // Once loaded, calls take the fast path again (no await); a failed load stays, to fail every use alike.
+      this.loading = load().then(() => {
+        this.loading = null;
+      });
+      this.loading.catch(() => undefined);
+    }
+    return this.loading ?? Promise.resolve();
+  }
+
+  private async loadFiles(toolsPath: string | undefined): Promise<void> {
+    if (toolsPath === undefined) return;
     const dir = path.resolve(toolsPath);
     try {
       if (!(await stat(dir)).isDirectory()) throw new ValidationError(`toolsPath ${dir} is not a directory`);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return registry;
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
       throw e;
     }
     const files = (await readdir(dir, { withFileTypes: true }))
@@ -101,22 +136,26 @@ export class ToolRegistry {
     for (const file of files) {
       try {
         const doc = await readYaml(file);
-        const adapter = await createToolAdapter(doc, { file, dir }, registry.factories);
+        const adapter = await createToolAdapter(doc, { file, dir }, this.factories);
+        // close() came while this one was being built (a deferred load): it is nobody's to close but ours.
+        if (this.closed) {
+          await adapter.close();
+          return;
+        }
         const declared = (doc as { type?: unknown } | null)?.type;
-        registry.add(adapter, file, declared === "mcp" || declared === "http" || declared === "toolable" ? declared : "cli");
+        this.add(adapter, file, declared === "mcp" || declared === "http" || declared === "toolable" ? declared : "cli");
       } catch (e) {
         if (e instanceof ValidationError) problems.push(e.message);
         else {
-          await registry.close();
+          await this.closeAdapters();
           throw e;
         }
       }
     }
     if (problems.length) {
-      await registry.close();
+      await this.closeAdapters();
       throw new ValidationError(problems.length === 1 ? problems[0]! : `${problems.length} tool files are invalid:\n${problems.join("\n")}`);
     }
-    return registry;
   }
 
   /** Add an adapter built elsewhere (an in-process tool, a test double). Same name rules as YAML tools. */
@@ -143,6 +182,7 @@ export class ToolRegistry {
 
   /** The full ToolInfo of one tool. Throws NotFoundError. */
   async info(name: string): Promise<ToolInfo> {
+    if (this.pending || this.loading) await this.loaded();
     return this.get(name).info();
   }
 
@@ -155,6 +195,8 @@ export class ToolRegistry {
    * unavailable, with the reason, instead of failing discovery of all the others.
    */
   private async allInfos(): Promise<ToolInfo[]> {
+    if (this.pending || this.loading) await this.loaded();
+    this.assertOpen();
     const names = this.names();
     const settled = await Promise.allSettled(names.map((n) => this.get(n).info()));
     return settled.map((r, i) => {
@@ -181,6 +223,7 @@ export class ToolRegistry {
   /** TypeScript declaration text (with JSDoc) for one tool; it compiles on its own. */
   /** The tool's declaration in the language of the code that calls it (TypeScript, or Python stubs). */
   async describe(name: string, language: "typescript" | "python" = "typescript"): Promise<string> {
+    if (this.pending || this.loading) await this.loaded();
     const info = await this.get(name).info();
     return language === "python" ? describeToolPython(info) : describeTool(info);
   }
@@ -190,6 +233,7 @@ export class ToolRegistry {
    * object (or undefined); it is validated against the callable's params before the adapter runs.
    */
   async call(tool: string, callable: string | null, args: unknown, ctx: CallContext = {}): Promise<unknown> {
+    if (this.pending || this.loading) await this.loaded();
     const adapter = this.get(tool);
     const info = await adapter.info();
     const target = findCallable(info, callable);
@@ -214,6 +258,7 @@ export class ToolRegistry {
    * middleware chain (policy, approval, audit, limits) sees it as a call of `tool.callable`.
    */
   async openSession(tool: string, callable: string, args: unknown, ctx: CallContext = {}): Promise<ToolableSession> {
+    if (this.pending || this.loading) await this.loaded();
     const adapter = this.get(tool);
     const target = findCallable(await adapter.info(), callable);
     const cleaned = validateArgs(tool, callable, target, args);
@@ -239,6 +284,15 @@ export class ToolRegistry {
   /** Close every adapter (MCP connections, ...). Idempotent; later calls fail. */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closed = true;
+    this.pending = null;
+    // A load under way adds what it has built so far; wait for it so those adapters are closed too.
+    await this.loading?.catch(() => undefined);
+    await this.closeAdapters();
+  }
+
+  /** A failed load closes what it built; the registry stays closed. */
+  private async closeAdapters(): Promise<void> {
     this.closed = true;
     const all = [...this.adapters.values()];
     this.adapters.clear();

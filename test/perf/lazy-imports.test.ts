@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ensureBuilt, MAIN, REPO } from "../cli/harness.js";
@@ -65,6 +65,24 @@ describe("CLI start", () => {
         expect(r.stdout.trim()).toBe("2");
         expect({ executor, zod: r.zod }).toEqual({ executor, zod: false });
       }
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it("run '1+1' with tool files reads none of them: no YAML parser, no zod (control: a run that lists tools loads both)", async () => {
+    const base = await mkdtemp(path.join(os.tmpdir(), "tcm-lazy-tools-"));
+    try {
+      await cp(path.join(REPO, "examples", "tools"), path.join(base, "tools"), { recursive: true });
+      const yamlLoaded = (urls: string[]) => urls.some((u) => /node_modules[\\/]yaml[\\/]/.test(u));
+      for (const executor of ["in-process", "subprocess"]) {
+        const r = await loadedModules([MAIN, "run", "--executor", executor, "--base", base, "1+1"], REPO);
+        expect(r.stdout.trim()).toBe("2");
+        expect({ executor, yaml: yamlLoaded(r.urls), zod: r.zod }).toEqual({ executor, yaml: false, zod: false });
+      }
+      const control = await loadedModules([MAIN, "run", "--executor", "in-process", "--base", base, "(await tools.list()).length"], REPO);
+      expect(Number(control.stdout.trim())).toBeGreaterThan(0);
+      expect({ yaml: yamlLoaded(control.urls), zod: control.zod }).toEqual({ yaml: true, zod: true });
     } finally {
       await rm(base, { recursive: true, force: true });
     }

@@ -1,8 +1,9 @@
 /**
- * SubprocessExecutor.start() spawns its child before the host's own setup (tool YAML, deps, search),
- * so the child's node start-up overlaps it (issue 24). Observed without timing: a tool file that is
- * a FIFO holds the tool loading open until the test writes it; the child must already exist then.
- * A setup that fails takes the child started for it along.
+ * SubprocessExecutor.start() spawns its child before the host's own setup (the configured deps,
+ * search), so the child's node start-up overlaps it (issue 24). Observed without timing: a deps.txt
+ * that is a FIFO holds the setup open until the test writes it; the child must already exist then.
+ * A setup that fails takes the child started for it along. (Tool YAML is read on first use, not at
+ * start: the last test holds a tool file and shows start() finishing without it.)
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
@@ -29,50 +30,64 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A tool file whose reading blocks until `release()` writes its content. */
-function heldToolFile(): { release: (yaml: string) => Promise<void> } {
-  const fifo = path.join(dir, "echo.fifo");
+/** A file at `at` whose reading blocks until `release()` writes its content. */
+async function heldFile(at: string): Promise<{ release: (text: string) => Promise<void> }> {
+  const fifo = path.join(dir, `${path.basename(at)}.fifo`);
   execFileSync("mkfifo", [fifo]);
-  const linked = symlink(fifo, path.join(dir, "tools", "echo.yaml"));
-  return { release: async (yaml) => (await linked, writeFile(fifo, yaml)) };
+  await mkdir(path.dirname(at), { recursive: true });
+  await symlink(fifo, at);
+  return { release: (text) => writeFile(fifo, text) };
 }
+const heldDepsList = () => heldFile(path.join(dir, "base", "deps.txt"));
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** Pids of this process's children running the executor's child.js. */
+const ourNodeChildren = (): number[] =>
+  execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes("child.js"))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
 const ECHO_YAML = path.join(import.meta.dirname, "..", "..", "examples", "tools", "echo.yaml");
 
 describe("SubprocessExecutor.start()", () => {
-  it("spawns the child while the tool YAML is still loading", async () => {
-    const held = heldToolFile();
+  it("spawns the child while the host's setup (the deps list) is still being read", async () => {
+    const held = await heldDepsList();
     const executor = new SubprocessExecutor({ toolsPath: path.join(dir, "tools") });
     executors.push(executor);
     const started = executor.start(storage);
-    // Without the early spawn the child would wait for the tool file, and this would time out.
-    await waitFor(() => executor.pid !== undefined, "the child to be spawned while tools load");
+    // Without the early spawn the child would wait for the deps list, and this would time out.
+    await waitFor(() => executor.pid !== undefined, "the child to be spawned during the setup");
     const pid = executor.pid;
-    await held.release(await readFile(ECHO_YAML, "utf8"));
+    await held.release("");
     await started;
     expect(executor.pid).toBe(pid);
-    const result = await executor.run("(await tools.list()).map((t) => t.name)");
-    expect(result.value).toEqual(["echo"]);
+    expect((await executor.run("1 + 1")).value).toBe(2);
   });
 
-  it("a setup that fails (a broken tool file) leaves no child behind", async () => {
-    const held = heldToolFile();
+  it("a setup that fails (a configured package that cannot be installed) leaves no child behind", async () => {
+    await mkdir(path.join(dir, "base"), { recursive: true });
+    await writeFile(path.join(dir, "base", "deps.txt"), "tcm-not-in-any-cache-xyz@1.0.0\n");
     const executor = new SubprocessExecutor({ toolsPath: path.join(dir, "tools") });
     executors.push(executor);
-    const started = executor.start(storage);
-    await waitFor(() => executor.pid !== undefined, "the child to be spawned while tools load");
-    const pid = executor.pid!;
-    await held.release("name: [not, a, name\n");
-    await expect(started).rejects.toThrow(/echo\.yaml/);
+    const childrenBefore = ourNodeChildren();
+    // npm offline: the package cannot be installed, so the setup fails (fast, no network).
+    process.env.npm_config_offline = "true";
+    try {
+      await expect(executor.start(storage)).rejects.toThrow(/tcm-not-in-any-cache-xyz/);
+    } finally {
+      delete process.env.npm_config_offline;
+    }
     expect(executor.pid).toBeUndefined();
-    await waitFor(() => !isAlive(pid), "the early child to be gone");
+    // The child spawned first (the test above shows it is) is gone with the failed setup.
+    await waitFor(() => ourNodeChildren().filter((pid) => !childrenBefore.includes(pid)).length === 0, "the early child to be gone");
+  });
+
+  it("does not read tool files: start() finishes while one is held, and the first tools.* use reads it", async () => {
+    const held = await heldFile(path.join(dir, "tools", "echo.yaml"));
+    const executor = new SubprocessExecutor({ toolsPath: path.join(dir, "tools") });
+    executors.push(executor);
+    await executor.start(storage);
+    const listing = executor.run("(await tools.list()).map((t) => t.name)");
+    await held.release(await readFile(ECHO_YAML, "utf8"));
+    expect((await listing).value).toEqual(["echo"]);
   });
 });

@@ -3,6 +3,7 @@
  * timeout), SSE streaming and cancel-on-disconnect, per-tenant workspaces, exec's 501, the OpenAPI
  * document, and RemoteExecutor's SessionLostError when the server dies or freezes.
  */
+import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -82,6 +83,17 @@ describe("auth fails closed", () => {
     const short = await cli(["serve", "--base", dir, "--port", "0", "--token", "short"], { cwd: dir });
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/at least 16 characters/);
+  });
+
+  it("a broken tool file stops serve at start (exit 1) with the file named, before it listens", async () => {
+    const dir = await tempDir();
+    dirs.push(dir);
+    await mkdir(path.join(dir, "tools"), { recursive: true });
+    await writeFile(path.join(dir, "tools", "broken.yaml"), "name: [not, a, name\n");
+    const r = await cli(["serve", "--base", dir, "--port", "0", "--token", TOKEN], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/broken\.yaml/);
+    expect(r.stderr).not.toMatch(/listening on/);
   });
 
   it("without a token on loopback, a request addressed to another host name is refused (DNS rebinding)", async () => {

@@ -133,6 +133,52 @@ describe("ToolRegistry.load", () => {
     expect(await r.call("calc", "add", { a: 2, b: 3 })).toBe(5);
   });
 
+  describe("deferred (read on first use)", () => {
+    it("reads nothing until the first use, then once however many uses race for it", async () => {
+      const d = await tempDir({ "a.yaml": "name: a\ntype: mcp\n", "b.yaml": "name: b\ntype: mcp\n" });
+      let built = 0;
+      const r = ToolRegistry.deferred(d, { factories: { mcp: (doc) => (built++, new EchoAdapter(String(doc["name"]))) } });
+      expect(built).toBe(0);
+      expect(r.names()).toEqual([]);
+      const [listed, sum, described] = await Promise.all([r.list(), r.call("a", "add", { a: 1, b: 2 }), r.describe("b"), r.search("b"), r.info("a")]);
+      expect(listed.map((t) => t.name)).toEqual(["a", "b"]);
+      expect(sum).toBe(3);
+      expect(described).toContain("b");
+      expect(built).toBe(2);
+      await r.list();
+      expect(built).toBe(2);
+      await r.close();
+    });
+
+    it("a broken file fails every use with the error load() would throw, naming the file", async () => {
+      const d = await tempDir({ "bad.yaml": "name: [x\n" });
+      await expect(ToolRegistry.load(d)).rejects.toThrow(/bad\.yaml/);
+      const r = ToolRegistry.deferred(d);
+      for (const use of [() => r.list(), () => r.call("x", "y", {}), () => r.describe("x"), () => r.search("x")]) {
+        const e = await caught<ValidationError>(use());
+        expect(e).toBeInstanceOf(ValidationError);
+        expect(e.message).toMatch(/bad\.yaml/);
+      }
+      await r.close();
+    });
+
+    it("close() during the load closes what the load built", async () => {
+      const d = await tempDir({ "a.yaml": "name: a\ntype: mcp\n" });
+      let closed = 0;
+      const r = ToolRegistry.deferred(d, { factories: { mcp: (doc) => Object.assign(new EchoAdapter(String(doc["name"])), { close: async () => void closed++ }) } });
+      const listing = r.list();
+      await r.close();
+      await listing.catch(() => undefined);
+      expect(closed).toBe(1);
+      await expect(r.list()).rejects.toThrow(/closed/);
+    });
+
+    it("no folder, or a missing one, is an empty registry", async () => {
+      expect(await ToolRegistry.deferred(undefined).list()).toEqual([]);
+      expect(await ToolRegistry.deferred(path.join(os.tmpdir(), "tcm-no-such-folder-xyz")).list()).toEqual([]);
+    });
+  });
+
   it("refuses a path that is a file", async () => {
     const d = await tempDir({ "f.yaml": "name: f\n" });
     await expect(ToolRegistry.load(path.join(d, "f.yaml"))).rejects.toThrow(/is not a directory/);

@@ -121,6 +121,13 @@ async function serve(flags: ServeFlags): Promise<void> {
   if (storage instanceof RedisStorage && flags.tools === undefined) redisTools = await redisToolsFolder(storage);
   const toolsPath = redisTools?.dir ?? paths.toolsPath;
   const middleware = middlewareFromFlags(flags);
+  // Sessions read tool files on first use; a broken one should stop the server now, not fail its clients' calls.
+  const { ToolRegistry } = await import("../../tools/registry.js");
+  await (await ToolRegistry.load(toolsPath).catch(async (err: unknown) => {
+    await redisTools?.remove();
+    await storage.close();
+    throw err;
+  })).close();
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,
