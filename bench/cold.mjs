@@ -25,7 +25,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { printJsonLine, printTable, resultRow, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -40,11 +40,20 @@ function nodeRun(args, cwd) {
   });
 }
 
+/**
+ * Spawn → initialize → first tools/list answered, in ms. Closing (the server's shutdown, its
+ * executor's exit) is outside the timed span: it is not what a client waits for before its first call.
+ */
 async function mcpReady(args) {
+  const t0 = performance.now();
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: "ignore" }));
-  await client.listTools();
-  await client.close();
+  try {
+    await client.connect(new StdioClientTransport({ command: process.execPath, args, stderr: "ignore" }));
+    await client.listTools();
+    return performance.now() - t0;
+  } finally {
+    await client.close();
+  }
 }
 
 const FLOOR_CASES = [
@@ -57,6 +66,13 @@ const FLOOR_CASES = [
   },
   { name: "floor: bare MCP SDK server, spawn + initialize + tools/list", baseline: true, run: () => mcpReady([path.join(ROOT, "bench", "mcp-floor-server.mjs")]) },
 ];
+
+/** One sample of a cold case, in ms: a case that times itself (mcpReady) resolves to its duration; the others are timed whole. */
+export async function coldSample(c) {
+  const t0 = performance.now();
+  const own = await c.run();
+  return typeof own === "number" ? own : performance.now() - t0;
+}
 
 /** The floors (unless `floors: false`), then our cases for the build in `dist`. */
 export async function coldCases({ dist, base, label = "", floors = true }) {
@@ -79,8 +95,14 @@ async function main() {
       dist: { type: "string", default: path.join(ROOT, "dist") },
       label: { type: "string", default: "" },
       compare: { type: "string" },
+      help: { type: "boolean", short: "h" },
     },
   });
+  if (values.help) {
+    process.stdout.write("usage: node bench/cold.mjs [--rounds N] [--dist DIR] [--label NAME] [--compare OTHER/dist]\n" +
+      "Times cold paths (import, run '1+1', MCP spawn → tools/list) in fresh processes beside their floors; medians. JSON lines on stdout, a table on stderr.\n");
+    return;
+  }
   const rounds = Number(values.rounds);
   await withTempDir("tcm-bench-cold-", async (dir) => {
     const base = path.join(dir, "base");
@@ -91,7 +113,7 @@ async function main() {
     if (values.compare) cases.push(...(await coldCases({ dist: path.resolve(values.compare), base, label: "before", floors: false })));
     const samples = cases.map(() => []);
     for (const c of cases) await c.run(); // warm the file cache
-    for (let r = 0; r < rounds; r++) for (const [i, c] of cases.entries()) samples[i].push(await timed(c.run));
+    for (let r = 0; r < rounds; r++) for (const [i, c] of cases.entries()) samples[i].push(await coldSample(c));
     const rows = cases.map((c, i) => resultRow({ name: c.name, executor: c.baseline ? "none" : /in-process/.test(c.name) ? "in-process" : "subprocess", iterations: rounds, samples: samples[i], budgetMs: c.budget }));
     const floor = rows[0].median_ms;
     for (const row of rows) printJsonLine({ ...row, ratio_to_node: Math.round((row.median_ms / floor) * 100) / 100 });

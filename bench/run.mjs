@@ -270,7 +270,7 @@ async function runCase(c, executor, ctx) {
 
 /** The cold paths of bench/cold.mjs (fresh processes, interleaved), fewer rounds: import, CLI run, MCP ready. */
 async function coldRows() {
-  const { coldCases } = await import("./cold.mjs");
+  const { coldCases, coldSample } = await import("./cold.mjs");
   return withTempDir("tcm-bench-cold-", async (dir) => {
     const base = path.join(dir, "base");
     await mkdir(path.join(base, "tools"), { recursive: true });
@@ -278,7 +278,7 @@ async function coldRows() {
     const cases = await coldCases({ dist: path.join(ROOT, "dist"), base });
     const samples = cases.map(() => []);
     for (const c of cases) await c.run();
-    for (let r = 0; r < 9; r++) for (const [i, c] of cases.entries()) samples[i].push(await timed(c.run));
+    for (let r = 0; r < 9; r++) for (const [i, c] of cases.entries()) samples[i].push(await coldSample(c));
     // `node -e 0` is the floor of every cold path: what any Node program pays to start.
     const nodeAt = cases.findIndex((c) => c.baseline && c.name.includes("node -e 0"));
     const nodeMs = nodeAt < 0 ? undefined : summarize(samples[nodeAt]).median_ms;

@@ -16,9 +16,17 @@ export interface StdioServeOptions extends CodeModeServerOptions {
   stdin?: Readable;
   /** Default: the process's stdout, claimed (see the module comment). A stream given here is used as is. */
   stdout?: Writable;
-  /** Called when the client's `initialized` notification arrives: the handshake is done. */
-  onInitialized?: () => void;
+  /**
+   * Called once when the client's handshake is done: right after the answer to its first
+   * `tools/list` went out, or HANDSHAKE_GRACE_MS after its `initialized` notification if it does
+   * not list tools by then (or when the client leaves first). Work started here (an executor's
+   * child process, tool files) does not delay what a client waits for before its first call.
+   */
+  onHandshakeDone?: () => void;
 }
+
+/** How long after `initialized` a client that has not sent tools/list counts as done with the handshake. */
+export const HANDSHAKE_GRACE_MS = 100;
 
 export interface StdioServing {
   /** The MCP tool names offered. */
@@ -57,10 +65,41 @@ export async function serveStdio(session: Session, options: StdioServeOptions = 
     void close();
   });
   server.server.onclose = () => void close();
-  if (options.onInitialized) server.server.oninitialized = options.onInitialized;
-
-  await server.connect(new StdioServerTransport(stdin, stdout));
+  const transport = new StdioServerTransport(stdin, stdout);
+  await server.connect(transport);
+  if (options.onHandshakeDone) watchHandshake(transport, options.onHandshakeDone, closed);
   return { tools, closed, close };
+}
+
+/**
+ * Calls `done` once: after the response to the first tools/list is sent, HANDSHAKE_GRACE_MS after
+ * `initialized` without one, or when serving ends. Wraps the transport's two hooks after connect()
+ * set them (the SDK reads them on every message); the wrappers only look at method and id.
+ */
+function watchHandshake(transport: StdioServerTransport, done: () => void, closed: Promise<void>): void {
+  let fired = false;
+  let grace: NodeJS.Timeout | undefined;
+  let listId: string | number | undefined;
+  const fire = () => {
+    if (fired) return;
+    fired = true;
+    clearTimeout(grace);
+    done();
+  };
+  void closed.then(fire);
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message) => {
+    if (!fired && "method" in message) {
+      if (message.method === "notifications/initialized") grace ??= setTimeout(fire, HANDSHAKE_GRACE_MS).unref();
+      else if (message.method === "tools/list" && "id" in message && listId === undefined) listId = message.id;
+    }
+    onmessage?.(message);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    await send(message);
+    if (!fired && listId !== undefined && "id" in message && message.id === listId && !("method" in message)) setImmediate(fire);
+  };
 }
 
 type WriteCallback = (err?: Error | null) => void;

@@ -217,11 +217,11 @@ async function serve(flags: McpFlags): Promise<void> {
       const approvals = new ClientApprovals();
       const session = newSession(approvals);
       try {
-        // The executor starts (child process, tool files) once the handshake is done: the client's
-        // `initialized` notification, then one turn of the event loop so a tools/list sent with it
-        // is answered first. Spawning and parsing tool YAML are synchronous work that would otherwise
-        // delay initialize and tools/list (issue 24). A call that comes earlier starts it itself
-        // (Session.run starts the session) and waits inside Session.
+        // The executor starts (child process, tool files) once the handshake is done: after the
+        // answer to the client's first tools/list (see serveStdio's onHandshakeDone). Spawning and
+        // parsing tool YAML are work on this thread that would otherwise delay initialize and
+        // tools/list (issue 24). A call that comes earlier starts it itself (Session.run starts the
+        // session) and waits inside Session.
         let handshakeDone!: () => void;
         const handshake = new Promise<void>((resolve) => (handshakeDone = resolve));
         const starting = handshake.then(() => session.start()).then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere));
@@ -231,12 +231,10 @@ async function serve(flags: McpFlags): Promise<void> {
         const serving = await serveStdio(session, {
           ...serverOptions,
           approvals,
-          onInitialized: () => setImmediate(handshakeDone),
+          onHandshakeDone: handshakeDone,
           ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
         });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
-        // A client that leaves before the handshake still gets its tool files checked.
-        void serving.closed.then(handshakeDone);
         // A broken tool file still stops the server at once (right after the handshake), not at the first call.
         await Promise.race([starting.then(() => serving.closed), shutdownSignal()]).finally(() => serving.close());
       } finally {
