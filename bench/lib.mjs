@@ -151,3 +151,17 @@ export function syntheticThenReal(real) {
           }),
   };
 }
+
+/**
+ * Calls `search(i)` until no result is marked `indexing`: over a large library the first search
+ * answers from names and descriptions and the index is built in the background. A case that times
+ * searches over an indexed library waits for this first.
+ */
+export async function untilIndexed(search) {
+  for (let i = 0; i < 6000; i++) {
+    const hits = await search(i);
+    if (!hits.some((h) => h.indexing)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("the search index was not built within 5 minutes");
+}

@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, untilIndexed, withTempDir } from "./lib.mjs";
 
 const { FileStorage, RedisStorage, SearchSetup, SemanticRanker, UseLiteEmbedder, WorkflowLibrary } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -117,7 +117,7 @@ const CASES = [
     prepare: (ctx) => fillWorkflows(ctx),
     sample: async ({ storage }, i) => {
       const library = new WorkflowLibrary(storage.workflows, { ranker: SearchSetup.create(storage, { embedder: "lexical" }).workflowsRanker() });
-      await untilIndexed(library);
+      await untilIndexed((j) => library.search(`scan host number ${j}`));
       return timed(() => library.search(`${QUERIES[i % QUERIES.length]} ${i}`));
     },
   },
@@ -169,20 +169,7 @@ async function semanticLibrary(ctx) {
   await fillWorkflows(ctx);
   await ctx.model.ready();
   ctx.library = new WorkflowLibrary(ctx.storage.workflows, { ranker: new SemanticRanker({ embedder: syntheticThenReal(ctx.model), indexTimeoutMs: 600_000, quantized: !FLOAT }) });
-  await untilIndexed(ctx.library);
-}
-
-/**
- * Searches until no result is marked `indexing`: over a large library the first search answers
- * from names and descriptions and the index is built in the background.
- */
-async function untilIndexed(library) {
-  for (let i = 0; i < 6000; i++) {
-    const hits = await library.search(`scan host number ${i}`); // matches every workflow of the bench
-    if (!hits.some((h) => h.indexing)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("the search index was not built within 5 minutes");
+  await untilIndexed((i) => ctx.library.search(`scan host number ${i}`)); // matches every workflow of the bench
 }
 
 /** Saves LIST_SIZE workflows once per storage (Redis: one transaction; files: 32 at a time). */
