@@ -1,10 +1,12 @@
 /**
  * Bundle the built entries (issue 24, cold paths). `tsc` leaves ~250 small modules in dist/; a fresh
  * process importing the main entry spent most of its time resolving, reading and compiling them one
- * by one. This rewrites each entry the package exposes or spawns (the `exports` subpaths, the bin,
- * the subprocess child, the container entry) as one file plus chunks shared between them
- * (dist/_chunks/), all from ONE build so the entries share every module instance (an error class
- * thrown by one entry is `instanceof` in another). Packages in node_modules stay external.
+ * by one. This rewrites each entry the package exposes or spawns as one file plus shared chunks, in
+ * two builds: the `exports` subpaths (chunks in dist/_chunks/, one build so they share every module
+ * instance: an error class thrown by one entry is `instanceof` in another), and the entries that
+ * are processes of their own — the bin, the subprocess child, the container entry — (dist/_proc/),
+ * whose chunks follow what a command loads: a `run` loads no executor, tool adapter or MCP code it
+ * does not use. Packages in node_modules stay external.
  *
  * Everything else tsc wrote stays where it was: the .d.ts files, and the files found by path at run
  * time. Code that computes a path from `import.meta.url` keeps computing it from the module's
@@ -23,18 +25,23 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { dist: { type: "string", default: path.join(ROOT, "dist") } } });
 const DIST = path.resolve(values.dist);
 
-/** Entry names (paths in dist/ without .js): the package's exports and bin, and the process entries. */
+/**
+ * Entry names (paths in dist/ without .js) → files, in two builds: the package's exports (one
+ * build, so they share every module instance: an error class thrown by one entry is `instanceof`
+ * in another), and the entries that run as processes of their own (the bin, the subprocess child,
+ * the container entry), whose chunks follow what a command loads, not what the library exports.
+ */
 function entries() {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
-  const files = new Set();
-  for (const target of Object.values(pkg.exports)) if (typeof target.import === "string") files.add(target.import);
-  for (const bin of Object.values(pkg.bin)) files.add(bin);
-  // Spawned by path: the subprocess executor's child and the container's guest runtime.
-  files.add("./dist/execution/subprocess/child.js");
-  files.add("./dist/execution/container/entry.js");
+  const library = new Set();
+  for (const target of Object.values(pkg.exports)) if (typeof target.import === "string") library.add(target.import);
   // A loader-hook registration: tiny, and it names its hook file by path; nothing to gain.
-  files.delete("./dist/toolable/register.js");
-  return Object.fromEntries([...files].map((f) => [f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""), path.join(DIST, f.replace(/^\.\/dist\//, ""))]));
+  library.delete("./dist/toolable/register.js");
+  // Spawned by path: the subprocess executor's child and the container's guest runtime.
+  const processes = new Set([...Object.values(pkg.bin), "./dist/execution/subprocess/child.js", "./dist/execution/container/entry.js"]);
+  for (const f of processes) library.delete(f);
+  const named = (files) => Object.fromEntries([...files].map((f) => [f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""), path.join(DIST, f.replace(/^\.\/dist\//, ""))]));
+  return { library: named(library), processes: named(processes) };
 }
 
 /**
@@ -68,18 +75,41 @@ const keepModuleUrls = {
   },
 };
 
-const input = entries();
-for (const file of Object.values(input))
-  if (readFileSync(file, "utf8").includes("/_chunks/")) throw new Error(`${file} is already bundled: run tsc first (npm run build does both)`);
-rmSync(path.join(DIST, "_chunks"), { recursive: true, force: true });
+const { library, processes } = entries();
+for (const file of [...Object.values(library), ...Object.values(processes)])
+  if (/\/_(chunks|proc)\//.test(readFileSync(file, "utf8"))) throw new Error(`${file} is already bundled: run tsc first (npm run build does both)`);
 
-const bundle = await rolldown({
-  input,
-  platform: "node",
-  // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
-  external: (id, importer) => !id.startsWith(".") && !path.isAbsolute(id) && !(id === "zod" && ourModuleImportingZod(importer)),
-  plugins: [zodOnFirstUse, keepModuleUrls],
-  logLevel: "warn",
-});
-await bundle.write({ dir: DIST, format: "esm", entryFileNames: "[name].js", chunkFileNames: "_chunks/[name]-[hash].js", sourcemap: false });
-await bundle.close();
+/**
+ * The process entries' build: the CLI imports each executor and tool adapter when a command first
+ * needs it. Its tool adapters form one chunk: without the group, each adapter and each helper they
+ * share would be a chunk of its own. cli/run.js (the one command runner) and toolable/host.js
+ * (event lines) are used on the run path too, so they stay out of the group.
+ */
+const PROCESS_CHUNKS = {
+  includeDependenciesRecursively: false,
+  groups: [{ name: "tool-adapters", test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host)\.js$/.test(id) }],
+};
+
+// Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.
+const builds = [];
+for (const [input, chunkDir, codeSplitting] of [
+  [library, "_chunks", undefined],
+  [processes, "_proc", PROCESS_CHUNKS],
+]) {
+  const bundle = await rolldown({
+    input,
+    platform: "node",
+    // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
+    external: (id, importer) => !id.startsWith(".") && !path.isAbsolute(id) && !(id === "zod" && ourModuleImportingZod(importer)),
+    plugins: [zodOnFirstUse, keepModuleUrls],
+    logLevel: "warn",
+  });
+  const output = { dir: DIST, format: "esm", entryFileNames: "[name].js", chunkFileNames: `${chunkDir}/[name]-[hash].js`, sourcemap: false, ...(codeSplitting ? { codeSplitting } : {}) };
+  await bundle.generate(output); // fails here, before any write, if it is going to fail
+  builds.push({ bundle, output });
+}
+for (const dir of ["_chunks", "_proc"]) rmSync(path.join(DIST, dir), { recursive: true, force: true });
+for (const { bundle, output } of builds) {
+  await bundle.write(output);
+  await bundle.close();
+}

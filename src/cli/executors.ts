@@ -1,18 +1,74 @@
 /**
  * The one place the CLI turns an `--executor` name into an Executor. Adding an executor to the
  * command line means: add its name to EXECUTOR_NAMES, a case to createExecutor, and drop it from
- * PLANNED_EXECUTOR_NAMES.
+ * PLANNED_EXECUTOR_NAMES, and a loader to EXECUTOR_MODULES.
+ *
+ * Each executor's module is imported only when a command uses it (loadExecutor): a `run` with the
+ * subprocess executor does not parse the in-process REPL, the sandbox engines or the container
+ * client first, and its child process is spawned that much sooner (issue 24).
  */
 import { ValidationError } from "../errors.js";
-import { InProcessExecutor } from "../execution/in-process/executor.js";
+import type { InProcessExecutor } from "../execution/in-process/executor.js";
 import type { Executor } from "../execution/protocol.js";
 import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
-import { SandboxExecutor } from "../execution/sandbox/executor.js";
-import { SubprocessExecutor } from "../execution/subprocess/executor.js";
-import { PythonExecutor } from "../execution/python/executor.js";
-import { ContainerExecutor } from "../execution/container/executor.js";
+import type { SandboxExecutor } from "../execution/sandbox/executor.js";
+import type { SubprocessExecutor } from "../execution/subprocess/executor.js";
+import type { PythonExecutor } from "../execution/python/executor.js";
+import type { ContainerExecutor } from "../execution/container/executor.js";
+
+/** The executor classes, filled in by loadExecutor. */
+interface ExecutorClasses {
+  InProcessExecutor: typeof InProcessExecutor;
+  SandboxExecutor: typeof SandboxExecutor;
+  SubprocessExecutor: typeof SubprocessExecutor;
+  PythonExecutor: typeof PythonExecutor;
+  ContainerExecutor: typeof ContainerExecutor;
+}
+const classes: Partial<ExecutorClasses> = {};
+
+const EXECUTOR_MODULES: { [K in keyof ExecutorClasses]: () => Promise<void> } = {
+  InProcessExecutor: async () => void (classes.InProcessExecutor = (await import("../execution/in-process/executor.js")).InProcessExecutor),
+  SandboxExecutor: async () => void (classes.SandboxExecutor = (await import("../execution/sandbox/executor.js")).SandboxExecutor),
+  SubprocessExecutor: async () => void (classes.SubprocessExecutor = (await import("../execution/subprocess/executor.js")).SubprocessExecutor),
+  PythonExecutor: async () => void (classes.PythonExecutor = (await import("../execution/python/executor.js")).PythonExecutor),
+  ContainerExecutor: async () => void (classes.ContainerExecutor = (await import("../execution/container/executor.js")).ContainerExecutor),
+};
+
+/** The class createExecutor builds for `name` and `language`; null for a name it refuses. */
+function classFor(name: string, language: "typescript" | "python" | undefined): keyof ExecutorClasses | null {
+  if (language === "python") return name === "sandbox" ? "SandboxExecutor" : name === "subprocess" ? "PythonExecutor" : null;
+  switch (name) {
+    case "subprocess":
+      return "SubprocessExecutor";
+    case "in-process":
+      return "InProcessExecutor";
+    case "sandbox":
+      return "SandboxExecutor";
+    case "container":
+      return "ContainerExecutor";
+    default:
+      return null;
+  }
+}
+
+/**
+ * Imports the module createExecutor(name, { language }) needs; await it once before calling
+ * createExecutor (which stays synchronous for the factories of pools and servers). A name
+ * createExecutor refuses loads nothing: createExecutor then throws its usual error.
+ */
+export async function loadExecutor(name: string, language?: "typescript" | "python"): Promise<void> {
+  const cls = classFor(name, language);
+  if (cls && !classes[cls]) await EXECUTOR_MODULES[cls]();
+}
+
+function loaded<K extends keyof ExecutorClasses>(cls: K): ExecutorClasses[K] {
+  const found = classes[cls];
+  // A programming error of the CLI, not a user's: every command awaits loadExecutor first.
+  if (!found) throw new Error(`createExecutor: ${cls} was not loaded (await loadExecutor(...) first)`);
+  return found;
+}
 
 /** Executors this version of the CLI can create. */
 export const EXECUTOR_NAMES = ["subprocess", "in-process", "sandbox", "container"] as const;
@@ -88,27 +144,27 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
   };
   if (options.language === "python" && name === "sandbox") {
     // Pyodide inside the deno engine: untrusted Python with no ambient authority.
-    return new SandboxExecutor({ toolsPath: options.toolsPath, language: "python", ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+    return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, language: "python", ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
   }
   if (options.language === "python") {
     if (name !== "subprocess") throw new ValidationError(`--language python runs with --executor subprocess (python3) or --executor sandbox (Pyodide); got --executor ${name}`);
     // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
-    return new PythonExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+    return new (loaded("PythonExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
   }
   if (options.container && name !== "container") {
     throw new ValidationError(`--image, --network and --memory-mb apply to --executor container only; got --executor ${name}`);
   }
   switch (name) {
     case "subprocess":
-      return new SubprocessExecutor({ toolsPath: options.toolsPath, ...common });
+      return new (loaded("SubprocessExecutor"))({ toolsPath: options.toolsPath, ...common });
     case "in-process":
-      return new InProcessExecutor({ toolsPath: options.toolsPath, ...common });
+      return new (loaded("InProcessExecutor"))({ toolsPath: options.toolsPath, ...common });
     case "sandbox":
       // No deps option: the sandbox cannot import packages at all.
-      return new SandboxExecutor({ toolsPath: options.toolsPath, ...middleware, ...(options.engine ? { engine: options.engine } : {}), ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+      return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(options.engine ? { engine: options.engine } : {}), ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     case "container":
       // No deps option: packages go into the image (runtime installs are not supported there).
-      return new ContainerExecutor({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+      return new (loaded("ContainerExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
     default:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

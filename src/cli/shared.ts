@@ -16,7 +16,7 @@ import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
 import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { eventLine } from "../tools/adapters/toolable/host.js";
-import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
+import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, loadExecutor, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -249,6 +249,7 @@ export async function withSession<T>(
   let session: Session | undefined;
   try {
     storage = new FileStorage({ basePath: paths.storagePath });
+    if (!options.executor) await loadExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, flags.language);
     const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
       toolsPath: paths.toolsPath,
       defaultTimeoutMs: flags.timeout,

@@ -15,7 +15,7 @@ import { callableSignature, describeTool } from "./describe.js";
 import { describeToolPython } from "./describe-python.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
 import type { ToolableHostOptions } from "./adapters/toolable/host.js";
-import { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
+import type { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
 import type { ToolableSession } from "./adapters/toolable/session.js";
 import { assertToolName, callLabel, validateArgs } from "./validate.js";
 import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
@@ -262,7 +262,7 @@ export class ToolRegistry {
     const adapter = this.get(tool);
     const target = findCallable(await adapter.info(), callable);
     const cleaned = validateArgs(tool, callable, target, args);
-    if (!(adapter instanceof ToolableToolAdapter)) {
+    if (!opensSessions(adapter)) {
       throw new ToolError({ tool, callable, code: "INVALID_INPUT", message: `${callLabel(tool, callable)}.session: only toolable session tools can be opened as sessions; call ${callLabel(tool, callable)}(args)` });
     }
     const open = (c: ToolCallContext) => adapter.openSession(callable, c.args, { ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), runId: c.runId, ...(c.signal ? { signal: c.signal } : {}) });
@@ -378,4 +378,9 @@ function searchDocument(info: ToolInfo): SearchDocument {
       secondary: info.callables.map((c) => `${c.name.replace(/_/g, " ")}: ${c.description}`).join(". "),
     },
   };
+}
+
+/** An adapter with sessions (toolable's); checked by shape, so the registry need not load the toolable module. */
+function opensSessions(adapter: ToolAdapter): adapter is ToolAdapter & Pick<ToolableToolAdapter, "openSession"> {
+  return typeof (adapter as Partial<Pick<ToolableToolAdapter, "openSession">>).openSession === "function";
 }

@@ -57,6 +57,24 @@ describe("CLI start", () => {
     }
   });
 
+  it("run '1+1' with tool files evaluates only the executor it uses and no tool adapter (control: a run that calls a CLI tool loads its adapter)", async () => {
+    const base = await mkdtemp(path.join(os.tmpdir(), "tcm-lazy-exec-"));
+    try {
+      await cp(path.join(REPO, "examples", "tools"), path.join(base, "tools"), { recursive: true });
+      const unused = /^dist\/(execution\/(in-process|sandbox|container|python)\/executor|tools\/adapters\/(cli|http|mcp|toolable)\/adapter)\.js$/;
+      const plain = await loadedModules([MAIN, "run", "--base", base, "1+1"], REPO);
+      expect(plain.stdout.trim()).toBe("2");
+      expect(plain.distModules.has("dist/execution/subprocess/executor.js")).toBe(true);
+      expect([...plain.distModules].filter((m) => unused.test(m))).toEqual([]);
+      const calling = await loadedModules([MAIN, "run", "--base", base, 'await tools.echo.say({ text: ["hi"] })'], REPO);
+      expect(calling.stdout).toContain("hi");
+      // The four adapters share one chunk (scripts/bundle.mjs), so all of them load with the first.
+      expect([...calling.distModules].filter((m) => unused.test(m))).toContain("dist/tools/adapters/cli/adapter.js");
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
   it("run '1+1' evaluates no zod in the host, with either executor (options are checked by hand; zod only words errors)", async () => {
     const base = await mkdtemp(path.join(os.tmpdir(), "tcm-lazy-cli-"));
     try {

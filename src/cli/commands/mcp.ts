@@ -16,7 +16,7 @@ import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { ToolRegistry } from "../../tools/registry.js";
-import { containerFlagsOf, createExecutor } from "../executors.js";
+import { containerFlagsOf, createExecutor, loadExecutor } from "../executors.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
@@ -181,6 +181,8 @@ async function serve(flags: McpFlags): Promise<void> {
   // --languages: run_code's default language, and the other one, whose session starts on its first call.
   const defaultLanguage: Language = flags.language ?? flags.languages?.[0] ?? "typescript";
   const otherLanguage = flags.languages?.find((l) => l !== defaultLanguage);
+  // The executor modules this server builds sessions with (the factories below are synchronous).
+  if (flags.remote === undefined) await Promise.all([defaultLanguage, ...(otherLanguage ? [otherLanguage] : [])].map((l) => loadExecutor(flags.executor, l)));
   const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
     flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,

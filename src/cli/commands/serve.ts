@@ -8,7 +8,7 @@ import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
-import { createExecutor } from "../executors.js";
+import { createExecutor, loadExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
@@ -128,6 +128,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     await storage.close();
     throw err;
   })).close();
+  await loadExecutor(flags.executor);
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,

@@ -5,10 +5,6 @@
  */
 import { ValidationError } from "../../errors.js";
 import type { ToolAdapter } from "../protocol.js";
-import { CliToolAdapter } from "./cli/adapter.js";
-import { HttpToolAdapter } from "./http/adapter.js";
-import { McpToolAdapter } from "./mcp/adapter.js";
-import { ToolableToolAdapter } from "./toolable/adapter.js";
 import type { ToolableHostOptions } from "./toolable/host.js";
 
 /** Values of `type:` in a tool YAML. Absent means "cli". */
@@ -31,13 +27,17 @@ export type ToolFactory = (doc: Record<string, unknown>, source: ToolSource) => 
 
 export type ToolFactories = Partial<Record<YamlToolType, ToolFactory>>;
 
-/** The factories this build ships. mcp and http arrive with their adapters. */
+/**
+ * The factories this build ships. Each adapter's module is imported when a tool file of its type
+ * is first loaded: tool files are read on first `tools.*` use, so a run that calls no tool parses
+ * none of them, and a folder of CLI tools never loads the MCP or HTTP adapter.
+ */
 export function defaultToolFactories(toolable: ToolableHostOptions = {}): ToolFactories {
   return {
-    toolable: (doc, source) => ToolableToolAdapter.fromDocument(doc, source, toolable),
-    cli: (doc, source) => CliToolAdapter.fromDocument(doc, source.file),
-    http: (doc, source) => HttpToolAdapter.fromDocument(doc, source.file),
-    mcp: (doc, source) => McpToolAdapter.fromDocument(doc, source),
+    toolable: async (doc, source) => (await import("./toolable/adapter.js")).ToolableToolAdapter.fromDocument(doc, source, toolable),
+    cli: async (doc, source) => (await import("./cli/adapter.js")).CliToolAdapter.fromDocument(doc, source.file),
+    http: async (doc, source) => (await import("./http/adapter.js")).HttpToolAdapter.fromDocument(doc, source.file),
+    mcp: async (doc, source) => (await import("./mcp/adapter.js")).McpToolAdapter.fromDocument(doc, source),
   };
 }
 
