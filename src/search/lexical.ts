@@ -29,6 +29,8 @@ export interface ScoredId {
 
 export interface Ranker {
   rank(query: string, docs: readonly SearchDocument[], limit: number): Promise<ScoredId[]>;
+  /** Starts what a search of `query` needs before the documents are known (the semantic ranker embeds it), so listing them overlaps it. */
+  prepare?(query: string): void;
   /** Builds whatever index the ranker keeps for `docs` ahead of a search (the semantic ranker's vectors). */
   index?(docs: readonly SearchDocument[], onProgress?: (indexed: number, total: number) => void): Promise<{ indexed: number; total: number }>;
 }

@@ -150,6 +150,8 @@ export class SemanticRanker implements Ranker {
   private readonly docs = new DocumentSet<DocState>(newState, (s) => this.freeRow(s));
   private readonly spaces = new Map<string, Space>();
   private readonly queries = new Map<string, Float32Array>();
+  /** Query embeddings under way (at most a few: one per concurrent search), shared by prepare() and rank(). */
+  private readonly embedding = new Map<string, Promise<Float32Array | null>>();
   private readonly noted = new Set<string>();
   /** The combined vectors, `dims` floats per row, in the space `matrixSpace`. */
   private matrix = new Float32Array(0);
@@ -399,6 +401,38 @@ export class SemanticRanker implements Ranker {
   }
 
   /** The query's unit vector, or null (after a note) when the embedder is not ready in time or fails. */
+  /**
+   * Starts embedding `query` without waiting: a caller that still has to list the documents (a
+   * library reading its store) overlaps the two, and rank() then takes the same embedding.
+   */
+  prepare(query: string): void {
+    // Not before the first search of the process: that one may be answered from the short fields
+    // at once (a large library) and must not wait on, or keep the process alive for, the model.
+    if (!this.everIndexed || this.building) return;
+    const q = query.slice(0, MAX_QUERY_EMBED_CHARS);
+    if (q.trim() === "" || this.queries.has(q)) return;
+    this.embedQuery(q).catch(() => undefined); // rank() reports a failure
+  }
+
+  /** The normalized embedding of `query` (already cut to MAX_QUERY_EMBED_CHARS), one embed() per query at a time. */
+  private embedQuery(query: string): Promise<Float32Array | null> {
+    let work = this.embedding.get(query);
+    if (!work) {
+      work = this.embedder.embed([query]).then(([raw]) => {
+        const v = raw ? normalize(raw) : null;
+        if (v && v.length > 0) {
+          if (this.queries.size >= QUERY_CACHE) this.queries.delete(this.queries.keys().next().value!);
+          this.queries.set(query, v);
+        }
+        return v;
+      });
+      this.embedding.set(query, work);
+      const done = () => void this.embedding.delete(query);
+      work.then(done, done);
+    }
+    return work;
+  }
+
   private async queryVector(fullQuery: string): Promise<Float32Array | null> {
     // Keyed by what is embedded: the cache holds at most QUERY_CACHE × MAX_QUERY_EMBED_CHARS characters.
     const query = fullQuery.slice(0, MAX_QUERY_EMBED_CHARS);
@@ -409,7 +443,7 @@ export class SemanticRanker implements Ranker {
       this.queries.set(query, cached);
       return cached;
     }
-    const work = this.embedder.embed([query]).then(([v]) => (v ? normalize(v) : null));
+    const work = this.embedQuery(query);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), this.options.readyTimeoutMs);
@@ -426,10 +460,7 @@ export class SemanticRanker implements Ranker {
         return null;
       }
       this.embedderFailed = false;
-      if (!v || v.length === 0) return null;
-      if (this.queries.size >= QUERY_CACHE) this.queries.delete(this.queries.keys().next().value!);
-      this.queries.set(query, v);
-      return v;
+      return v && v.length > 0 ? v : null; // embedQuery cached it
     } catch (err) {
       this.embedderFailed = true;
       this.note("embed-failed", `search: embedding with ${this.embedder.id} failed, ranked by words only: ${err instanceof Error ? err.message : String(err)}`);

@@ -179,6 +179,8 @@ export class WorkflowLibrary {
   async search(query: string, options: { limit?: number } = {}): Promise<Array<WorkflowSummary & { score: number; indexing?: true }>> {
     const parsed = parseOrThrow(searchSchema, { query, limit: options.limit }, "Invalid workflow search");
     const limit = parsed.limit ?? DEFAULT_SEARCH_LIMIT;
+    // The query is embedded (in the model's worker) while the store is listed.
+    this.ranker.prepare?.(parsed.query);
     const { byName, docs } = await this.searchListing();
     const ranked = await this.ranker.rank(parsed.query, docs, limit);
     return ranked.flatMap(({ id, score, indexing }) => {

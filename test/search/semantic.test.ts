@@ -172,6 +172,33 @@ describe("ranking", () => {
   });
 });
 
+describe("a library search embeds its query while it lists the store", () => {
+  it("the query reaches the embedder before the listing is read, and is embedded once", async () => {
+    const embedder = new CountingEmbedder(new BagOfWordsEmbedder());
+    const ranker = SearchSetup.create(storage, { embedder }).workflowsRanker();
+    const query = "scan a host for open ports";
+    let embeddedBeforeListing: boolean | null = null;
+    // The real store, observed: what the embedder had seen when the library asked for the listing.
+    const observed = Object.create(storage.workflows) as typeof storage.workflows;
+    observed.list = () => {
+      embeddedBeforeListing ??= embedder.texts.includes(query);
+      return storage.workflows.list();
+    };
+    const lib = new WorkflowLibrary(observed, { ranker });
+    await lib.search("warm up"); // the first search of a process may answer before any model loads
+    embedder.reset();
+    embeddedBeforeListing = null;
+    const hits = await lib.search(query);
+    expect(hits[0]?.name).toBe("port_scan");
+    expect(embeddedBeforeListing).toBe(true);
+    expect(embedder.texts.filter((t) => t === query)).toHaveLength(1);
+    // A repeated query comes from the ranker's cache: nothing is embedded again.
+    embedder.reset();
+    await lib.search(query);
+    expect(embedder.calls).toBe(0);
+  });
+});
+
 describe("model not ready, or failing", () => {
   const docs: SearchDocument[] = WORKFLOWS.map((w) => ({
     id: w.name,
