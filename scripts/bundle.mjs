@@ -99,6 +99,8 @@ for (const [input, chunkDir, codeSplitting] of [
   const bundle = await rolldown({
     input,
     platform: "node",
+    // The process entries' exports are read by nobody; the chunk groups may add to them.
+    ...(codeSplitting ? { preserveEntrySignatures: "allow-extension" } : {}),
     // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
     external: (id, importer) => !id.startsWith(".") && !path.isAbsolute(id) && !(id === "zod" && ourModuleImportingZod(importer)),
     plugins: [zodOnFirstUse, keepModuleUrls],
