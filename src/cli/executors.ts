@@ -1,7 +1,8 @@
 /**
  * The one place the CLI turns an `--executor` name into an Executor. Adding an executor to the
- * command line means: add its name to EXECUTOR_NAMES, a case to createExecutor, and drop it from
- * PLANNED_EXECUTOR_NAMES, and a loader to EXECUTOR_MODULES.
+ * command line means: add its name to EXECUTOR_NAMES (and drop it from PLANNED_EXECUTOR_NAMES), its
+ * class to ExecutorClasses and EXECUTOR_MODULES, the name → class line to classFor, and the
+ * constructor call to createExecutor.
  *
  * Each executor's module is imported only when a command uses it (loadExecutor): a `run` with the
  * subprocess executor does not parse the in-process REPL, the sandbox engines or the container
@@ -137,35 +138,31 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
   };
-  const common = {
-    ...middleware,
-    ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
-    ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}),
-  };
-  if (options.language === "python" && name === "sandbox") {
-    // Pyodide inside the deno engine: untrusted Python with no ambient authority.
-    return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, language: "python", ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
+  const timeout = options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {};
+  const common = { ...middleware, ...timeout, ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}) };
+  const python = options.language === "python";
+  if (python && name !== "subprocess" && name !== "sandbox") {
+    throw new ValidationError(`--language python runs with --executor subprocess (python3) or --executor sandbox (Pyodide); got --executor ${name}`);
   }
-  if (options.language === "python") {
-    if (name !== "subprocess") throw new ValidationError(`--language python runs with --executor subprocess (python3) or --executor sandbox (Pyodide); got --executor ${name}`);
-    // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
-    return new (loaded("PythonExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
-  }
-  if (options.container && name !== "container") {
+  if (!python && options.container && name !== "container") {
     throw new ValidationError(`--image, --network and --memory-mb apply to --executor container only; got --executor ${name}`);
   }
-  switch (name) {
-    case "subprocess":
+  switch (classFor(name, options.language)) {
+    case "SubprocessExecutor":
       return new (loaded("SubprocessExecutor"))({ toolsPath: options.toolsPath, ...common });
-    case "in-process":
+    case "PythonExecutor":
+      // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
+      return new (loaded("PythonExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...timeout });
+    case "InProcessExecutor":
       return new (loaded("InProcessExecutor"))({ toolsPath: options.toolsPath, ...common });
-    case "sandbox":
-      // No deps option: the sandbox cannot import packages at all.
-      return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(options.engine ? { engine: options.engine } : {}), ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
-    case "container":
+    case "SandboxExecutor":
+      // No deps option: the sandbox cannot import packages at all. Python: Pyodide inside the deno
+      // engine, untrusted Python with no ambient authority.
+      return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(python ? { language: "python" as const } : options.engine ? { engine: options.engine } : {}), ...timeout });
+    case "ContainerExecutor":
       // No deps option: packages go into the image (runtime installs are not supported there).
-      return new (loaded("ContainerExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}) });
-    default:
+      return new (loaded("ContainerExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...timeout });
+    case null:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }
 }

@@ -236,6 +236,21 @@ export async function watchMissingFolders(
  * on first use: `run()` reports a failed start in its result, facade calls throw it. Read-only by
  * default (see watchMissingFolders); `run` passes `{ readOnly: false }`.
  */
+/**
+ * Reads and checks the tool files of `toolsPath` now, for servers whose sessions read them only on
+ * first use: a broken file stops the server at start (the ValidationError names it), not its
+ * clients' first calls. Returns the tool names.
+ */
+export async function checkToolFiles(toolsPath: string): Promise<string[]> {
+  const { ToolRegistry } = await import("../tools/registry.js");
+  const registry = await ToolRegistry.load(toolsPath);
+  try {
+    return registry.names();
+  } finally {
+    await registry.close();
+  }
+}
+
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,

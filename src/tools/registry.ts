@@ -119,6 +119,11 @@ export class ToolRegistry {
     return this.loading ?? Promise.resolve();
   }
 
+  /** Deferred files not loaded yet (a plain field check, so a loaded registry's calls take no await). */
+  private get unloaded(): boolean {
+    return this.pending !== null || this.loading !== null;
+  }
+
   private async loadFiles(toolsPath: string | undefined): Promise<void> {
     if (toolsPath === undefined) return;
     const dir = path.resolve(toolsPath);
@@ -182,7 +187,7 @@ export class ToolRegistry {
 
   /** The full ToolInfo of one tool. Throws NotFoundError. */
   async info(name: string): Promise<ToolInfo> {
-    if (this.pending || this.loading) await this.loaded();
+    if (this.unloaded) await this.loaded();
     return this.get(name).info();
   }
 
@@ -195,7 +200,7 @@ export class ToolRegistry {
    * unavailable, with the reason, instead of failing discovery of all the others.
    */
   private async allInfos(): Promise<ToolInfo[]> {
-    if (this.pending || this.loading) await this.loaded();
+    if (this.unloaded) await this.loaded();
     this.assertOpen();
     const names = this.names();
     const settled = await Promise.allSettled(names.map((n) => this.get(n).info()));
@@ -223,7 +228,7 @@ export class ToolRegistry {
   /** TypeScript declaration text (with JSDoc) for one tool; it compiles on its own. */
   /** The tool's declaration in the language of the code that calls it (TypeScript, or Python stubs). */
   async describe(name: string, language: "typescript" | "python" = "typescript"): Promise<string> {
-    if (this.pending || this.loading) await this.loaded();
+    if (this.unloaded) await this.loaded();
     const info = await this.get(name).info();
     return language === "python" ? describeToolPython(info) : describeTool(info);
   }
@@ -233,7 +238,7 @@ export class ToolRegistry {
    * object (or undefined); it is validated against the callable's params before the adapter runs.
    */
   async call(tool: string, callable: string | null, args: unknown, ctx: CallContext = {}): Promise<unknown> {
-    if (this.pending || this.loading) await this.loaded();
+    if (this.unloaded) await this.loaded();
     const adapter = this.get(tool);
     const info = await adapter.info();
     const target = findCallable(info, callable);
@@ -258,7 +263,7 @@ export class ToolRegistry {
    * middleware chain (policy, approval, audit, limits) sees it as a call of `tool.callable`.
    */
   async openSession(tool: string, callable: string, args: unknown, ctx: CallContext = {}): Promise<ToolableSession> {
-    if (this.pending || this.loading) await this.loaded();
+    if (this.unloaded) await this.loaded();
     const adapter = this.get(tool);
     const target = findCallable(await adapter.info(), callable);
     const cleaned = validateArgs(tool, callable, target, args);

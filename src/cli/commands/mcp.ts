@@ -15,12 +15,11 @@ import { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
-import { ToolRegistry } from "../../tools/registry.js";
 import { containerFlagsOf, createExecutor, loadExecutor } from "../executors.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -246,9 +245,7 @@ async function serve(flags: McpFlags): Promise<void> {
     }
     // Each HTTP client gets its own session, started on first use: check the tool files now.
     if (flags.remote === undefined) {
-      const registry = await ToolRegistry.load(toolsPath);
-      warnIfNoTools(log, registry.names(), toolsWhere);
-      await registry.close();
+      warnIfNoTools(log, await checkToolFiles(toolsPath), toolsWhere);
     }
     const { serveHttp } = await import("../../mcp/http.js");
     spares = await sparePool(flags, storage, (approvals) => newExecutor(approvals), log);

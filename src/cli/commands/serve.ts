@@ -11,7 +11,7 @@ import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../executors.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8787;
@@ -121,13 +121,11 @@ async function serve(flags: ServeFlags): Promise<void> {
   if (storage instanceof RedisStorage && flags.tools === undefined) redisTools = await redisToolsFolder(storage);
   const toolsPath = redisTools?.dir ?? paths.toolsPath;
   const middleware = middlewareFromFlags(flags);
-  // Sessions read tool files on first use; a broken one should stop the server now, not fail its clients' calls.
-  const { ToolRegistry } = await import("../../tools/registry.js");
-  await (await ToolRegistry.load(toolsPath).catch(async (err: unknown) => {
+  await checkToolFiles(toolsPath).catch(async (err: unknown) => {
     await redisTools?.remove();
     await storage.close();
     throw err;
-  })).close();
+  });
   await loadExecutor(flags.executor);
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
