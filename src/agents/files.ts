@@ -82,11 +82,43 @@ const projectSchema = lazy(() => z
         base: z.string().min(1).default(".code-mode"),
         /** Folder of tool YAML files; default <base>/tools. */
         tools: z.string().min(1).optional(),
-        executor: z.enum(["subprocess", "in-process", "sandbox"]).optional(),
+        /** Any executor of the CLI's --executor, or "remote" (a `ts-code-mode serve` server, see `remote`). */
+        executor: z.enum(["subprocess", "in-process", "sandbox", "container", "remote"]).optional(),
+        /** "python": run_code takes Python (executor subprocess → CPython, sandbox → Pyodide in deno). */
+        language: z.enum(["typescript", "python"]).optional(),
+        /** The sandbox's engine. */
+        engine: z.enum(["quickjs", "deno"]).optional(),
+        /** Container executor: image, network and memory cap (as --image, --network, --memory-mb). */
+        image: z.string().min(1).max(300).optional(),
+        network: z.enum(["none", "bridge"]).optional(),
+        memory_mb: z.number().int().min(16).max(1_048_576).optional(),
+        /** executor "remote": the server, the environment variable holding its token (never the token itself), the workspace. */
+        remote: z
+          .object({
+            url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL of a `ts-code-mode serve` server" }),
+            token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name").optional(),
+            workspace: z.string().min(1).max(200).optional(),
+          })
+          .strict()
+          .optional(),
         /** Read-only folders of Agent Skills (relative to project.json), after <base>/skills; a later one wins a name clash. */
         skills: z.array(z.string().min(1)).optional(),
       })
       .strict()
+      .superRefine((c, ctx) => {
+        // Each executor-specific key is refused where it would be ignored, naming where it applies.
+        const executor = c.executor ?? "subprocess";
+        if ((executor === "remote") !== (c.remote !== undefined)) {
+          ctx.addIssue({ code: "custom", path: ["remote"], message: executor === "remote" ? 'executor "remote" needs remote: { url, token_env?, workspace? }' : 'remote applies to executor "remote" only' });
+        }
+        for (const key of ["image", "network", "memory_mb"] as const) {
+          if (c[key] !== undefined && executor !== "container") ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to executor "container" only` });
+        }
+        if (c.engine !== undefined && executor !== "sandbox") ctx.addIssue({ code: "custom", path: ["engine"], message: 'engine applies to executor "sandbox" only' });
+        if (c.language === "python" && executor !== "subprocess" && executor !== "sandbox") {
+          ctx.addIssue({ code: "custom", path: ["language"], message: 'language "python" runs with executor "subprocess" (CPython) or "sandbox" (Pyodide)' });
+        }
+      })
       .default({ base: ".code-mode" }),
   })
   .strict());

@@ -20,7 +20,9 @@ import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
 import type { AgentSpec, ApprovalMode, Project, ToolsetName } from "./files.js";
 import { resolveModel } from "./models.js";
-import { defaultSessionFactory } from "./session-factory.js";
+import { modelSampler } from "./sampler.js";
+import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
+import type { Sampler } from "../tools/adapters/toolable/host.js";
 import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
@@ -44,8 +46,12 @@ export interface RuntimeOptions {
   env?: NodeJS.ProcessEnv;
   /** Root of filesystem_cwd; default process.cwd(). */
   cwd?: string;
-  /** A started Session for one agent call's code/tools/shell toolsets; closed when the call ends. */
-  createSession?: (project: Project) => Promise<Session>;
+  /**
+   * A started Session for one agent call's code/tools/shell toolsets; closed when the call ends.
+   * `context.sampler` answers toolable sampling requests with the calling agent's model: wire it
+   * into the session's executor (`toolable: { sampler }`) to keep that.
+   */
+  createSession?: (project: Project, context: SessionContext) => Promise<Session>;
   /** Longest text one tool returns to the model (default 24,000). */
   maxOutputChars?: number;
   signal?: AbortSignal;
@@ -73,6 +79,8 @@ interface CallContext {
   chain: string[];
   history: ModelMessage[];
   session: Promise<Session> | null;
+  /** The agent's model as the call uses it (usage counted, events emitted): it also answers sampling. */
+  model: LanguageModel;
   abort: AbortController;
   fatal: Error | null;
 }
@@ -138,7 +146,7 @@ export class AgentRuntime {
     }
     const ai = await import("ai");
     const model = this.observed(ai, await this.model(spec), name, depth);
-    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, abort: new AbortController(), fatal: null };
+    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null };
     const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;
     const prompt = typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "");
     this.emit(name, depth, { type: "agent_start", input: eventText(prompt) });
@@ -260,7 +268,35 @@ export class AgentRuntime {
       projectDir: this.project.dir,
       cwd: this.options.cwd ?? process.cwd(),
       maxOutputChars: this.maxOutputChars,
-      session: () => (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project)),
+      session: () => (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project, { sampler: this.sampler(ctx), env: this.options.env ?? process.env })),
+    };
+  }
+
+  /**
+   * A toolable tool's sampling request from this call's code, answered by the call's model (its
+   * tokens counted as the agent's). It needs approval only where the project says so for the
+   * pseudo-tool `sampling` (overrides.<agent>.needs_approval.sampling): the run_code call that
+   * made it was already under the agent's policy.
+   */
+  private sampler(ctx: CallContext): Sampler {
+    const answer = modelSampler(ctx.model);
+    return async (req) => {
+      const { name } = ctx.spec;
+      const args = { tool: `${req.tool}.${req.callable}`, prompt: req.prompt };
+      this.emit(name, ctx.depth, { type: "tool_call", tool: "sampling", args: eventText(args) });
+      if (this.project.config.overrides[name]?.needs_approval?.["sampling"] === true) {
+        const outcome = await this.approvals.decide({ agent: name, depth: ctx.depth, tool: "sampling", args });
+        this.emit(name, ctx.depth, { type: "approval", tool: "sampling", approved: outcome.approved, how: outcome.approved ? outcome.how : outcome.reason });
+        if (!outcome.approved) throw new Error(rejectionText("sampling", outcome.reason));
+      }
+      try {
+        const text = await answer(req);
+        this.emit(name, ctx.depth, { type: "tool_result", tool: "sampling", ok: true, result: eventText(text) });
+        return text;
+      } catch (err) {
+        this.emit(name, ctx.depth, { type: "tool_result", tool: "sampling", ok: false, result: eventText(err instanceof Error ? err.message : String(err)) });
+        throw err;
+      }
     };
   }
 

@@ -1,42 +1,105 @@
 /**
  * The ts-code-mode Session an agent call's `code`, `tools` and `shell` toolsets use, unless the
  * embedding passes its own: FileStorage and tool YAML at project.json's `code_mode.base`, with the
- * executor it names (default subprocess), and the read-only skill folders it lists. Workflows and artifacts persist across calls and runs;
- * variables do not (each call gets its own executor).
+ * executor it names (default subprocess; any executor of the CLI, or a `serve` server through
+ * `remote`), and the read-only skill folders it lists. Workflows and artifacts persist across calls
+ * and runs; variables do not (each call gets its own executor).
+ *
+ * A `type: toolable` tool's sampling request (the tool asking for an LLM completion) made inside
+ * the call's code is answered by the calling agent's model: the runtime hands each session a
+ * sampler bound to its call (SessionContext).
  */
 import path from "node:path";
-import { InProcessExecutor } from "../execution/in-process/executor.js";
+import { ValidationError } from "../errors.js";
+import { createExecutor, loadExecutor } from "../execution/by-name.js";
 import type { Executor } from "../execution/protocol.js";
-import { SandboxExecutor } from "../execution/sandbox/executor.js";
-import { SubprocessExecutor } from "../execution/subprocess/executor.js";
-import { Session } from "../session.js";
 import { ExecutorPool } from "../execution/pool.js";
+import { Session } from "../session.js";
 import { FileStorage } from "../storage/file/storage.js";
+import type { Sampler } from "../tools/adapters/toolable/host.js";
 import type { Project } from "./files.js";
+import { AgentFileError } from "./locate.js";
 
-const EXECUTORS: Record<NonNullable<Project["config"]["code_mode"]["executor"]>, (toolsPath: string, skillRoots: string[]) => Executor> = {
-  subprocess: (toolsPath, skillRoots) => new SubprocessExecutor({ toolsPath, skillRoots }),
-  "in-process": (toolsPath, skillRoots) => new InProcessExecutor({ toolsPath, skillRoots }),
-  sandbox: (toolsPath, skillRoots) => new SandboxExecutor({ toolsPath, skillRoots }),
-};
-
-export async function defaultSessionFactory(project: Project): Promise<Session> {
-  const { base, make } = executorOf(project);
-  return Session.fromBase(base, { executor: make() });
+/** What the runtime gives a session it asks for: the call's own sampler. */
+export interface SessionContext {
+  /** Answers toolable sampling requests with the calling agent's model. */
+  sampler?: Sampler;
+  /** Where `code_mode.remote.token_env` is read; default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
-/** Where the project's sessions live and how their executor is made. */
-function executorOf(project: Project): { base: string; make: () => Executor } {
-  const base = path.resolve(project.dir, project.config.code_mode.base);
-  const name = project.config.code_mode.executor ?? "subprocess";
-  const tools = project.config.code_mode.tools ? path.resolve(project.dir, project.config.code_mode.tools) : path.join(base, "tools");
-  const skillRoots = (project.config.code_mode.skills ?? []).map((p) => path.resolve(project.dir, p));
-  return { base, make: () => EXECUTORS[name](tools, skillRoots) };
+export async function defaultSessionFactory(project: Project, context: SessionContext = {}): Promise<Session> {
+  const { base, make } = await executorOf(project, context);
+  const slot = new SamplerSlot();
+  if (context.sampler) slot.current = context.sampler;
+  return Session.fromBase(base, { executor: make(slot) });
+}
+
+/**
+ * Where a session's sampling requests go. Executors take their sampler when they are made, but a
+ * pooled spare is made before the call it will serve is known: the executor gets the slot's
+ * dispatcher, and the call fills the slot when it takes the executor.
+ */
+class SamplerSlot {
+  current: Sampler | null = null;
+  readonly sampler: Sampler = (request) => {
+    if (!this.current) return Promise.reject(new Error("the tool asked for an LLM completion (sampling) and this session has no sampler"));
+    return this.current(request);
+  };
+}
+
+/** Where the project's sessions live and how their executor is made (its module loaded first). */
+async function executorOf(project: Project, context: SessionContext): Promise<{ base: string; make: (slot: SamplerSlot) => Executor }> {
+  const config = project.config.code_mode;
+  const base = path.resolve(project.dir, config.base);
+  const name = config.executor ?? "subprocess";
+  const toolsPath = config.tools ? path.resolve(project.dir, config.tools) : path.join(base, "tools");
+  const skillRoots = (config.skills ?? []).map((p) => path.resolve(project.dir, p));
+  if (name === "remote") return { base, make: await remoteMaker(project, context.env ?? process.env) };
+  const language = config.language ?? "typescript";
+  await loadExecutor(name, language);
+  const make = (slot: SamplerSlot): Executor => {
+    try {
+      return createExecutor(name, {
+        toolsPath,
+        skillRoots,
+        language,
+        toolable: { sampler: slot.sampler },
+        ...(config.engine !== undefined ? { engine: config.engine } : {}),
+        ...(name === "container"
+          ? { container: { ...(config.image !== undefined ? { image: config.image } : {}), ...(config.network !== undefined ? { network: config.network } : {}), ...(config.memory_mb !== undefined ? { memoryMb: config.memory_mb } : {}) } }
+          : {}),
+      });
+    } catch (err) {
+      // createExecutor speaks in CLI flags; the user wrote project.json.
+      if (err instanceof ValidationError) throw new AgentFileError(project.file, 1, `code_mode: ${err.message}`);
+      throw err;
+    }
+  };
+  return { base, make };
+}
+
+/**
+ * executor "remote": the code runs in a session of a `ts-code-mode serve` server, with that
+ * server's executor, storage and sampler. The token is read from the variable `token_env` names,
+ * so project.json (often committed) never holds it.
+ */
+async function remoteMaker(project: Project, env: NodeJS.ProcessEnv): Promise<(slot: SamplerSlot) => Executor> {
+  const remote = project.config.code_mode.remote;
+  if (!remote) throw new AgentFileError(project.file, 1, 'code_mode: executor "remote" needs remote: { url, token_env?, workspace? }');
+  let token: string | undefined;
+  if (remote.token_env !== undefined) {
+    token = env[remote.token_env];
+    if (!token) throw new AgentFileError(project.file, 1, `code_mode.remote: the environment variable ${remote.token_env} (the server's token) is not set`);
+  }
+  const { RemoteExecutor } = await import("../execution/remote/executor.js");
+  // checkStorage false: the server's storage is the one the code uses (as with `run --remote`).
+  return () => new RemoteExecutor({ url: remote.url, ...(token !== undefined ? { token } : {}), checkStorage: false /* MERGE: workspace */ });
 }
 
 export interface PooledSessionFactory {
   /** A started session like defaultSessionFactory's, on a spare executor when one is ready. */
-  create(project: Project): Promise<Session>;
+  create(project: Project, context?: SessionContext): Promise<Session>;
   /** Ends the spares; sessions already made belong to their agent calls. */
   close(): Promise<void>;
 }
@@ -51,13 +114,29 @@ export interface PooledSessionFactory {
 export function pooledSessionFactory(spares = 1): PooledSessionFactory {
   let pool: { project: Project; pool: ExecutorPool } | null = null;
   let closed = false;
+  /** The sampler slot of each spare, filled when a call takes it. */
+  const slots = new WeakMap<Executor, SamplerSlot>();
   return {
-    async create(project) {
-      const { base, make } = executorOf(project);
-      if (closed) return Session.fromBase(base, { executor: make() });
+    async create(project, context = {}) {
+      if (closed) return defaultSessionFactory(project, context);
       if (pool && pool.project !== project) throw new Error("pooledSessionFactory: one factory serves one project");
-      pool ??= { project, pool: new ExecutorPool(make, { spares, likelyStorage: new FileStorage({ basePath: base }) }) };
-      return Session.fromBase(base, { executor: pool.pool.take() });
+      const { base, make } = await executorOf(project, context);
+      pool ??= {
+        project,
+        pool: new ExecutorPool(
+          () => {
+            const slot = new SamplerSlot();
+            const executor = make(slot);
+            slots.set(executor, slot);
+            return executor;
+          },
+          { spares, likelyStorage: new FileStorage({ basePath: base }) },
+        ),
+      };
+      const executor = pool.pool.take();
+      const slot = slots.get(executor);
+      if (slot && context.sampler) slot.current = context.sampler;
+      return Session.fromBase(base, { executor });
     },
     async close() {
       closed = true;

@@ -17,6 +17,7 @@ export interface RemoteFlags {
   executor?: string;
   engine?: string;
   timeout?: number;
+  sampler?: string;
 }
 
 /** `--remote URL` and the token flag: --token for `run`, --remote-token for `mcp` (whose --token is its own). */
@@ -31,6 +32,7 @@ export function addRemoteOptions(cmd: Command, tokenFlag: "--token" | "--remote-
 export function remoteExecutor(flags: RemoteFlags, options: { executorWasSet: boolean; checkStorage: boolean }): RemoteExecutor {
   const token = flags.token;
   if (options.executorWasSet || flags.engine !== undefined) throw new CliUsageError("--remote runs the code on the server's executor; drop --executor/--engine (choose it on the server: serve --executor ...)");
+  if (flags.sampler !== undefined) throw new CliUsageError("--remote: sampling requests are answered on the server; drop --sampler (give it to serve: serve --sampler ...)");
   try {
     return new RemoteExecutor({
       url: flags.remote ?? "",

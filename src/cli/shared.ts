@@ -16,7 +16,8 @@ import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
 import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { eventLine } from "../tools/adapters/toolable/host.js";
-import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, loadExecutor, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "./executors.js";
+import { samplerFromFlag, samplerOption } from "./sampler.js";
+import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, loadExecutor, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "../execution/by-name.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -56,6 +57,8 @@ export interface ExecutorFlags {
   image?: string;
   network?: "none" | "bridge";
   memoryMb?: number;
+  /** --sampler provider:model: answers toolable tools' sampling requests. */
+  sampler?: string;
 }
 
 export interface ResolvedPaths {
@@ -88,7 +91,8 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
     .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
-    .addOption(searchOption());
+    .addOption(searchOption())
+    .addOption(samplerOption());
 }
 
 /** `--search <how>`: which embedder ranks searches (run, workflows index). */
@@ -265,6 +269,7 @@ export async function withSession<T>(
   try {
     storage = new FileStorage({ basePath: paths.storagePath });
     if (!options.executor) await loadExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, flags.language);
+    const sampler = options.executor ? undefined : await samplerFromFlag(flags.sampler);
     const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
       toolsPath: paths.toolsPath,
       defaultTimeoutMs: flags.timeout,
@@ -272,7 +277,7 @@ export async function withSession<T>(
       ...(flags.search !== undefined ? { search: flags.search } : {}),
       ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
       // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
-      toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`) },
+      toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
       ...containerFlagsOf(flags),
     });

@@ -5,7 +5,7 @@
  * Nothing is started: constructing an executor spawns nothing.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createExecutor, loadExecutor } from "../../src/cli/executors.js";
+import { createExecutor, loadExecutor } from "../../src/execution/by-name.js";
 import { ValidationError } from "../../src/errors.js";
 
 const base = { toolsPath: "/nonexistent-tools" };
@@ -46,7 +46,7 @@ describe("createExecutor", () => {
 
   it("says loadExecutor was skipped instead of building nothing (a programming error, not a usage one)", async () => {
     vi.resetModules(); // a module instance no loadExecutor has run in
-    const fresh = (await import("../../src/cli/executors.js")) as typeof import("../../src/cli/executors.js");
+    const fresh = (await import("../../src/execution/by-name.js")) as typeof import("../../src/execution/by-name.js");
     expect(() => fresh.createExecutor("container", base)).toThrow(/ContainerExecutor was not loaded \(await loadExecutor\(\.\.\.\) first\)/);
   });
 });

@@ -15,10 +15,11 @@ import { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
-import { containerFlagsOf, createExecutor, loadExecutor } from "../executors.js";
+import { containerFlagsOf, createExecutor, loadExecutor } from "../../execution/by-name.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
+import { samplerFromFlag } from "../sampler.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
@@ -182,6 +183,8 @@ async function serve(flags: McpFlags): Promise<void> {
   const otherLanguage = flags.languages?.find((l) => l !== defaultLanguage);
   // The executor modules this server builds sessions with (the factories below are synchronous).
   if (flags.remote === undefined) await Promise.all([defaultLanguage, ...(otherLanguage ? [otherLanguage] : [])].map((l) => loadExecutor(flags.executor, l)));
+  // --sampler: this model answers toolable sampling requests instead of the client's.
+  const sampler = flags.remote === undefined ? await samplerFromFlag(flags.sampler) : undefined;
   const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
     flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,
@@ -193,8 +196,8 @@ async function serve(flags: McpFlags): Promise<void> {
         ...containerFlagsOf(flags),
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
-        // toolable tools: sampling through the client's model, events as notifications.
-        toolable: approvals.toolable,
+        // toolable tools: sampling through the client's model (or --sampler's), events as notifications.
+        toolable: sampler ? { ...approvals.toolable, sampler } : approvals.toolable,
       });
   const newSession = (approvals: ClientApprovals, language: Language = defaultLanguage) => new Session({ storage, executor: newExecutor(approvals, language) });
   const serverOptions: Omit<CodeModeServerOptions, "otherLanguage"> = {
@@ -316,7 +319,7 @@ async function sparePool(flags: McpFlags, storage: StorageBackend, newExecutor: 
 }
 
 function remoteFlagsOf(flags: McpFlags): RemoteFlags {
-  return { remote: flags.remote, ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}), ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}), ...(flags.engine !== undefined ? { engine: flags.engine } : {}) };
+  return { remote: flags.remote, ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}), ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}), ...(flags.engine !== undefined ? { engine: flags.engine } : {}), ...(flags.sampler !== undefined ? { sampler: flags.sampler } : {}) };
 }
 
 /** An agent offered run_code with an empty `tools` namespace should not be the first to notice. */

@@ -8,7 +8,8 @@ import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
-import { createExecutor, loadExecutor } from "../executors.js";
+import { containerFlagsOf, createExecutor, loadExecutor } from "../../execution/by-name.js";
+import { samplerFromFlag } from "../sampler.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
@@ -126,7 +127,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     await storage.close();
     throw err;
   });
-  await loadExecutor(flags.executor);
+  await loadExecutor(flags.executor, flags.language);
+  const sampler = await samplerFromFlag(flags.sampler);
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,
@@ -143,6 +145,9 @@ async function serve(flags: ServeFlags): Promise<void> {
         middleware,
         ...(flags.search !== undefined ? { search: flags.search } : {}),
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+        ...(flags.language !== undefined ? { language: flags.language } : {}),
+        ...containerFlagsOf(flags),
+        ...(sampler ? { toolable: { sampler } } : {}),
       }),
     storage,
     ...(flags.workspaceHeader !== undefined ? { openWorkspace } : {}),

@@ -1,5 +1,5 @@
 /**
- * The one place the CLI turns an `--executor` name into an Executor. Adding an executor to the
+ * The one place a name (the CLI's `--executor`, project.json's `code_mode.executor`) becomes an Executor. Adding an executor to the
  * command line means: add its name to EXECUTOR_NAMES (and drop it from PLANNED_EXECUTOR_NAMES), its
  * class to ExecutorClasses and EXECUTOR_MODULES, the name → class line to classFor, and the
  * constructor call to createExecutor.
@@ -9,15 +9,15 @@
  * client first, and its child process is spawned that much sooner (issue 24).
  */
 import { ValidationError } from "../errors.js";
-import type { InProcessExecutor } from "../execution/in-process/executor.js";
-import type { Executor } from "../execution/protocol.js";
+import type { InProcessExecutor } from "./in-process/executor.js";
+import type { Executor } from "./protocol.js";
 import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
-import type { SandboxExecutor } from "../execution/sandbox/executor.js";
-import type { SubprocessExecutor } from "../execution/subprocess/executor.js";
-import type { PythonExecutor } from "../execution/python/executor.js";
-import type { ContainerExecutor } from "../execution/container/executor.js";
+import type { SandboxExecutor } from "./sandbox/executor.js";
+import type { SubprocessExecutor } from "./subprocess/executor.js";
+import type { PythonExecutor } from "./python/executor.js";
+import type { ContainerExecutor } from "./container/executor.js";
 
 /** The executor classes, filled in by loadExecutor. */
 interface ExecutorClasses {
@@ -30,11 +30,11 @@ interface ExecutorClasses {
 const classes: Partial<ExecutorClasses> = {};
 
 const EXECUTOR_MODULES: { [K in keyof ExecutorClasses]: () => Promise<void> } = {
-  InProcessExecutor: async () => void (classes.InProcessExecutor = (await import("../execution/in-process/executor.js")).InProcessExecutor),
-  SandboxExecutor: async () => void (classes.SandboxExecutor = (await import("../execution/sandbox/executor.js")).SandboxExecutor),
-  SubprocessExecutor: async () => void (classes.SubprocessExecutor = (await import("../execution/subprocess/executor.js")).SubprocessExecutor),
-  PythonExecutor: async () => void (classes.PythonExecutor = (await import("../execution/python/executor.js")).PythonExecutor),
-  ContainerExecutor: async () => void (classes.ContainerExecutor = (await import("../execution/container/executor.js")).ContainerExecutor),
+  InProcessExecutor: async () => void (classes.InProcessExecutor = (await import("./in-process/executor.js")).InProcessExecutor),
+  SandboxExecutor: async () => void (classes.SandboxExecutor = (await import("./sandbox/executor.js")).SandboxExecutor),
+  SubprocessExecutor: async () => void (classes.SubprocessExecutor = (await import("./subprocess/executor.js")).SubprocessExecutor),
+  PythonExecutor: async () => void (classes.PythonExecutor = (await import("./python/executor.js")).PythonExecutor),
+  ContainerExecutor: async () => void (classes.ContainerExecutor = (await import("./container/executor.js")).ContainerExecutor),
 };
 
 /** The class createExecutor builds for `name` and `language`; null for a name it refuses. */
@@ -90,6 +90,8 @@ export interface CliExecutorOptions {
   allowRuntimeDeps?: boolean;
   /** Tool middleware from --allow/--deny/--audit-log/--max-tool-calls. */
   middleware?: ToolMiddleware[];
+  /** Read-only folders of Agent Skills (after <base>/skills; a later one wins a name clash). */
+  skillRoots?: string[];
   /** --search: how tools.search / workflows.search rank. */
   search?: EmbedderSpec;
   /** --engine: the sandbox's engine (quickjs or deno); only with the sandbox executor. */
@@ -137,6 +139,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.middleware?.length ? { middleware: options.middleware } : {}),
     ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
+    ...(options.skillRoots?.length ? { skillRoots: options.skillRoots } : {}),
   };
   const timeout = options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {};
   const common = { ...middleware, ...timeout, ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}) };
