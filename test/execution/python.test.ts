@@ -234,9 +234,9 @@ describe("PythonExecutor", () => {
       expect((await session.run(`import ast\nast.parse(${JSON.stringify(text)}) is not None`)).value).toBe(true);
     });
 
-    it("running a (TypeScript) workflow from Python is refused clearly; listing and creating work", async () => {
+    it("running a (TypeScript) workflow from Python is refused clearly; listing and creating (language typescript) work", async () => {
       await open();
-      const created = await session.run("workflows.create(name='triple', source='export async function run({ n }: { n: number }) { return n * 3; }')['name']");
+      const created = await session.run("workflows.create(name='triple', source='export async function run({ n }: { n: number }) { return n * 3; }', language='typescript')['name']");
       expect(created.value).toBe("triple");
       expect((await session.run("[w['name'] for w in workflows.list()]")).value).toEqual(["triple"]);
       const r = await session.run("workflows.triple(n=4)");

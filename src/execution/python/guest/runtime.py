@@ -177,14 +177,15 @@ def _read_exact(n):
 
 
 class _Pending:
-    __slots__ = ("event", "loop", "future", "ok", "value")
+    __slots__ = ("event", "loop", "future", "ok", "value", "ns")
 
-    def __init__(self, loop=None, future=None):
+    def __init__(self, loop=None, future=None, ns=None):
         self.event = None if future else threading.Event()
         self.loop = loop
         self.future = future
         self.ok = False
         self.value = None
+        self.ns = ns
 
 
 _pending = {}
@@ -226,7 +227,7 @@ def _settle_future(entry):
     if entry.ok:
         entry.future.set_result(entry.value)
     else:
-        entry.future.set_exception(host_error(entry.value))
+        entry.future.set_exception(host_error(entry.value, entry.ns))
 
 
 class HostError(Exception):
@@ -235,22 +236,88 @@ class HostError(Exception):
     details = None
 
 
+class ToolError(HostError):
+    """A tool call failed. As in TypeScript: code (e.g. "NOT_FOUND"), recoverable (the same call
+    with other input may work), suggestion, context; also tool, callable, exit_code, status, stderr."""
+
+    code = None
+    recoverable = False
+    suggestion = None
+    context = None
+    tool = None
+    callable = None
+    exit_code = None
+    status = None
+    stderr = None
+
+
+class NotFoundError(HostError):
+    suggestions = None
+
+
+class ValidationError(HostError):
+    pass
+
+
+# py-code-mode's names, for agents that catch them: a missing artifact, tool or workflow is a
+# NotFoundError of its namespace; ToolCallError is ToolError; CodeModeError is every host error.
+class ArtifactNotFoundError(NotFoundError):
+    pass
+
+
+class ToolNotFoundError(NotFoundError):
+    pass
+
+
+class WorkflowNotFoundError(NotFoundError):
+    pass
+
+
+# Named NotFoundError all the same: a run's error name is the same in every executor and language.
+for _cls in (ArtifactNotFoundError, ToolNotFoundError, WorkflowNotFoundError):
+    _cls.__name__ = _cls.__qualname__ = "NotFoundError"
+
+SkillNotFoundError = WorkflowNotFoundError
+ToolCallError = ToolError
+CodeModeError = HostError
+
+# The classes an agent can name in `except` (they are in its globals); any other host error name
+# gets a class of its own on first sight, kept in a bounded cache.
+_KNOWN_ERRORS = {cls.__name__: cls for cls in (HostError, ToolError, NotFoundError, ValidationError)}
+_NOT_FOUND_BY_NS = {"artifacts": ArtifactNotFoundError, "tools": ToolNotFoundError, "workflows": WorkflowNotFoundError}
+ERROR_GLOBALS = {
+    "ToolError": ToolError, "NotFoundError": NotFoundError, "ValidationError": ValidationError,
+    "ArtifactNotFoundError": ArtifactNotFoundError, "ToolNotFoundError": ToolNotFoundError,
+    "WorkflowNotFoundError": WorkflowNotFoundError, "SkillNotFoundError": SkillNotFoundError,
+    "ToolCallError": ToolCallError, "CodeModeError": CodeModeError,
+}
 _error_classes = {}
+# TypeScript's camelCase detail names, as Python attributes.
+_DETAIL_ATTRS = {"exitCode": "exit_code"}
 
 
-def host_error(wire):
+def host_error(wire, ns=None):
     wire = wire if isinstance(wire, dict) else {}
     name = str(wire.get("name") or "Error")
     if not name.isidentifier():
         name = "HostError"
-    cls = _error_classes.get(name)
+    cls = _KNOWN_ERRORS.get(name)
+    if cls is NotFoundError and ns in _NOT_FOUND_BY_NS:
+        cls = _NOT_FOUND_BY_NS[ns]
+    if cls is None:
+        cls = _error_classes.get(name)
     if cls is None:
         if len(_error_classes) >= 200:
             _error_classes.clear()
         cls = type(name, (HostError,), {})
         _error_classes[name] = cls
     err = cls(str(wire.get("message", "")))
-    err.details = wire.get("details")
+    details = wire.get("details")
+    err.details = details
+    if isinstance(details, dict):
+        for key, value in details.items():
+            if isinstance(key, str) and key.isidentifier() and not key.startswith("_"):
+                setattr(err, _DETAIL_ATTRS.get(key, key), value)
     return err
 
 
@@ -273,7 +340,7 @@ def _message(call_id, ns, op, args):
 
 def call_sync(ns, op, args):
     _output.flush()
-    entry = _Pending()
+    entry = _Pending(ns=ns)
     call_id = _register(entry)
     send(_message(call_id, ns, op, args))
     try:
@@ -283,13 +350,13 @@ def call_sync(ns, op, args):
             _pending.pop(call_id, None)
     if entry.ok:
         return entry.value
-    raise host_error(entry.value)
+    raise host_error(entry.value, ns)
 
 
 async def call_async(ns, op, args):
     _output.flush()
     loop = asyncio.get_running_loop()
-    entry = _Pending(loop, loop.create_future())
+    entry = _Pending(loop, loop.create_future(), ns)
     call_id = _register(entry)
     send(_message(call_id, ns, op, args))
     try:
@@ -325,6 +392,10 @@ class _Op:
     def call_async(self, *args, **kwargs):
         return call_async(self._ns, self._op, self._shape(*args, **kwargs))
 
+    def call_sync(self, *args, **kwargs):
+        """py-code-mode's name for the plain call."""
+        return self(*args, **kwargs)
+
     def __repr__(self):
         return "<%s>" % self._label
 
@@ -344,6 +415,65 @@ def _positional(ns, op, names, required):
         if len(values) < required:
             raise TypeError("%s.%s() needs %s" % (ns, op, ", ".join(names[:required])))
         return values
+
+    return shape
+
+
+def _search(ns, default_limit=None):
+    """search(query, limit=N) (py-code-mode) or search(query, {"limit": N}) (ours): [query, options]."""
+    def shape(*args, **kwargs):
+        if not args and "query" not in kwargs:
+            raise TypeError("%s.search() needs a query" % ns)
+        if len(args) > 2:
+            raise TypeError("%s.search() takes a query and a limit (or an options dict)" % ns)
+        query = args[0] if args else kwargs.pop("query")
+        options = dict(kwargs.pop("options", None) or {})
+        second = args[1] if len(args) > 1 else None
+        if isinstance(second, dict):
+            options.update(second)
+        elif second is not None:
+            options["limit"] = second
+        if "limit" in kwargs:
+            options["limit"] = kwargs.pop("limit")
+        if kwargs:
+            raise TypeError("%s.search() got unexpected argument(s) %s; it takes query and limit" % (ns, ", ".join(sorted(kwargs))))
+        if "limit" not in options and default_limit is not None:
+            options["limit"] = default_limit
+        return [query, options] if options else [query]
+
+    return shape
+
+
+def _artifacts_save(*args, **kwargs):
+    """save(name, data, description="") (py-code-mode) or save(name, data, {"description": ..., "metadata": ...})."""
+    if len(args) > 3:
+        raise TypeError("artifacts.save() takes name, data and a description (or an options dict)")
+    values = list(args)
+    for key in ("name", "data")[len(values):]:
+        if key not in kwargs:
+            raise TypeError("artifacts.save() needs name and data, e.g. artifacts.save(\"results.json\", {\"a\": 1})")
+        values.append(kwargs.pop(key))
+    options = dict(kwargs.pop("options", None) or {})
+    third = values[2] if len(values) > 2 else None
+    if isinstance(third, dict):
+        options.update(third)
+    elif third is not None:
+        options["description"] = third
+    for key in ("description", "metadata", "kind"):
+        if key in kwargs:
+            options[key] = kwargs.pop(key)
+    if kwargs:
+        raise TypeError("artifacts.save() got unexpected argument(s) %s; it takes name, data, description" % ", ".join(sorted(kwargs)))
+    return values[:2] + ([options] if options else [])
+
+
+def _deps_spec(op):
+    """deps.add("pandas>=2") / deps.add(package="pandas>=2") (py-code-mode) / deps.add(spec=...)."""
+    def shape(*args, **kwargs):
+        given = list(args) + [kwargs.pop(k) for k in ("spec", "package") if k in kwargs]
+        if kwargs or len(given) != 1:
+            raise TypeError("deps.%s() takes one package spec, e.g. deps.%s(\"requests>=2\")" % (op, op))
+        return given
 
     return shape
 
@@ -376,17 +506,36 @@ class _Tool:
     def __getattr__(self, callable_name):
         if callable_name.startswith("__"):
             raise AttributeError(callable_name)
-        label = "tools.%s.%s" % (self._tool, callable_name)
-        tool = self._tool
-        return _Op("tools", "call", lambda *a, **k: [tool, callable_name, _named_args(label, a, k)], label)
+        if callable_name == "list":
+            return self._list
+        return _Callable(self._tool, callable_name)
 
     __getitem__ = __getattr__
+
+    def _entry(self):
+        for entry in call_sync("tools", "list", []):
+            if entry.get("name") == self._tool:
+                return entry
+        raise host_error({"name": "NotFoundError", "message": "tools.%s: no such tool (tools.list() names them)" % self._tool}, "tools")
+
+    def _list(self, *args, **kwargs):
+        """py-code-mode's tools.<name>.list(): the tool's callables (name, description, signature).
+        A tool with a callable of its own named `list` gets that call instead."""
+        callables = self._entry().get("callables") or []
+        if any(c.get("name") == "list" for c in callables):
+            return _Callable(self._tool, "list")(*args, **kwargs)
+        if args or kwargs:
+            raise TypeError("tools.%s.list() takes no arguments: it lists the tool's callables" % self._tool)
+        return callables
 
     def __call__(self, *args, **kwargs):
         return self._direct(*args, **kwargs)
 
     def call_async(self, *args, **kwargs):
         return self._direct.call_async(*args, **kwargs)
+
+    def call_sync(self, *args, **kwargs):
+        return self._direct(*args, **kwargs)
 
     def __repr__(self):
         return "<tools.%s>" % self._tool
@@ -410,6 +559,106 @@ class _Members(_Namespace):
     __getitem__ = __getattr__
 
 
+class _Callable(_Op):
+    """tools.<tool>.<callable>: call it; `.session(...)` opens a toolable session with it."""
+
+    __slots__ = ("_tool", "_callable")
+
+    def __init__(self, tool, callable_name):
+        label = "tools.%s.%s" % (tool, callable_name)
+        _Op.__init__(self, "tools", "call", lambda *a, **k: [tool, callable_name, _named_args(label, a, k)], label)
+        self._tool, self._callable = tool, callable_name
+
+    @property
+    def session(self):
+        """A toolable session: `with tools.x.y.session(...) as s:`, or `s = await tools.x.y.session.call_async(...)`."""
+        return _SessionOpener(self._tool, self._callable, self._label)
+
+
+class _SessionOpener:
+    __slots__ = ("_tool", "_callable", "_label")
+
+    def __init__(self, tool, callable_name, label):
+        self._tool, self._callable, self._label = tool, callable_name, label
+
+    def __call__(self, *args, **kwargs):
+        opened = call_sync("tools", "session", [self._tool, self._callable, _named_args(self._label, args, kwargs)])
+        return _ToolSession(opened["id"])
+
+    async def call_async(self, *args, **kwargs):
+        opened = await call_async("tools", "session", [self._tool, self._callable, _named_args(self._label, args, kwargs)])
+        return _ToolSession(opened["id"])
+
+
+class _ToolSession:
+    """A toolable session: send(message), next() (an event dict, None at the end), iterate over it,
+    close() (the final envelope). Each is one host call; the async forms end in _async. A context
+    manager (with / async with) closes it on the way out."""
+
+    def __init__(self, session_id):
+        self.id = session_id
+        self._closed = False
+        self._final = None
+
+    def send(self, message=None, **kwargs):
+        return call_sync("tools", "sessionSend", [self.id, _named_args("session.send", (message,) if message is not None else (), kwargs)])
+
+    def next(self):
+        return call_sync("tools", "sessionNext", [self.id])
+
+    def close(self):
+        if not self._closed:
+            self._final = call_sync("tools", "sessionClose", [self.id])
+            self._closed = True
+        return self._final
+
+    async def send_async(self, message=None, **kwargs):
+        return await call_async("tools", "sessionSend", [self.id, _named_args("session.send", (message,) if message is not None else (), kwargs)])
+
+    async def next_async(self):
+        return await call_async("tools", "sessionNext", [self.id])
+
+    async def close_async(self):
+        if not self._closed:
+            self._final = await call_async("tools", "sessionClose", [self.id])
+            self._closed = True
+        return self._final
+
+    def __iter__(self):
+        while True:
+            event = self.next()
+            if event is None:
+                return
+            yield event
+
+    def __aiter__(self):
+        return self._events_async()
+
+    async def _events_async(self):
+        while True:
+            event = await self.next_async()
+            if event is None:
+                return
+            yield event
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close_async()
+        return False
+
+    def __repr__(self):
+        return "<tool session %s%s>" % (self.id, " closed" if self._closed else "")
+
+
 def _tool_call_shape(tool, callable_name=None, args=None, **kwargs):
     return [tool, callable_name, _named_args("tools.call", (args,) if args is not None else (), kwargs)]
 
@@ -421,8 +670,7 @@ def _load_workflow(name, args, kwargs):
         raise TypeError("workflows.invoke: name must be a string")
     given = _named_args("workflows.%s" % name, args, kwargs) or {}
     loaded = call_sync("workflows", "load", [name])
-    module = {"__name__": "workflow_%s" % name, "__builtins__": __builtins__,
-              "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps}
+    module = {"__name__": "workflow_%s" % name, **_guest_globals()}
     exec(compile(loaded["source"], "<workflow %s>" % name, "exec", dont_inherit=True), module)
     run = module.get("run")
     if not callable(run):
@@ -430,7 +678,7 @@ def _load_workflow(name, args, kwargs):
     return run, given
 
 
-def _workflow_invoke(name, *args, **kwargs):
+def _workflow_invoke(name, /, *args, **kwargs):
     run, given = _load_workflow(name, args, kwargs)
     result = run(**given)
     if inspect.iscoroutine(result):
@@ -446,7 +694,7 @@ def _workflow_invoke(name, *args, **kwargs):
     return result
 
 
-async def _workflow_invoke_async(name, *args, **kwargs):
+async def _workflow_invoke_async(name, /, *args, **kwargs):
     run, given = _load_workflow(name, args, kwargs)
     result = run(**given)
     return (await result) if inspect.isawaitable(result) else result
@@ -465,6 +713,9 @@ class _Workflow:
 
     def call_async(self, *args, **kwargs):
         return _workflow_invoke_async(self._name, *args, **kwargs)
+
+    def call_sync(self, *args, **kwargs):
+        return self(*args, **kwargs)
 
     def __repr__(self):
         return "<workflows.%s>" % self._name
@@ -485,8 +736,26 @@ def _python_workflow(source):
     return sig["params"], sig["description"]
 
 
+_CREATE_POSITIONAL = ("name", "source", "description")
+
+
 def _create_shape(*args, **kwargs):
-    spec = _named_args("workflows.create", args, kwargs)
+    """create(name, source, description="") (py-code-mode), keywords, or one dict. A workflow
+    created here is Python unless `language` says otherwise: the language is the guest's, never
+    guessed from the source."""
+    if args and not (len(args) == 1 and isinstance(args[0], dict)):
+        if len(args) > len(_CREATE_POSITIONAL):
+            raise TypeError("workflows.create() takes name, source and description (other fields as keywords)")
+        clash = [k for k in _CREATE_POSITIONAL[:len(args)] if k in kwargs]
+        if clash:
+            raise TypeError("workflows.create(): %s given twice" % ", ".join(clash))
+        spec = dict(zip(_CREATE_POSITIONAL, args))
+        spec.update(kwargs)
+    else:
+        spec = _named_args("workflows.create", args, kwargs)
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        spec.setdefault("language", "python")
     if isinstance(spec, dict) and spec.get("language") == "python":
         # Checked here for a Python error at once; the host reads the docstring and signature itself
         # (the same workflow_signature.py), so a derived description stays derived and a hand edit re-reads it.
@@ -496,20 +765,42 @@ def _create_shape(*args, **kwargs):
 
 tools = _Members("tools", {
     "list": _positional("tools", "list", [], 0),
-    "search": _positional("tools", "search", ["query", "options"], 1),
+    "search": _search("tools"),
     "describe": _positional("tools", "describe", ["name"], 1),
     "call": _tool_call_shape,
 }, _Tool)
 workflows = _Members("workflows", {
     "list": _positional("workflows", "list", [], 0),
-    "search": _positional("workflows", "search", ["query", "options"], 1),
+    "search": _search("workflows"),
     "get": _positional("workflows", "get", ["name"], 1),
     "create": _create_shape,
     "delete": _positional("workflows", "delete", ["name"], 1),
 }, _Workflow)
 workflows._ops["invoke"] = _workflow_invoke
+class _ArtifactRecords(_Op):
+    """artifacts.list() / get(): each record also under py-code-mode's keys (created_at, updated_at)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _snake(record):
+        if isinstance(record, dict):
+            for camel, snake in (("createdAt", "created_at"), ("updatedAt", "updated_at")):
+                if camel in record:
+                    record.setdefault(snake, record[camel])
+        return record
+
+    def __call__(self, *args, **kwargs):
+        value = _Op.__call__(self, *args, **kwargs)
+        return [self._snake(r) for r in value] if isinstance(value, list) else self._snake(value)
+
+    async def call_async(self, *args, **kwargs):
+        value = await _Op.call_async(self, *args, **kwargs)
+        return [self._snake(r) for r in value] if isinstance(value, list) else self._snake(value)
+
+
 artifacts = _Namespace("artifacts", {
-    "save": _positional("artifacts", "save", ["name", "data", "options"], 2),
+    "save": _artifacts_save,
     "load": _positional("artifacts", "load", ["name"], 1),
     "get": _positional("artifacts", "get", ["name"], 1),
     "list": _positional("artifacts", "list", [], 0),
@@ -518,10 +809,62 @@ artifacts = _Namespace("artifacts", {
 })
 deps = _Namespace("deps", {
     "list": _positional("deps", "list", [], 0),
-    "add": _positional("deps", "add", ["spec"], 1),
-    "remove": _positional("deps", "remove", ["spec"], 1),
+    "add": _deps_spec("add"),
+    "remove": _deps_spec("remove"),
     "sync": _positional("deps", "sync", [], 0),
 })
+
+
+def _skills_create_shape(*args, **kwargs):
+    spec = _named_args("skills.create", args, kwargs)
+    return [spec]
+
+
+class _Skills(_Namespace):
+    """Agent Skills (SKILL.md folders): list, search, load, read, run, create, delete — as in
+    TypeScript. py-code-mode 0.10 called its workflows `skills`; its forms that cannot mean an
+    Agent Skill still work and go to workflows: skills.invoke(name, **kwargs), skills.<name>(**kwargs),
+    and skills.create(name, source, description) (a `source` means a workflow; an Agent Skill has a body)."""
+
+    def __getattr__(self, name):
+        ops = self.__dict__.get("_ops", {})
+        if name in ops:
+            return ops[name]
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Workflow(name)
+
+
+def _skills_create(*args, **kwargs):
+    if "source" in kwargs or (len(args) >= 2 and isinstance(args[1], str)) or (len(args) == 1 and isinstance(args[0], dict) and "source" in args[0]):
+        return workflows.create(*args, **kwargs)
+    return call_sync("skills", "create", _skills_create_shape(*args, **kwargs))
+
+
+def _skills_read(*args, **kwargs):
+    """read(name, path, {"as": "bytes"}) or read(name, path, as_="bytes")."""
+    if "as_" in kwargs:
+        kwargs["options"] = dict(kwargs.get("options") or {}, **{"as": kwargs.pop("as_")})
+    return _positional("skills", "read", ["name", "path", "options"], 2)(*args, **kwargs)
+
+
+skills = _Skills("skills", {
+    "list": _positional("skills", "list", [], 0),
+    "search": _search("skills"),
+    "load": _positional("skills", "load", ["name"], 1),
+    "read": _skills_read,
+    "run": _positional("skills", "run", ["name", "script", "args"], 2),
+    "delete": _positional("skills", "delete", ["name"], 1),
+})
+skills._ops["create"] = _skills_create
+skills._ops["invoke"] = lambda name, /, *args, **kwargs: _workflow_invoke(name, *args, **kwargs)
+# An Agent Skill is read with load(); get(name) is py-code-mode 0.10's workflow lookup.
+skills._ops["get"] = workflows._ops["get"]
+
+
+def _guest_globals():
+    """What the agent's code (and a workflow's module) sees besides the builtins."""
+    return {"__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps, "skills": skills, **ERROR_GLOBALS}
 
 
 class _InstallOp(_Op):
@@ -535,6 +878,10 @@ class _InstallOp(_Op):
         finally:
             _sync_deps_path(installed=True)
 
+
+for _name in ("list", "get"):
+    _plain = artifacts._ops[_name]
+    artifacts._ops[_name] = _ArtifactRecords(_plain._ns, _plain._op, _plain._shape, _plain._label)
 
 for _name in ("add", "sync"):
     _plain = deps._ops[_name]
@@ -660,7 +1007,7 @@ def _on_interrupt(signum, frame):
 signal.signal(signal.SIGINT, _on_interrupt)
 
 FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-user_globals = {"__name__": "__main__", "__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps}
+user_globals = {"__name__": "__main__", **_guest_globals()}
 _loop = asyncio.new_event_loop()
 _NO_VALUE = object()
 

@@ -149,8 +149,24 @@ function pyCall(ns, op, argsJson) {
   try { args = jsonParse(argsJson, untag); } catch (err) { return PromiseCtor.reject(err); }
   return reflectApply(promiseThen, entry.call(ns, op, args), [
     (v) => jsonStringify({ ok: true, v }, tag),
-    (e) => jsonStringify({ ok: false, e: { name: String(e && e.name || "Error"), message: String(e && e.message !== undefined ? e.message : e) } }),
+    (e) => jsonStringify({ ok: false, e: pyError(e) }, tag),
   ]);
+}
+// A host error as runtime.py reads it: name, message and the details a ToolError carries (code,
+// recoverable, suggestion, context, ...), which become the Python exception's attributes.
+const PY_DETAIL_KEYS = ["tool", "callable", "code", "recoverable", "exitCode", "status", "stderr", "suggestions", "suggestion", "context"];
+function pyError(e) {
+  const out = { name: String(e && e.name || "Error"), message: String(e && e.message !== undefined ? e.message : e) };
+  if (e !== null && typeof e === "object") {
+    const details = {};
+    let any = false;
+    for (let i = 0; i < PY_DETAIL_KEYS.length; i++) {
+      const v = e[PY_DETAIL_KEYS[i]];
+      if (v !== undefined) { details[PY_DETAIL_KEYS[i]] = v; any = true; }
+    }
+    if (any) out.details = details;
+  }
+  return out;
 }
 function pyWrite(stream, text) {
   if ((stream === "stdout" || stream === "stderr") && typeof text === "string") send({ t: "write", stream, text }, []);

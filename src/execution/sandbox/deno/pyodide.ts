@@ -52,19 +52,19 @@ def _args_json(ns, op, args):
     except (TypeError, ValueError) as e:
         raise TypeError("%s.%s: arguments must be plain data; %s" % (ns, op, e)) from None
 
-def _settled(text):
+def _settled(text, ns):
     reply = json.loads(text, object_hook=rt._untag)
     if reply.get("ok"):
         return reply.get("v")
-    raise rt.host_error(reply.get("e"))
+    raise rt.host_error(reply.get("e"), ns)
 
 def call_sync(ns, op, args):
     if not can_run_sync():
         raise RuntimeError("%s.%s: a synchronous call cannot wait here; use 'await %s.%s.call_async(...)'" % (ns, op, ns, op))
-    return _settled(run_sync(_host["call"](ns, op, _args_json(ns, op, args))))
+    return _settled(run_sync(_host["call"](ns, op, _args_json(ns, op, args))), ns)
 
 async def call_async(ns, op, args):
-    return _settled(await _host["call"](ns, op, _args_json(ns, op, args)))
+    return _settled(await _host["call"](ns, op, _args_json(ns, op, args)), ns)
 
 class _Output:
     """print() and sys.stderr: each write goes to the host at once (it bounds and streams it)."""
@@ -74,7 +74,7 @@ class _Output:
     def flush(self):
         pass
 
-def _workflow_invoke(name, *args, **kwargs):
+def _workflow_invoke(name, /, *args, **kwargs):
     run, given = rt._load_workflow(name, args, kwargs)
     result = run(**given)
     return run_sync(result) if inspect.isawaitable(result) else result
@@ -89,7 +89,7 @@ class _AwaitedCalls(ast.NodeTransformer):
             root = call.func
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if isinstance(root, ast.Name) and root.id in ("tools", "workflows", "artifacts", "deps"):
+            if isinstance(root, ast.Name) and root.id in ("tools", "workflows", "artifacts", "deps", "skills"):
                 helper = ast.Name(id="__tcm_awaitable__", ctx=ast.Load())
                 call.func = ast.copy_location(ast.Call(func=helper, args=[call.func], keywords=[]), call.func)
         return node
