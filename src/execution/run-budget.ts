@@ -2,10 +2,13 @@
  * The time budget of one run, as tool calls see it.
  *
  * Rule (the same in every executor): a run's timeout is wall-clock and covers everything the run
- * does, tool calls included. A tool call made during a run gets `min(the tool's own timeout, the
- * time left in the run)`, and when the run is stopped (timeout, cancel, close) its calls still in
- * flight are aborted, which kills a CLI tool's process group. So a run never waits on a tool past
- * its own deadline, and a tool never outlives the run that called it.
+ * does, tool calls included. When the run is stopped (timeout, cancel, close) its calls still in
+ * flight are aborted, which kills a CLI tool's process group: a run never waits on a tool past its
+ * own deadline, and a tool never outlives the run that called it. A tool call also gets its own
+ * limit, `min(the tool's own timeout, the time left in the run + RUN_STOP_MARGIN_MS)`: a backstop
+ * set a little past the deadline, so that the run's stop comes first and the run ends as a
+ * TimeoutError (variables kept when the guest was only waiting) rather than with the tool's
+ * TIMEOUT error, which the agent's code could catch and carry on past its deadline.
  *
  * The deadline can be held (`holdDeadline`, reached by tool middleware through the call context)
  * while a human decides on an approval: the held time is added to the deadline when released.
@@ -13,6 +16,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { CallContext } from "../tools/protocol.js";
+
+/** How far past the run's deadline a tool call's own time limit lies (see above). */
+export const RUN_STOP_MARGIN_MS = 2_000;
 
 export class RunBudget {
   private readonly controller = new AbortController();
@@ -42,7 +48,7 @@ export class RunBudget {
   callContext(): CallContext {
     const left = this.remainingMs();
     const base: CallContext = { signal: this.controller.signal, executor: this.executor, runId: this.runId, holdDeadline: () => this.hold() };
-    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) } : base;
+    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS } : base;
   }
 
   /** Milliseconds until the deadline; Infinity while held (nothing may stop the run for time then). */

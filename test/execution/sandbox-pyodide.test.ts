@@ -127,11 +127,21 @@ describe("SandboxExecutor with language python", () => {
     await waitFor(() => state() === "T", "the process to be stopped between runs", 5_000);
   });
 
-  it("a run stopped while it waits restarts the interpreter and says variables were lost", async () => {
+  it("a run stopped while it waits (a timer) keeps its variables; a busy one restarts the interpreter and says so", async () => {
     await value("kept = 1");
-    const r = await session.run("import asyncio\nawait asyncio.sleep(60)", { timeoutMs: 500 });
-    expect(r.error?.name).toBe("TimeoutError");
-    expect(r.error?.message).toMatch(/lost/);
+    const slept = await session.run("import asyncio\nawait asyncio.sleep(60)", { timeoutMs: 500 });
+    expect(slept.error?.name).toBe("TimeoutError");
+    expect(slept.error?.message).toMatch(/variables are kept/);
+    expect(await value("globals().get('kept', 'lost')")).toBe(1);
+    // A cancel while it waits, the same (a wait on a tool call: test/matrix/python-sandbox.test.ts).
+    const abort = new AbortController();
+    const waiting = session.run("import asyncio\nawait asyncio.sleep(60)", { signal: abort.signal });
+    setTimeout(() => abort.abort(), 300);
+    expect((await waiting).error?.name).toBe("CancelledError");
+    expect(await value("globals().get('kept', 'lost')")).toBe(1);
+    const busy = await session.run("while True:\n    pass", { timeoutMs: 500 });
+    expect(busy.error?.name).toBe("TimeoutError");
+    expect(busy.error?.message).toMatch(/lost/);
     expect(await value("globals().get('kept', 'lost')")).toBe("lost");
   }, 120_000);
 

@@ -3,6 +3,7 @@
  * lifecycle (reset, close leave no process behind), parallel tool calls over RPC, values crossing
  * by structured clone, and Node's permission model. Every case uses a real child process.
  */
+import { RUN_STOP_MARGIN_MS } from "../../src/execution/run-budget.js";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -91,7 +92,6 @@ describe("SubprocessExecutor", () => {
     for (const [label, code] of [
       ["a sync loop after an await", "await null; while (true) {}"],
       ["an async loop that never yields to the event loop", "for (;;) await null"],
-      ["an endless setInterval with a promise that never settles", "setInterval(() => {}, 1); await new Promise(() => {})"],
     ] as const) {
       it(`stops ${label} by restarting the child, and says variables were lost`, async () => {
         await open();
@@ -115,13 +115,43 @@ describe("SubprocessExecutor", () => {
       await waitFor(() => probe.aborted === 1, "the probe call to be aborted");
     });
 
-    it("gives each tool call the time left in the run", async () => {
+    it("an idle run (an endless setInterval and a promise that never settles) is stopped in place: variables kept, its timers gone, the same child", async () => {
+      await open();
+      await session.run("var kept = 1; globalThis.ticks = 0;");
+      const pid = executor.pid;
+      const r = await session.run("setInterval(() => { globalThis.ticks++; }, 1); await new Promise(() => {})", { timeoutMs: 300 });
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/variables are kept/);
+      expect(executor.pid).toBe(pid);
+      const ticks = (await session.run("globalThis.ticks")).value as number;
+      // The interval was cleared with the run: no tick between these two runs.
+      expect((await session.run("globalThis.ticks")).value).toBe(ticks);
+      expect((await session.run("kept")).value).toBe(1);
+    });
+
+    it("gives each tool call the time left in the run, plus the margin that lets the run's own stop come first", async () => {
       await open();
       await session.run("await tools.probe.echo({ value: 1 })", { timeoutMs: 5_000 });
       const ctx = probe.contexts.at(-1);
-      expect(ctx?.timeoutMs).toBeGreaterThan(0);
-      expect(ctx?.timeoutMs).toBeLessThanOrEqual(5_000);
+      expect(ctx?.timeoutMs).toBeGreaterThan(RUN_STOP_MARGIN_MS);
+      expect(ctx?.timeoutMs).toBeLessThanOrEqual(5_000 + RUN_STOP_MARGIN_MS);
       expect(ctx?.signal).toBeInstanceOf(AbortSignal);
+    });
+
+    it("a cancel while the code waits on a tool keeps the variables and the child", async () => {
+      await open();
+      await session.run("var keptToo = 2;");
+      const pid = executor.pid;
+      const abort = new AbortController();
+      const calls = probe.contexts.length;
+      const running = session.run("await tools.probe.echo({ value: 1 }); await new Promise(() => {})", { signal: abort.signal });
+      await waitFor(() => probe.contexts.length > calls, "the run to start");
+      abort.abort();
+      const r = await running;
+      expect(r.error?.name).toBe("CancelledError");
+      expect(r.error?.message).toMatch(/variables are kept/);
+      expect(executor.pid).toBe(pid);
+      expect((await session.run("keptToo")).value).toBe(2);
     });
   });
 

@@ -181,7 +181,8 @@ export class ContainerExecutor implements Executor {
     if (!exists) throw new ValidationError(`the container image ${image} is missing; build it with: ${buildCommandFor(image)}`);
     let registry = this.registry;
     if (this.options.shell !== false) {
-      registry ??= await ToolRegistry.load(this.options.toolsPath);
+      // The sampler and event listener of toolable tools hold for this registry as for one loaded later.
+      registry ??= await ToolRegistry.load(this.options.toolsPath, this.options.toolable ? { toolable: this.options.toolable } : {});
       registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
     }
     const inner = new SubprocessExecutor(
@@ -190,6 +191,9 @@ export class ContainerExecutor implements Executor {
         ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
         ...(this.options.search ? { search: this.options.search } : {}),
         ...(this.options.maxInFlightBytes !== undefined ? { maxInFlightBytes: this.options.maxInFlightBytes } : {}),
+        // Given to the inner executor so they are not silently dropped (the matrix found both missing).
+        ...(this.options.toolable ? { toolable: this.options.toolable } : {}),
+        ...(this.options.skillRoots ? { skillRoots: this.options.skillRoots } : {}),
         ...(this.options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: this.options.defaultTimeoutMs } : {}),
         startupTimeoutMs: this.options.startupTimeoutMs ?? CONTAINER_DEFAULTS.startupTimeoutMs,
         maxMemoryMb: this.memoryMb,

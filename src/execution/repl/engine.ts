@@ -66,6 +66,12 @@ export interface EngineRunOptions {
   onOutput?: OutputListener;
   /** With onAsyncTimeout "abandon": abandons the run as a timeout would, with a CancelledError. */
   signal?: AbortSignal;
+  /**
+   * Whatever onAsyncTimeout says: abort it to end the run now, as its timeout would ("timeout" as
+   * the reason) or as a cancel (any other reason), keeping the variables. The subprocess child's
+   * host aborts it when the guest is idle at the deadline (a StopMessage).
+   */
+  stop?: AbortSignal;
 }
 
 /** Failures reported between runs are kept for the next run up to this many characters. */
@@ -130,6 +136,12 @@ export class ReplEngine {
         const stopped = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new AbandonedRun(timeoutMs)), Math.max(1, timeoutMs - (performance.now() - startedAt)));
           stopListening = onAbort(options.signal, () => reject(new AbandonedRun(timeoutMs, true)));
+        });
+        value = await Promise.race([pending, stopped]);
+      } else if (options.stop) {
+        const stop = options.stop;
+        const stopped = new Promise<never>((_, reject) => {
+          stopListening = onAbort(stop, () => reject(new AbandonedRun(timeoutMs, stop.reason !== "timeout")));
         });
         value = await Promise.race([pending, stopped]);
       } else {

@@ -52,7 +52,18 @@ export interface FatalMessage {
   error: WireError;
 }
 
-export type HostToGuest = RunMessage | ReplyMessage;
+/**
+ * Stop run `runId` (its deadline passed, or it was cancelled) if the guest is idle: a guest that
+ * reads this message is waiting (on a tool, a timer, a promise), so it ends the run with
+ * TimeoutError/CancelledError and keeps its variables. A busy guest never reads it; the host then
+ * interrupts or replaces the process.
+ */
+export interface StopMessage {
+  type: "stop";
+  runId: number;
+  reason: "timeout" | "cancel";
+}
+export type HostToGuest = RunMessage | ReplyMessage | StopMessage;
 export type GuestToHost = ReadyMessage | CallMessage | ResultMessage | FatalMessage | OutputMessage;
 
 export function isGuestMessage(value: unknown): value is GuestToHost {
@@ -62,5 +73,5 @@ export function isGuestMessage(value: unknown): value is GuestToHost {
 
 export function isHostMessage(value: unknown): value is HostToGuest {
   const t = (value as { type?: unknown } | null)?.type;
-  return t === "run" || t === "reply";
+  return t === "run" || t === "reply" || t === "stop";
 }

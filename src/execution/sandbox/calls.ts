@@ -92,6 +92,17 @@ export class CallRouter<T> {
     }
   }
 
+  /**
+   * Fail the matching calls in the guest now with `error` (their replies, if any come, are
+   * ignored): a guest stack suspended in one unwinds. Python mode stops an idle run this way.
+   */
+  interrupt(which: (origin: CallOrigin<T>) => boolean, error: WireError): void {
+    const hit: CallOrigin<T>[] = [];
+    for (const record of this.records.values()) if (!record.dropped && which(record)) hit.push({ target: record.target, guestId: record.guestId, run: record.run });
+    this.drop(which);
+    for (const origin of hit) this.reject(origin, error);
+  }
+
   /** The provider's `send`: a reply to one of our calls. Never throws. */
   deliver(message: HostToGuest): void {
     if (message.type !== "reply") return;

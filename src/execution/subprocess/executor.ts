@@ -91,6 +91,12 @@ const optionsShape = lazy(() => ({
 
 /** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
 const KILL_GRACE_MS = 200;
+/**
+ * How long the host waits, after a run's deadline or cancel, for an idle guest to end the run
+ * itself (StopMessage: it keeps its variables). A guest that is busy (a synchronous loop, a
+ * microtask storm) cannot read the message; after this it is interrupted, then replaced.
+ */
+export const IDLE_STOP_GRACE_MS = 1_000;
 /** How often a held deadline (a human deciding on an approval) is looked at again. */
 const HOLD_POLL_MS = 250;
 const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
@@ -319,7 +325,7 @@ export class SubprocessExecutor implements Executor {
     } catch (err) {
       return errorResult({ name: "ExecutorStartError", message: err instanceof Error ? err.message : String(err) }, startedAt);
     }
-    if (options.signal?.aborted) return errorResult(cancelledError(), startedAt);
+    if (options.signal?.aborted) return errorResult(sharedCancelledError("It had not started; variables are kept."), startedAt);
     const notice = this.takeExitNotice();
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
     this.budget = new RunBudget(timeoutMs, this.kind);
@@ -344,12 +350,27 @@ export class SubprocessExecutor implements Executor {
         // The deadline may have been held (a human deciding on an approval): wait for what is left.
         // A guest that is interrupted by the host (interruptsAtDeadline) gets the interrupt at the
         // deadline and killGraceMs to answer; child.js interrupts itself and is killed KILL_GRACE_MS later.
+        // Steps at the deadline: ask the guest to stop (an idle one does, keeping its variables);
+        // then interrupt it (SIGINT: synchronous code before the first await stops, variables kept);
+        // then replace the process.
         const grace = this.interruptsAtDeadline ? 0 : KILL_GRACE_MS;
+        let stopAsked = false;
+        const askToStop = (reason: "timeout" | "cancel"): boolean => {
+          if (stopAsked) return false;
+          stopAsked = true;
+          try {
+            child.send({ type: "stop", runId, reason });
+            return true;
+          } catch {
+            return false;
+          }
+        };
         const arm = (ms: number, interrupted: boolean) => {
           killTimer = setTimeout(() => {
             if (this.pending?.runId !== runId) return;
             const left = this.budget.remainingMs();
             if (left > 0) return arm(Number.isFinite(left) ? left + grace : HOLD_POLL_MS, interrupted);
+            if (askToStop("timeout")) return arm(IDLE_STOP_GRACE_MS, interrupted);
             if (!interrupted && this.interruptsAtDeadline && child.interrupt()) {
               interruptSent = true;
               return arm(this.killGraceMs, true);
@@ -358,9 +379,14 @@ export class SubprocessExecutor implements Executor {
           }, ms);
         };
         arm(timeoutMs + grace, false);
-        // A cancel stops the run the way a timeout does: the child is replaced.
+        // A cancel asks an idle guest to stop as a timeout does; a busy one is replaced.
         onAbort = () => {
-          if (this.pending?.runId === runId) resolve(stoppedResult(cancelledError()));
+          if (this.pending?.runId !== runId) return;
+          if (killTimer) clearTimeout(killTimer);
+          if (!askToStop("cancel")) return resolve(stoppedResult(cancelledError()));
+          killTimer = setTimeout(() => {
+            if (this.pending?.runId === runId) resolve(stoppedResult(cancelledError()));
+          }, IDLE_STOP_GRACE_MS);
         };
         options.signal?.addEventListener("abort", onAbort, { once: true });
         try {

@@ -46,17 +46,29 @@ export function startGuestRuntime(transport: GuestTransport): void {
     }) as typeof target.write;
   }
 
+  // The run in progress and how to stop it while it waits (a StopMessage from the host).
+  let current: { runId: number; stop: AbortController } | null = null;
   transport.onMessage((message: unknown) => {
     if (!isHostMessage(message)) return;
     if (message.type === "reply") {
       client.settle(message);
       return;
     }
+    if (message.type === "stop") {
+      // Read only when the guest is idle; one for an earlier run is stale and ignored.
+      if (current?.runId === message.runId) current.stop.abort(message.reason);
+      return;
+    }
     // Cut to the host's limits (an error's message may be any length): the host refuses larger messages.
     const { runId } = message;
     // Output chunks are batched by the engine (output-stream.ts) and all sent before the result.
     const streaming = message.stream ? { onOutput: (c: OutputChunk) => send({ type: "output", runId, stream: c.stream, text: c.text }) } : {};
-    void engine.run(message.script, message.timeoutMs, streaming).then((result) => send({ type: "result", runId, result: fitResult(result) }));
+    const stop = new AbortController();
+    current = { runId, stop };
+    void engine.run(message.script, message.timeoutMs, { ...streaming, stop: stop.signal }).then((result) => {
+      if (current?.runId === runId) current = null;
+      send({ type: "result", runId, result: fitResult(result) });
+    });
   });
 
   // A floating rejected promise is reported in the run's stderr (or the next run's) instead of ending the process.

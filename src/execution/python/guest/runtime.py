@@ -219,6 +219,13 @@ def _reader():
             with _runs_ready:
                 _runs.append(message)
                 _runs_ready.notify()
+        elif kind == "stop":
+            # The host's deadline or cancel (a StopMessage). This thread always reads it, busy or
+            # idle main thread alike: the run is interrupted as by the host's SIGINT, variables kept.
+            # One for a run that already ended is stale and ignored.
+            if _running[0] and _current_run[0] == message.get("runId"):
+                _stop_reason[0] = "cancel" if message.get("reason") == "cancel" else "timeout"
+                os.kill(os.getpid(), signal.SIGINT)
 
 
 def _settle_future(entry):
@@ -1068,6 +1075,8 @@ def _wire_value(value):
 
 
 def _error_of(exc, timeout_ms):
+    if isinstance(exc, RunInterrupted) and _stop_reason[0] == "cancel":
+        return {"name": "CancelledError", "message": "The run was cancelled; the code was interrupted and variables are kept."}
     if isinstance(exc, RunInterrupted):
         return {
             "name": "TimeoutError",
@@ -1085,8 +1094,15 @@ def _error_of(exc, timeout_ms):
     return {"name": cut(name, ERROR_NAME_MAX), "message": cut(message, ERROR_MESSAGE_MAX), "stack": cut(stack, ERROR_STACK_MAX)}
 
 
+_current_run = [None]
+# Why the running code was interrupted: "timeout" (also the host's SIGINT) or "cancel".
+_stop_reason = ["timeout"]
+
+
 def run(message):
     run_id = message["runId"]
+    _current_run[0] = run_id
+    _stop_reason[0] = "timeout"
     timeout_ms = message.get("timeoutMs", 0)
     started = time.perf_counter()
     _output.begin(run_id, bool(message.get("stream")))

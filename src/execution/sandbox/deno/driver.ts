@@ -220,6 +220,10 @@ function handle(header, buffers) {
   switch (header.t) {
     case "run": run(header.seq, header.script); break;
     case "settle": entry.settle(header.id, header.ok === true, header.json, ...buffers); break;
+    case "interrupt":
+      // Python mode: the host stopped this run while it awaited; its task is cancelled to unwind it.
+      if (PY && header.seq === seq) PY.interrupt();
+      break;
     case "end":
       clearTimers();
       entry.forget(header.calls === true);

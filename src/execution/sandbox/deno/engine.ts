@@ -102,6 +102,8 @@ export class DenoEngine {
   private readonly queue = new SerialQueue();
   private readonly console: GuestConsole;
   private readonly stopWaiters = new Map<number, (confirmed: boolean) => void>();
+  /** Python mode: runs already concluded (stopped) whose own report the host waits for. */
+  private readonly reportWaiters = new Map<number, (ended: boolean) => void>();
   /** Processes the engine is ending on purpose (their exit is not a crash). */
   private readonly ending = new WeakSet<DenoProcess>();
   /** Processes the engine ended because they went over the memory limit. */
@@ -334,13 +336,13 @@ export class DenoEngine {
         return fields;
       }
       case "timeout": {
-        this.stopRun(seq, proc, `the run timed out after ${timeoutMs} ms`);
-        const kept = await this.askToStop(proc, seq);
+        const reason = `the run timed out after ${timeoutMs} ms`;
+        const kept = this.config.python ? await this.stopPythonRun(seq, proc, reason) : (this.stopRun(seq, proc, reason), await this.askToStop(proc, seq));
         return fail(timeoutError(timeoutMs, kept ? "kept" : "lost"));
       }
       case "cancelled": {
-        this.stopRun(seq, proc, "the run was cancelled");
-        const kept = await this.askToStop(proc, seq);
+        const reason = "the run was cancelled";
+        const kept = this.config.python ? await this.stopPythonRun(seq, proc, reason) : (this.stopRun(seq, proc, reason), await this.askToStop(proc, seq));
         return fail(cancelledError(kept ? "The code was stopped; variables are kept." : "The code was stopped by restarting the sandbox process, so variables from earlier runs were lost."));
       }
       case "exit": {
@@ -358,6 +360,34 @@ export class DenoEngine {
   }
 
   /** End what a stopped run left on the host: its calls are aborted and their replies ignored. */
+  /**
+   * Python mode: a Python stack suspended in a namespace call cannot be dropped in place, so the
+   * run's pending calls fail in the guest with RunInterrupted (a BaseException, which `except
+   * Exception` does not catch): an idle run unwinds and reports by itself within STOP_GRACE_MS,
+   * and its variables are kept. A busy one (or one that swallows even that) loses its process.
+   */
+  private async stopPythonRun(seq: number, proc: DenoProcess, reason: string): Promise<boolean> {
+    this.budget.abort(reason);
+    const ended = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), STOP_GRACE_MS);
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.reportWaiters.delete(seq);
+        resolve(ok);
+      };
+      this.reportWaiters.set(seq, done);
+    });
+    this.router.interrupt((origin) => origin.run === seq && origin.target === proc, { name: "RunInterrupted", message: `${reason}; the code was interrupted` });
+    this.router.drop((origin) => origin.target === proc);
+    proc.send({ t: "interrupt", seq });
+    if (!(await ended)) {
+      await this.dropProcess(proc);
+      this.prewarm();
+      return false;
+    }
+    return this.askToStop(proc, seq, false);
+  }
+
   private stopRun(seq: number, proc: DenoProcess, reason: string): void {
     this.budget.abort(reason);
     this.router.drop((origin) => origin.run === seq || origin.target === proc);
@@ -458,7 +488,10 @@ export class DenoEngine {
 
   private onReport(proc: DenoProcess, seq: number, kind: string, json: string, buffers: ArrayBuffer[], display?: string): void {
     const run = this.active;
-    if (!run || run.proc !== proc || run.seq !== seq) return;
+    if (!run || run.proc !== proc || run.seq !== seq) {
+      this.reportWaiters.get(seq)?.(true);
+      return;
+    }
     const shown = display !== undefined && kind !== "error" && kind !== "uncaught" ? { display } : {};
     if (kind === "unencodable") {
       run.finish({ kind: "report", report: kind, decoded: { value: decodeString(json), opaque: true }, ...shown });
@@ -550,6 +583,7 @@ export class DenoEngine {
   /** A process ended: the run using it ends; if it ended by itself between runs, the next run says so. */
   private onExit(proc: DenoProcess, exit: DenoExit): void {
     for (const waiter of [...this.stopWaiters.values()]) waiter(false);
+    for (const waiter of [...this.reportWaiters.values()]) waiter(false);
     if (this.active?.proc === proc) {
       this.active.finish({ kind: "exit", exit });
       return;

@@ -56,7 +56,11 @@ def _settled(text, ns):
     reply = json.loads(text, object_hook=rt._untag)
     if reply.get("ok"):
         return reply.get("v")
-    raise rt.host_error(reply.get("e"), ns)
+    error = reply.get("e")
+    if isinstance(error, dict) and error.get("name") == "RunInterrupted":
+        # The host stopped the run (deadline or cancel) while it waited here: unwind it.
+        raise rt.RunInterrupted(str(error.get("message", "")))
+    raise rt.host_error(error, ns)
 
 def call_sync(ns, op, args):
     if not can_run_sync():
@@ -131,6 +135,14 @@ def _end_tasks():
         if task is not current:
             task.cancel()
 
+_current = [None]
+
+def interrupt():
+    """The host stopped the run while it awaited (a timer, a future): cancel its task so it unwinds."""
+    task = _current[0]
+    if task is not None:
+        task.cancel()
+
 async def run(code):
     g = rt.user_globals
     value = rt._NO_VALUE
@@ -138,7 +150,12 @@ async def run(code):
         code_obj, has_value = rt._compile(code)
         result = eval(code_obj, g)
         if code_obj.co_flags & inspect.CO_COROUTINE:
-            await result
+            task = asyncio.ensure_future(result)
+            _current[0] = task
+            try:
+                await task
+            finally:
+                _current[0] = None
         if has_value:
             value = g.pop(rt.LAST, None)
     except BaseException as exc:  # everything the code raises is its result
@@ -218,7 +235,7 @@ export function pyodidePrelude(folder: string, guestFiles: Record<string, string
   }
   pyodide ??= await loadFresh(loadPyodide, {});
   const mod = pyodide.pyimport("_tcm_adapter");
-  return { setup: mod.setup, run: mod.run };
+  return { setup: mod.setup, run: mod.run, interrupt: mod.interrupt };
 })();
 `;
 }
