@@ -12,18 +12,10 @@ import { loadProject } from "../../src/agents/files.js";
 import { ensureTestImage } from "../helpers/container.js";
 import { startServe, TOKEN, ensureBuilt, type ServeProcess } from "../server/harness.js";
 import { PYTOOL } from "../tools/toolable/fixture.js";
-import { removeProject, writeProject } from "./project.js";
+import { projectsRemovedAfterEach } from "./project.js";
 import { scripted, toolResults } from "./scripted.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await removeProject(d);
-});
-async function project(...args: Parameters<typeof writeProject>): Promise<string> {
-  const dir = await writeProject(...args);
-  dirs.push(dir);
-  return dir;
-}
+const project = projectsRemovedAfterEach(afterEach);
 
 /** One agent with run_code whose model runs `code` once, then answers with the tool's result. */
 async function runCodeOnce(codeMode: Record<string, unknown>, code: string, env?: NodeJS.ProcessEnv): Promise<string> {

@@ -39,3 +39,19 @@ export async function writeProject(agents: AgentDef[], config: Record<string, un
 export async function removeProject(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
+
+/**
+ * `project(...)` writes a project like writeProject and removes it after each test of the file
+ * that calls this at its top level.
+ */
+export function projectsRemovedAfterEach(afterEach: (fn: () => Promise<void>) => void): typeof writeProject {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const d of dirs.splice(0)) await removeProject(d);
+  });
+  return async (...args) => {
+    const dir = await writeProject(...args);
+    dirs.push(dir);
+    return dir;
+  };
+}

@@ -9,20 +9,12 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, runAgent, type AgentSpec } from "../../src/index.js";
 import { defaultSessionFactory } from "../../src/agents/session-factory.js";
-import { removeProject, writeProject } from "./project.js";
+import { projectsRemovedAfterEach } from "./project.js";
 import { scripted, toolResults } from "./scripted.js";
 
 const EXAMPLE_TOOLS = fileURLToPath(new URL("../../examples/tools/", import.meta.url));
 const EXAMPLE_SKILLS = fileURLToPath(new URL("../../examples/skills/", import.meta.url));
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const d of dirs.splice(0)) await removeProject(d);
-});
-async function project(...args: Parameters<typeof writeProject>): Promise<string> {
-  const dir = await writeProject(...args);
-  dirs.push(dir);
-  return dir;
-}
+const project = projectsRemovedAfterEach(afterEach);
 
 describe("agent runtime", () => {
   it("delegates to a child agent with a fresh history; the parent sees only the call and result; usage is summed", async () => {
@@ -213,8 +205,7 @@ describe("agent runtime", () => {
   });
 
   it("attachments: project files are given to the called agent; paths out of the project are refused", async () => {
-    const dir = await writeProject([{ name: "main", tools: ["reader"] }, { name: "reader" }], { agent_calls_need_approval: false }, { "docs/plan.md": "step one, step two" });
-    dirs.push(dir);
+    const dir = await project([{ name: "main", tools: ["reader"] }, { name: "reader" }], { agent_calls_need_approval: false }, { "docs/plan.md": "step one, step two" });
     const main = scripted([
       { tool: "reader", args: { input: "summarise", attachments: ["docs/plan.md"] } },
       { tool: "reader", args: { input: "steal", attachments: ["../../etc/passwd"] } },
