@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readonlyArgv, shellReadonlyToolset } from "../../src/agents/toolsets/shell.js";
 import { BWRAP_ENV, confinedArgv, hardenGit } from "../../src/tools/adapters/cli/confine.js";
+import { CliToolAdapter } from "../../src/tools/adapters/cli/adapter.js";
 import { runCommand } from "../../src/tools/adapters/cli/run.js";
 
 let top: string;
@@ -149,5 +150,25 @@ describe("without an OS sandbox, shell_readonly is refused with the install line
   it("refuses when the bwrap option names a missing file", async () => {
     const [sh] = shellReadonlyToolset(root, { bwrap: path.join(top, "nope") });
     await expect(sh!.execute({ command: "cat a" }, signal)).rejects.toThrow(/apt-get install -y bubblewrap/);
+  });
+});
+
+describe("a CLI tool marked confine: runs in the same sandbox", () => {
+  const catTool = (confine: boolean) =>
+    CliToolAdapter.fromDocument({ name: "readit", command: "cat", confine, schema: { positional: [{ name: "file", required: true, allow_leading_dash: false }] } }, "readit.yaml");
+
+  it("sees the working folder read-only and no host file", async () => {
+    const cwd = process.cwd();
+    process.chdir(root);
+    try {
+      expect(await catTool(true).call(null, { file: "a" }, {})).toBe("b\na\n");
+      await expect(catTool(true).call(null, { file: `${top}/secret.txt` }, {})).rejects.toThrow(/No such file/);
+      // Control: the same tool unconfined reads it, so the refusal above is the sandbox's doing.
+      expect(await catTool(false).call(null, { file: `${top}/secret.txt` }, {})).toBe("SECRET\n");
+      process.env[BWRAP_ENV] = path.join(top, "no-such-bwrap");
+      await expect(catTool(true).call(null, { file: "a" }, {})).rejects.toThrow(/tools\.readit runs only inside an OS sandbox.*apt-get install -y bubblewrap/);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 });
