@@ -118,6 +118,7 @@ export function shellReadonlyToolset(root: string, options: ShellReadonlyOptions
       name: "shell_readonly",
       description:
         `Run one read-only command in the project folder: ${READONLY_COMMANDS.join(", ")} (git: ${GIT_SUBCOMMANDS.join(", ")}). ` +
+        "It runs in a sandbox that sees the project (read-only) and nothing else: no network, no files outside, symlinks out of the project dangle. " +
         `No shell: no pipes, redirection, quotes or $; arguments are split on spaces; relative paths only. Output over ${READONLY_MAX_OUTPUT_BYTES / 1024} KB or ${READONLY_TIMEOUT_MS / 1000} s stops the command.`,
       inputSchema: z.object({ command: z.string().min(1).max(4_000).describe("e.g. grep -rn TODO src") }),
       needsApproval: false,
