@@ -1,14 +1,14 @@
 /**
  * `filesystem_project` / `filesystem_cwd` (+ `_ro`): read_file, list_files, and (not _ro)
- * write_file, confined to one root. A path is resolved under the root, then the real path of what
- * exists of it is checked again, so `..` and symlinks that point outside are both refused. Reads
- * and listings are bounded: a model cannot make the host read a huge file or walk a huge tree.
+ * write_file, confined to one root. `..` out of the root is refused, and every open walks the path
+ * one folder at a time without following symbolic links (nofollow.ts), so neither a symlink in the
+ * project nor another process swapping a folder for one mid-call can lead a read or write outside.
+ * Reads and listings are bounded: a model cannot make the host read a huge file or walk a huge tree.
  */
-import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
-import path from "node:path";
+import { readdir, realpath } from "node:fs/promises";
 import { z } from "zod";
 import { ToolError } from "../../errors.js";
-import { writeFileAtomic } from "../../storage/atomic.js";
+import { at, components, openDir, openFileForRead, writeFileNoFollow } from "./nofollow.js";
 import type { AgentTool } from "./types.js";
 
 const DEFAULT_MAX_CHARS = 20_000;
@@ -21,33 +21,6 @@ const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 function refuse(tool: string, message: string): ToolError {
   return new ToolError({ tool, callable: null, code: "PERMISSION", message });
-}
-
-/** The absolute path of `rel` under `root`, refused when it (or the real path of its existing part) leaves the root. */
-export async function confine(root: string, rel: string, tool: string): Promise<string> {
-  const realRoot = await realpath(root);
-  const full = path.resolve(realRoot, rel);
-  const outside = (p: string) => {
-    const back = path.relative(realRoot, p);
-    return back === ".." || back.startsWith(`..${path.sep}`) || path.isAbsolute(back);
-  };
-  if (outside(full)) throw refuse(tool, `${rel} is outside the allowed folder ${root}`);
-  // Walk up to the deepest part that exists and check where it really is: a symlink inside the
-  // root may point anywhere.
-  let existing = full;
-  for (;;) {
-    try {
-      const real = await realpath(existing);
-      if (outside(real)) throw refuse(tool, `${rel} leads outside the allowed folder ${root} (through a symbolic link)`);
-      break;
-    } catch (err) {
-      if (err instanceof ToolError) throw err;
-      const parent = path.dirname(existing);
-      if (parent === existing) break;
-      existing = parent;
-    }
-  }
-  return full;
 }
 
 export function filesystemToolset(root: string, readOnly: boolean, maxOutputChars: number): AgentTool[] {
@@ -63,17 +36,17 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
       needsApproval: false,
       async execute(args) {
         const a = args as { path: string; max_chars?: number; offset?: number };
-        const file = await confine(root, a.path, "read_file");
         const max = a.max_chars ?? Math.min(DEFAULT_MAX_CHARS, maxOutputChars);
         const offset = a.offset ?? 0;
-        // Read only the bytes that can hold the wanted characters (4 bytes per character at most).
-        // A FIFO or device would block the open (or never end); only regular files are read.
-        const info = await stat(file);
-        if (!info.isFile()) throw refuse("read_file", `${a.path} is not a regular file`);
         if (offset * 4 > MAX_READ_BYTES) throw refuse("read_file", `offset ${offset} is past what read_file reads of a file (the first ${MAX_READ_BYTES / 1024 / 1024} MiB)`);
-        const handle = await open(file, "r");
+        // Opened non-blocking and checked on the descriptor: a FIFO or device would block (or never
+        // end); only regular files are read. Read only the bytes that can hold the wanted characters
+        // (4 bytes per character at most).
+        const handle = await openFileForRead(await realpath(root), a.path, "read_file", root);
         try {
-          const size = (await handle.stat()).size;
+          const info = await handle.stat();
+          if (!info.isFile()) throw refuse("read_file", `${a.path} is not a regular file`);
+          const size = info.size;
           const want = Math.min(size, (offset + max) * 4, MAX_READ_BYTES);
           const buf = Buffer.alloc(want);
           const { bytesRead } = await handle.read(buf, 0, want, 0);
@@ -96,22 +69,28 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
       needsApproval: false,
       async execute(args) {
         const a = args as { path?: string; pattern?: string };
-        const start = await confine(root, a.path ?? ".", "list_files");
         const realRoot = await realpath(root);
+        const start = components(realRoot, a.path ?? ".", "list_files", root);
+        // The start is opened now so a bad path is an error, not an empty listing.
+        await (await openDir(realRoot, start, "list_files", a.path ?? ".")).close();
         const match = a.pattern ? pathGlob(a.pattern) : null;
         const found: string[] = [];
         const queue = [start];
         let visited = 0;
         while (queue.length && found.length < MAX_LISTED && visited < MAX_VISITED_DIRS) {
-          const dir = queue.shift()!;
+          const parts = queue.shift()!;
           visited++;
-          const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+          // Each folder is opened by walking from the root without following links, then read through
+          // its descriptor: a folder swapped for a symlink since it was listed is skipped, not followed.
+          const dir = await openDir(realRoot, parts, "list_files", parts.join("/")).catch(() => null);
+          if (!dir) continue;
+          const entries = await readdir(at(dir, "."), { withFileTypes: true }).catch(() => []);
+          await dir.close();
           for (const e of entries) {
-            const full = path.join(dir, e.name);
-            const rel = path.relative(realRoot, full);
+            const rel = [...parts, e.name].join("/");
             // Symlinked folders are not followed: they could lead outside or loop.
-            if (e.isDirectory()) queue.push(full);
-            else if (!match || match.test(rel.split(path.sep).join("/"))) found.push(rel);
+            if (e.isDirectory()) queue.push([...parts, e.name]);
+            else if (!match || match.test(rel)) found.push(rel);
             if (found.length >= MAX_LISTED) break;
           }
         }
@@ -128,13 +107,9 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
     needsApproval: true,
     async execute(args) {
       const a = args as { path: string; content: string };
-      const file = await confine(root, a.path, "write_file");
-      const info = await lstat(file).catch(() => null);
-      if (info?.isSymbolicLink()) throw refuse("write_file", `${a.path} is a symbolic link; write to the file itself`);
-      if (info?.isDirectory()) throw refuse("write_file", `${a.path} is a folder`);
       // Written beside and renamed: a reader never sees half a file.
-      await writeFileAtomic(file, a.content);
-      return `wrote ${a.content.length} characters to ${path.relative(await realpath(root), file)}`;
+      const rel = await writeFileNoFollow(await realpath(root), a.path, a.content, "write_file", root);
+      return `wrote ${a.content.length} characters to ${rel}`;
     },
   });
   return tools;

@@ -1,6 +1,8 @@
 /**
  * `shell_readonly`: one allow-listed, read-only command per call, split on spaces and run as argv
- * (never through a shell), in the project folder, with a timeout and an output cap.
+ * (never through a shell), in the project folder, with a timeout and an output cap, inside a
+ * bubblewrap sandbox that sees the project read-only and nothing else of the host (refused when
+ * bwrap is missing).
  * Shell syntax (pipes, redirection, substitution, quoting) is refused rather than half-supported,
  * and so are the options that make an allow-listed command write or run something
  * (`find -exec/-delete`, `sort -o`, `git diff --output`, ...), and paths that leave the folder.
@@ -10,6 +12,7 @@
  */
 import { z } from "zod";
 import { ToolError } from "../../errors.js";
+import { confinedArgv } from "../../tools/adapters/cli/confine.js";
 import { runCommand } from "../../tools/adapters/cli/run.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 
@@ -23,13 +26,64 @@ const SHELL_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** Shell syntax: we run no shell, so these would be passed literally; refusing says so plainly. */
 const METACHARACTERS = /[|><;&`$\\'"\n\r(){}]/;
 
-/** Options (or their prefixes) that write files or run programs. */
-const WRITING_OPTIONS: Record<string, RegExp> = {
-  find: /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/,
-  sort: /^(-o|--output|--compress-program|-T|--temporary-directory)/,
-  git: /^(--output|--ext-diff|--textconv|-c$|--exec|--upload-pack|--open-files-in-pager|-O)/,
-  grep: /^(--include-from)$/,
+/**
+ * The second layer (the first is the sandbox, tools/adapters/cli/confine.ts): options that write
+ * files, run programs or read a file list from elsewhere. Long options are refused by any prefix,
+ * because GNU getopt and git accept unambiguous abbreviations (`--compress-prog`, `--ou=`); short
+ * options are read as getopt reads a cluster (`-uo/tmp/x` is `-u -o /tmp/x`).
+ */
+interface OptionRules {
+  long?: readonly string[];
+  /** Short flags refused anywhere in a cluster. */
+  short?: string;
+  /** Short flags that take a value: the rest of the cluster (or the next word) is that value. */
+  shortWithValue?: string;
+  /** Single-dash words refused whole (find's predicates). */
+  words?: RegExp;
+  /** At most this many operands (uniq's second operand is its output file). */
+  maxOperands?: number;
+}
+const OPTION_RULES: Record<string, OptionRules> = {
+  find: { words: /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls|files0-from)$/ },
+  sort: { long: ["output", "compress-program", "temporary-directory", "files0-from", "random-source"], short: "oT", shortWithValue: "kStTo" },
+  uniq: { shortWithValue: "fsw", maxOperands: 1 },
+  wc: { long: ["files0-from"] },
+  git: { long: ["output", "ext-diff", "textconv", "exec", "upload-pack", "open-files-in-pager", "exec-path", "git-dir", "work-tree", "config-env"] },
 };
+
+function checkOptions(name: string, args: readonly string[]): void {
+  const rules = OPTION_RULES[name] ?? {};
+  let operands = 0;
+  let afterDashDash = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (afterDashDash || !arg.startsWith("-") || arg === "-") {
+      operands++;
+    } else if (arg === "--") {
+      afterDashDash = true;
+    } else if (arg.startsWith("--")) {
+      const [flag = "", value] = arg.slice(2).split(/=(.*)/s, 2);
+      if (rules.long?.some((l) => l.startsWith(flag))) throw refuse(`refused: ${name} ${arg} can write files, run programs or read files named elsewhere (--${flag} abbreviates ${rules.long.filter((l) => l.startsWith(flag)).map((l) => `--${l}`).join(" or ")})`);
+      if (value !== undefined && outside(value)) throw refuse(`refused: ${arg} points outside the project folder; use relative paths`);
+    } else if (rules.words?.test(arg)) {
+      throw refuse(`refused: ${name} ${arg} can write files or run programs`);
+    } else if (name !== "find") {
+      for (let j = 1; j < arg.length; j++) {
+        const c = arg[j]!;
+        if (rules.short?.includes(c)) throw refuse(`refused: ${name} -${c} can write files or run programs (in ${arg})`);
+        if (rules.shortWithValue?.includes(c)) {
+          if (j === arg.length - 1) i++; // the value is the next word
+          break;
+        }
+      }
+    }
+  }
+  if (rules.maxOperands !== undefined && operands > rules.maxOperands) {
+    throw refuse(`refused: ${name} takes at most ${rules.maxOperands} file here (a further operand is a file it writes)`);
+  }
+}
+
+const outside = (arg: string) => arg.startsWith("/") || arg.startsWith("~") || arg.split("/").includes("..");
 
 function refuse(message: string): ToolError {
   return new ToolError({ tool: "shell_readonly", callable: null, code: "PERMISSION", message });
@@ -47,31 +101,42 @@ export function readonlyArgv(command: string): string[] {
   }
   if (name === "git" && !GIT_SUBCOMMANDS.includes(argv[1] ?? "")) throw refuse(`refused: git ${argv[1] ?? ""} (allowed: git ${GIT_SUBCOMMANDS.join(", git ")})`);
   for (const arg of argv.slice(1)) {
-    const writing = WRITING_OPTIONS[name];
-    if (writing?.test(arg)) throw refuse(`refused: ${name} ${arg} can write files or run programs`);
-    if (arg.startsWith("/") || arg.startsWith("~") || arg.split("/").includes("..")) throw refuse(`refused: ${arg} points outside the project folder; use relative paths`);
+    if (outside(arg)) throw refuse(`refused: ${arg} points outside the project folder; use relative paths`);
   }
+  checkOptions(name, argv.slice(name === "git" ? 2 : 1));
   return argv;
 }
 
-export function shellReadonlyToolset(root: string): AgentTool[] {
+export interface ShellReadonlyOptions {
+  /** Where bwrap is (default: `$TS_CODE_MODE_BWRAP`, else `bwrap` on PATH, looked up per call). */
+  bwrap?: string;
+}
+
+export function shellReadonlyToolset(root: string, options: ShellReadonlyOptions = {}): AgentTool[] {
   return [
     {
       name: "shell_readonly",
       description:
         `Run one read-only command in the project folder: ${READONLY_COMMANDS.join(", ")} (git: ${GIT_SUBCOMMANDS.join(", ")}). ` +
+        "It runs in a sandbox that sees the project (read-only) and nothing else: no network, no files outside, symlinks out of the project dangle. " +
         `No shell: no pipes, redirection, quotes or $; arguments are split on spaces; relative paths only. Output over ${READONLY_MAX_OUTPUT_BYTES / 1024} KB or ${READONLY_TIMEOUT_MS / 1000} s stops the command.`,
       inputSchema: z.object({ command: z.string().min(1).max(4_000).describe("e.g. grep -rn TODO src") }),
       needsApproval: false,
       async execute(args, signal) {
         const argv = readonlyArgv((args as { command: string }).command);
-        // grep and diff exit 1 for "no match" / "differences": an answer, not a failure.
-        const out = await runCommand(argv, {
+        // The sandbox is the wall; the checks above are a second layer. Without bwrap: refused.
+        // Seam: in a container session this should run through the container's exec instead
+        // (the container executor's `exec`), once the project folder is what the container sees.
+        const confined = confinedArgv(argv, { root, tool: "shell_readonly", bwrap: options.bwrap });
+        // grep exits 1 for "no match": an answer, not a failure. For the others 1 is an error
+        // (cat of a missing file), and its stderr is what the model needs to see.
+        const out = await runCommand(confined, {
           tool: "shell_readonly",
           callable: null,
           timeoutMs: READONLY_TIMEOUT_MS,
           maxStdoutBytes: READONLY_MAX_OUTPUT_BYTES,
-          okExitCodes: [0, 1],
+          okExitCodes: argv[0] === "grep" ? [0, 1] : [0],
+          label: "shell_readonly",
           cwd: root,
           signal,
         });

@@ -7,6 +7,7 @@
 import { ToolError, didYouMean } from "../../../errors.js";
 import type { CallContext, CallableInfo, ParamSpec, ToolAdapter, ToolInfo } from "../../protocol.js";
 import { buildArgv, mergeArgs } from "./argv.js";
+import { confinedArgv } from "./confine.js";
 import { runCommand } from "./run.js";
 import { paramSpecOf, parseCliTool, type CliOption, type CliPositional, type CliRecipe, type CliToolSpec } from "./schema.js";
 
@@ -87,7 +88,9 @@ export class CliToolAdapter implements ToolAdapter {
     const argv = buildArgv(this.spec, mergeArgs(this.spec, recipe, args), callable);
     const timeoutMs = ctx.timeoutMs !== undefined ? Math.min(this.spec.timeoutMs, ctx.timeoutMs) : this.spec.timeoutMs;
     const options = { tool: this.name, callable, timeoutMs, okExitCodes: this.spec.okExitCodes };
-    return runCommand(argv, ctx.signal ? { ...options, signal: ctx.signal } : options);
+    // confine: the working folder read-only and nothing else of the host (refused without bwrap).
+    const run = this.spec.confine ? confinedArgv(argv, { root: process.cwd(), tool: this.name, label: `tools.${this.name}` }) : argv;
+    return runCommand(run, ctx.signal ? { ...options, signal: ctx.signal } : options);
   }
 
   async close(): Promise<void> {
