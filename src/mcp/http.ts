@@ -14,6 +14,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Session } from "../session.js";
 import { ClientApprovals } from "./approvals.js";
+import { DroppedPosts } from "./dropped-posts.js";
 import { authConfigProblem, bearerMatches, isLoopbackHost, loopbackRequestAllowed } from "./auth.js";
 import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
 import type { McpLanguage } from "./schemas.js";
@@ -69,6 +70,7 @@ interface Entry {
   lastUsed: number;
   /** Requests of this session still being answered (a long run_code is not idleness). */
   open: number;
+  dropped: DroppedPosts;
 }
 
 /** Thrown before anything listens when the options would serve without protection. */
@@ -137,7 +139,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        entry = { server, closeOwn, transport, session, lastUsed: Date.now(), open: 0 };
+        entry = { server, closeOwn, transport, session, lastUsed: Date.now(), open: 0, dropped };
         entries.set(id, entry);
       },
     });
@@ -146,6 +148,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
       if (entry && id !== undefined) void endEntry(id, entry);
     };
     await server.connect(transport);
+    const dropped = new DroppedPosts(transport);
     await transport.handleRequest(req, res);
     // Not an initialize request: the transport answered 400 and nothing refers to this session.
     if (transport.sessionId === undefined || !entries.has(transport.sessionId)) {
@@ -180,6 +183,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
           entry.open--;
           entry.lastUsed = Date.now();
         });
+        entry.dropped.watch(req, res);
       }
       return entry.transport.handleRequest(req, res);
     }

@@ -163,7 +163,18 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   route("createSession", async (c) => {
     const workspace = workspaceOf(c);
     const { storage: wanted } = await body(c, ROUTES.createSession.body);
+    // A client that gives up while its session starts never learns the id: nobody could use or
+    // close that session, so it is closed here instead of holding a child until --idle-timeout.
+    let created: SessionEntry | null = null;
+    let gone = false;
+    const clientClosed = () => new HttpError(499, "ClientClosedError", "the client closed the connection while its session was being created; no session was kept");
+    whenClientGone(c, () => {
+      gone = true;
+      config.log(`a client closed its connection before it got its new session's id; the session is closed${created ? "" : " once it has started"}`);
+      if (created) void pool.close(created.id);
+    });
     const entry = await pool.add(workspace, async () => {
+      if (gone) throw clientClosed();
       let ownedStorage: StorageBackend | null = null;
       if (wanted && config.clientStorage) ownedStorage = await storageFromDescriptor(wanted);
       else if (workspace !== null && config.openWorkspace) ownedStorage = await config.openWorkspace(workspace);
@@ -171,6 +182,11 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
       const session = new Session({ storage: ownedStorage ?? config.storage, executor: ownedStorage ? config.createExecutor() : executors.take() });
       return { session, ownedStorage };
     });
+    created = entry;
+    if (gone) {
+      void pool.close(entry.id);
+      throw clientClosed();
+    }
     // For proxies that route by session id (examples/fleet/haproxy.cfg learns it from this header).
     c.header("X-Session-Id", entry.id);
     return c.json({ id: entry.id, executor: config.executorKind, trust: entry.session.trust, capabilities: entry.session.capabilities(), exec }, 201);
@@ -200,16 +216,12 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
         await writes;
       });
     }
-    const outgoing = c.env.outgoing;
-    const onClose = () => {
-      if (!outgoing.writableFinished) controller.abort();
-    };
-    outgoing.once("close", onClose);
+    const stopWatching = whenClientGone(c, () => controller.abort());
     try {
       const result = await pool.use(entry, () => runTracked(entry, controller, () => entry.session.run(code, options)));
       return c.json(finish(result));
     } finally {
-      outgoing.off("close", onClose);
+      stopWatching();
     }
   });
   route("cancel", (c) => {
@@ -324,6 +336,20 @@ async function jsonBody(c: Ctx): Promise<unknown> {
     if (err instanceof HttpError) throw err;
     throw new ValidationError("the request body must be JSON (Content-Type: application/json)");
   }
+}
+
+/**
+ * Calls `onGone` once if the client closes the connection before the response was written out
+ * (Node emits "close" on the response for a vanished client as well as for a finished response).
+ * Returns a function that stops watching.
+ */
+function whenClientGone(c: Ctx, onGone: () => void): () => void {
+  const outgoing = c.env.outgoing;
+  const onClose = () => {
+    if (!outgoing.writableFinished) onGone();
+  };
+  outgoing.once("close", onClose);
+  return () => outgoing.off("close", onClose);
 }
 
 /** A run that POST cancel (or the client's disconnect) can stop. */
