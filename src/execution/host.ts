@@ -23,6 +23,7 @@ import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { CallContext } from "../tools/protocol.js";
 import { callLabel } from "../tools/validate.js";
+import { callableSignature } from "../tools/describe.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
 import { ToolSessions } from "./tool-sessions.js";
@@ -106,6 +107,9 @@ const buildOperations = (): Record<Namespace, Record<string, Operation>> => ({
     list: op("list()", z.tuple([]), (h) => h.tools.list()),
     search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.tools.search(q, o ?? {})),
     describe: op("describe(name)", z.tuple([str("name")]), (h, [name]) => h.tools.describe(name, h.language)),
+    // One tool's callables with their parameters: a Python guest's tools.<tool>.list() (py-code-mode's recipe listing).
+    callables: op("callables(tool)", z.tuple([str("tool")]), async (h, [tool]) =>
+      (await h.tools.info(tool)).callables.map((c) => ({ name: c.name, description: c.description, signature: callableSignature(c.name, c), params: c.params }))),
     call: op(
       "call(tool, callable | null, args)",
       z.tuple([str("tool"), str("callable").nullable(), z.unknown()]),

@@ -120,6 +120,43 @@ describe.each(executors)("py-code-mode snippets in %s", (name, make) => {
     ).toBe("session_end");
   }, 60_000);
 
+  it("replies read as py-code-mode's NamedTuples and dicts: w.name, r.created_at, params['n'], the recipe listing's params", async () => {
+    expect(
+      await value(
+        "w = workflows.create('rec', 'def run(n: int, label: str = \"x\") -> int:\\n    return n\\n', 'Rec')\n" +
+          "found = workflows.search('Rec', limit=1)[0]\n" +
+          "meta = artifacts.save('rec.json', [1], 'a description')\n" +
+          "[w.name, w.description, found.name, list(w.params.keys()), w.params['n'], 'label' in w.params, 'nope' in w.params, " +
+          "meta.description, meta.created_at == meta['createdAt'], artifacts.get('rec.json').created_at == meta.created_at, 'rec.json' in [a.name for a in artifacts.list()]]",
+      ),
+    ).toEqual(["rec", "Rec", "rec", ["n", "label"], "int", true, false, "a description", true, true, true]);
+    // tools.<tool>.list(): py-code-mode's [{"name", "description", "params"}] (params read as its mapping too).
+    expect(await value("say = [c for c in tools.echo.list() if c.name == 'say'][0]\n[say['name'], 'text' in say.params, say.signature.startswith('say(')]")).toEqual(["say", true, true]);
+    const missing = await session.run("tools.nope.list()");
+    expect(missing.error?.name).toBe("NotFoundError");
+  }, 60_000);
+
+  it("deps replies: `name in deps.list()` and `if deps.remove(...)` mean what they do in py-code-mode", async () => {
+    expect(await value("['not-installed-pkg' in deps.list(), bool(deps.list())]")).toEqual([false, false]);
+    if (name.startsWith("CPython")) expect(await value("r = deps.remove('not-installed-pkg')\n[bool(r), r.removed, r['note'][:20]]")).toEqual([false, false, "not-installed-pkg is"]);
+  }, 60_000);
+
+  it("awaiting a namespace call works in CPython too, and inside a workflow's async run in both", async () => {
+    expect(await value("await tools.echo.say(text=['awaited'])")).toBe("awaited\n");
+    await value("workflows.create('aw', 'async def run(word: str) -> str:\\n    return (await tools.echo.say(text=[word])).strip()\\n')");
+    expect(await value("workflows.aw(word='sync')")).toBe("sync");
+    expect(await value("[await workflows.invoke('aw', word='inv'), await workflows.aw(word='attr'), await skills.invoke('aw', word='alias')]")).toEqual(["inv", "attr", "alias"]);
+  }, 60_000);
+
+  it("py-code-mode's namespace error classes: any failure of tools.* is a ToolError, of workflows.* a WorkflowError, with namespace, operation, original_type", async () => {
+    expect(
+      await value("try:\n    tools.nope.x()\nexcept ToolError as e:\n    r = [type(e).__name__, e.namespace, e.operation, e.original_type, isinstance(e, NamespaceError), isinstance(e, RPCError), e.recoverable]\nr"),
+    ).toEqual(["NotFoundError", "tools", "call", "NotFoundError", true, true, false]);
+    expect(await value("try:\n    workflows.get(7)\nexcept WorkflowError as e:\n    r = [type(e).__name__, isinstance(e, ValidationError), e.operation]\nr")).toEqual(["ValidationError", true, "get"]);
+    expect(await value("try:\n    artifacts.load('nope.json')\nexcept ArtifactError as e:\n    r = [e.namespace, isinstance(e, ArtifactNotFoundError)]\nr")).toEqual(["artifacts", true]);
+    expect(await value("try:\n    skills.load('no-such-skill')\nexcept SkillError as e:\n    r = isinstance(e, NotFoundError)\nr")).toBe(true);
+  }, 60_000);
+
   it("Agent Skills: skills.list / search / load / read, next to the 0.10 workflow aliases", async () => {
     expect(await value("[type(skills.list()).__name__, type(skills.search('x', limit=2)).__name__]")).toEqual(["list", "list"]);
     expect(await value("skills.create(name='hi-skill', description='Says hi. Use in tests.', body='# Hi')\n[skills.load('hi-skill')['name'], skills.read('hi-skill', 'SKILL.md')[:3]]")).toEqual(["hi-skill", "---"]);

@@ -56,6 +56,7 @@ def _load_sibling(name):
 
 
 _workflow_signature = _load_sibling("workflow_signature")
+_replies = _load_sibling("replies")
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 # deps.add installs with pip into this venv (made with this interpreter); its site-packages goes
@@ -177,15 +178,16 @@ def _read_exact(n):
 
 
 class _Pending:
-    __slots__ = ("event", "loop", "future", "ok", "value", "ns")
+    __slots__ = ("event", "loop", "future", "ok", "value", "ns", "op")
 
-    def __init__(self, loop=None, future=None, ns=None):
+    def __init__(self, loop=None, future=None, ns=None, op=None):
         self.event = None if future else threading.Event()
         self.loop = loop
         self.future = future
         self.ok = False
         self.value = None
         self.ns = ns
+        self.op = op
 
 
 _pending = {}
@@ -234,13 +236,37 @@ def _settle_future(entry):
     if entry.ok:
         entry.future.set_result(entry.value)
     else:
-        entry.future.set_exception(host_error(entry.value, entry.ns))
+        entry.future.set_exception(host_error(entry.value, entry.ns, entry.op))
 
 
 class HostError(Exception):
-    """A namespace call that failed on the host; the subclass carries the host error's name."""
+    """A namespace call that failed on the host; the subclass carries the host error's name.
+    As py-code-mode's NamespaceError: `namespace`, `operation` (of the call) and `original_type`
+    (the host error's name)."""
 
     details = None
+    namespace = None
+    operation = None
+    original_type = None
+
+
+# py-code-mode's per-namespace classes (its SubprocessExecutor kernel raises them): every failure
+# of a call of that namespace is one, whatever its name (`except ToolError` catches an unknown
+# tool too, as there). ToolError is below.
+class WorkflowError(HostError):
+    pass
+
+
+class ArtifactError(HostError):
+    pass
+
+
+class DepsError(HostError):
+    pass
+
+
+class SkillError(HostError):
+    pass
 
 
 class ToolError(HostError):
@@ -268,15 +294,15 @@ class ValidationError(HostError):
 
 # py-code-mode's names, for agents that catch them: a missing artifact, tool or workflow is a
 # NotFoundError of its namespace; ToolCallError is ToolError; CodeModeError is every host error.
-class ArtifactNotFoundError(NotFoundError):
+class ArtifactNotFoundError(NotFoundError, ArtifactError):
     pass
 
 
-class ToolNotFoundError(NotFoundError):
+class ToolNotFoundError(NotFoundError, ToolError):
     pass
 
 
-class WorkflowNotFoundError(NotFoundError):
+class WorkflowNotFoundError(NotFoundError, WorkflowError):
     pass
 
 
@@ -286,7 +312,8 @@ for _cls in (ArtifactNotFoundError, ToolNotFoundError, WorkflowNotFoundError):
 
 SkillNotFoundError = WorkflowNotFoundError
 ToolCallError = ToolError
-CodeModeError = HostError
+CodeModeError = NamespaceError = RPCError = HostError
+_ERROR_BY_NS = {"tools": ToolError, "workflows": WorkflowError, "artifacts": ArtifactError, "deps": DepsError, "skills": SkillError}
 
 # The classes an agent can name in `except` (they are in its globals); any other host error name
 # gets a class of its own on first sight, kept in a bounded cache.
@@ -297,28 +324,41 @@ ERROR_GLOBALS = {
     "ArtifactNotFoundError": ArtifactNotFoundError, "ToolNotFoundError": ToolNotFoundError,
     "WorkflowNotFoundError": WorkflowNotFoundError, "SkillNotFoundError": SkillNotFoundError,
     "ToolCallError": ToolCallError, "CodeModeError": CodeModeError,
+    "NamespaceError": NamespaceError, "RPCError": RPCError, "WorkflowError": WorkflowError,
+    "ArtifactError": ArtifactError, "DepsError": DepsError, "SkillError": SkillError,
 }
 _error_classes = {}
 # TypeScript's camelCase detail names, as Python attributes.
 _DETAIL_ATTRS = {"exitCode": "exit_code"}
 
 
-def host_error(wire, ns=None):
+def _error_class(name, ns):
+    """The class named `name` (a known one, or one made once and cached) that is also the class of namespace `ns`."""
+    cls = _KNOWN_ERRORS.get(name)
+    if cls is NotFoundError and ns in _NOT_FOUND_BY_NS:
+        return _NOT_FOUND_BY_NS[ns]
+    ns_cls = _ERROR_BY_NS.get(ns)
+    if cls is not None and (ns_cls is None or issubclass(cls, ns_cls)):
+        return cls
+    key = (name, ns)
+    made = _error_classes.get(key)
+    if made is None:
+        if len(_error_classes) >= 200:
+            _error_classes.clear()
+        # The namespace's class first: a generic name (HostError, Error) must not precede its subclass.
+        bases = tuple(b for b in (ns_cls, cls) if b is not None) or (HostError,)
+        made = type(name, bases, {})
+        _error_classes[key] = made
+    return made
+
+
+def host_error(wire, ns=None, op=None):
     wire = wire if isinstance(wire, dict) else {}
     name = str(wire.get("name") or "Error")
     if not name.isidentifier():
         name = "HostError"
-    cls = _KNOWN_ERRORS.get(name)
-    if cls is NotFoundError and ns in _NOT_FOUND_BY_NS:
-        cls = _NOT_FOUND_BY_NS[ns]
-    if cls is None:
-        cls = _error_classes.get(name)
-    if cls is None:
-        if len(_error_classes) >= 200:
-            _error_classes.clear()
-        cls = type(name, (HostError,), {})
-        _error_classes[name] = cls
-    err = cls(str(wire.get("message", "")))
+    err = _error_class(name, ns)(str(wire.get("message", "")))
+    err.namespace, err.operation, err.original_type = ns, op, name
     details = wire.get("details")
     err.details = details
     if isinstance(details, dict):
@@ -347,7 +387,7 @@ def _message(call_id, ns, op, args):
 
 def call_sync(ns, op, args):
     _output.flush()
-    entry = _Pending(ns=ns)
+    entry = _Pending(ns=ns, op=op)
     call_id = _register(entry)
     send(_message(call_id, ns, op, args))
     try:
@@ -357,13 +397,13 @@ def call_sync(ns, op, args):
             _pending.pop(call_id, None)
     if entry.ok:
         return entry.value
-    raise host_error(entry.value, ns)
+    raise host_error(entry.value, ns, op)
 
 
 async def call_async(ns, op, args):
     _output.flush()
     loop = asyncio.get_running_loop()
-    entry = _Pending(loop, loop.create_future(), ns)
+    entry = _Pending(loop, loop.create_future(), ns, op)
     call_id = _register(entry)
     send(_message(call_id, ns, op, args))
     try:
@@ -385,19 +425,27 @@ def _named_args(what, args, kwargs):
     return dict(args[0]) if args else (kwargs or None)
 
 
+async def _replied(coro, reply):
+    return reply(await coro)
+
+
 class _Op:
     """One host operation: call it for the result, or `await op.call_async(...)` to run calls in parallel."""
 
-    __slots__ = ("_ns", "_op", "_shape", "_label")
+    __slots__ = ("_ns", "_op", "_shape", "_label", "_reply")
 
     def __init__(self, ns, op, shape, label):
         self._ns, self._op, self._shape, self._label = ns, op, shape, label
+        # How the reply reaches the agent (replies.py: metadata as Records); None: as it came.
+        self._reply = None
 
     def __call__(self, *args, **kwargs):
-        return call_sync(self._ns, self._op, self._shape(*args, **kwargs))
+        value = call_sync(self._ns, self._op, self._shape(*args, **kwargs))
+        return value if self._reply is None else self._reply(value)
 
     def call_async(self, *args, **kwargs):
-        return call_async(self._ns, self._op, self._shape(*args, **kwargs))
+        coro = call_async(self._ns, self._op, self._shape(*args, **kwargs))
+        return coro if self._reply is None else _replied(coro, self._reply)
 
     def call_sync(self, *args, **kwargs):
         """py-code-mode's name for the plain call."""
@@ -519,16 +567,11 @@ class _Tool:
 
     __getitem__ = __getattr__
 
-    def _entry(self):
-        for entry in call_sync("tools", "list", []):
-            if entry.get("name") == self._tool:
-                return entry
-        raise host_error({"name": "NotFoundError", "message": "tools.%s: no such tool (tools.list() names them)" % self._tool}, "tools")
 
     def _list(self, *args, **kwargs):
         """py-code-mode's tools.<name>.list(): the tool's callables (name, description, signature).
         A tool with a callable of its own named `list` gets that call instead."""
-        callables = self._entry().get("callables") or []
+        callables = _replies.record(call_sync("tools", "callables", [self._tool]))
         if any(c.get("name") == "list" for c in callables):
             return _Callable(self._tool, "list")(*args, **kwargs)
         if args or kwargs:
@@ -678,7 +721,8 @@ def _load_workflow(name, args, kwargs):
     given = _named_args("workflows.%s" % name, args, kwargs) or {}
     loaded = call_sync("workflows", "load", [name])
     module = {"__name__": "workflow_%s" % name, **_guest_globals()}
-    exec(compile(loaded["source"], "<workflow %s>" % name, "exec", dont_inherit=True), module)
+    filename = "<workflow %s>" % name
+    exec(compile(_parse(loaded["source"], filename), filename, "exec", dont_inherit=True), module)
     run = module.get("run")
     if not callable(run):
         raise TypeError("workflows.%s: the workflow defines no function named run" % name)
@@ -783,7 +827,27 @@ workflows = _Members("workflows", {
     "create": _create_shape,
     "delete": _positional("workflows", "delete", ["name"], 1),
 }, _Workflow)
-workflows._ops["invoke"] = _workflow_invoke
+
+
+class _Invoke:
+    """workflows.invoke(name, **kwargs) (or one dict); `await workflows.invoke(...)` / `.call_async(...)` from async code.
+    The run goes through the module's _workflow_invoke at call time (the Pyodide adapter replaces it)."""
+
+    __slots__ = ()
+
+    def __call__(self, name, /, *args, **kwargs):
+        return _workflow_invoke(name, *args, **kwargs)
+
+    call_sync = __call__
+
+    def call_async(self, name, /, *args, **kwargs):
+        return _workflow_invoke_async(name, *args, **kwargs)
+
+    def __repr__(self):
+        return "<workflows.invoke>"
+
+
+workflows._ops["invoke"] = _Invoke()
 class _ArtifactRecords(_Op):
     """artifacts.list() / get(): each record also under py-code-mode's keys (created_at, updated_at)."""
 
@@ -864,14 +928,55 @@ skills = _Skills("skills", {
     "delete": _positional("skills", "delete", ["name"], 1),
 })
 skills._ops["create"] = _skills_create
-skills._ops["invoke"] = lambda name, /, *args, **kwargs: _workflow_invoke(name, *args, **kwargs)
+skills._ops["invoke"] = workflows._ops["invoke"]
 # An Agent Skill is read with load(); get(name) is py-code-mode 0.10's workflow lookup.
 skills._ops["get"] = workflows._ops["get"]
 
 
+_NAMESPACES = ("tools", "workflows", "artifacts", "deps", "skills")
+_AWAITABLE = "__tcm_awaitable__"
+
+
+def _awaitable(op):
+    """The awaitable form of a namespace operation (anything without call_async is awaited as it is)."""
+    call_async_of = getattr(op, "call_async", None)
+    if callable(call_async_of):
+        return call_async_of
+
+    async def plain(*args, **kwargs):
+        result = op(*args, **kwargs)
+        return (await result) if inspect.isawaitable(result) else result
+
+    return plain
+
+
+class _AwaitedCalls(ast.NodeTransformer):
+    """`await tools.x.y(a=1)` means `await tools.x.y.call_async(a=1)`; plain calls stay synchronous.
+    py-code-mode awaits its calls in async code (its in-process proxies return coroutines there, its
+    Pyodide executor's are all async), so agent code and workflows written that way run in both
+    Python guests. Only a call awaited directly on a namespace's attribute chain is rewritten."""
+
+    def visit_Await(self, node):
+        self.generic_visit(node)
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            root = call.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in _NAMESPACES:
+                helper = ast.Name(id=_AWAITABLE, ctx=ast.Load())
+                call.func = ast.copy_location(ast.Call(func=helper, args=[call.func], keywords=[]), call.func)
+        return node
+
+
+def _parse(source, filename):
+    """The agent's snippet or a workflow's source, with awaited namespace calls made awaitable."""
+    return ast.fix_missing_locations(_AwaitedCalls().visit(ast.parse(source, filename, "exec")))
+
+
 def _guest_globals():
     """What the agent's code (and a workflow's module) sees besides the builtins."""
-    return {"__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps, "skills": skills, **ERROR_GLOBALS}
+    return {"__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps, "skills": skills, _AWAITABLE: _awaitable, **ERROR_GLOBALS}
 
 
 class _InstallOp(_Op):
@@ -893,6 +998,20 @@ for _name in ("list", "get"):
 for _name in ("add", "sync"):
     _plain = deps._ops[_name]
     deps._ops[_name] = _InstallOp(_plain._ns, _plain._op, _plain._shape, _plain._label)
+
+# Metadata replies read as py-code-mode's agents read them (replies.py): w.name as well as w["name"],
+# r.already_present, params["n"], `"pandas" in deps.list()`, `if deps.remove(...)`.
+for _ns_obj, _names, _reply in (
+    (tools, ("list", "search"), _replies.record),
+    (workflows, ("list", "search", "get", "create"), _replies.record),
+    (artifacts, ("save", "get", "list"), _replies.record),
+    (deps, ("add", "sync"), _replies.record),
+    (deps, ("list",), _replies.dep_list),
+    (deps, ("remove",), _replies.removal),
+    (skills, ("list", "search", "load"), _replies.record),
+):
+    for _name in _names:
+        _ns_obj._ops[_name]._reply = _reply
 
 
 # ---------------------------------------------------------------- output
@@ -1025,7 +1144,7 @@ LAST = "__ts_code_mode_last__"
 def _compile(code):
     """One code object for the whole snippet (a coroutine when it awaits anywhere); the last
     expression's value is assigned to LAST, so it is the run's value."""
-    tree = ast.parse(code, "<run>", "exec")
+    tree = _parse(code, "<run>")
     has_value = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
     if has_value:
         last = tree.body[-1]

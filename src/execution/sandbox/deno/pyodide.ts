@@ -39,7 +39,7 @@ export function pyodideFolder(): string {
  * parts that talk to the outside. `setup` receives the driver's call and write functions.
  */
 const ADAPTER = String.raw`
-import ast, asyncio, inspect, json, sys
+import asyncio, inspect, json, sys
 from pyodide.ffi import run_sync, can_run_sync
 sys.path.insert(0, "/tcm")
 import runtime as rt  # it loads its siblings, then takes its own folder off sys.path
@@ -52,7 +52,7 @@ def _args_json(ns, op, args):
     except (TypeError, ValueError) as e:
         raise TypeError("%s.%s: arguments must be plain data; %s" % (ns, op, e)) from None
 
-def _settled(text, ns):
+def _settled(text, ns, op=None):
     reply = json.loads(text, object_hook=rt._untag)
     if reply.get("ok"):
         return reply.get("v")
@@ -60,15 +60,15 @@ def _settled(text, ns):
     if isinstance(error, dict) and error.get("name") == "RunInterrupted":
         # The host stopped the run (deadline or cancel) while it waited here: unwind it.
         raise rt.RunInterrupted(str(error.get("message", "")))
-    raise rt.host_error(error, ns)
+    raise rt.host_error(error, ns, op)
 
 def call_sync(ns, op, args):
     if not can_run_sync():
         raise RuntimeError("%s.%s: a synchronous call cannot wait here; use 'await %s.%s.call_async(...)'" % (ns, op, ns, op))
-    return _settled(run_sync(_host["call"](ns, op, _args_json(ns, op, args))), ns)
+    return _settled(run_sync(_host["call"](ns, op, _args_json(ns, op, args))), ns, op)
 
 async def call_async(ns, op, args):
-    return _settled(await _host["call"](ns, op, _args_json(ns, op, args)), ns)
+    return _settled(await _host["call"](ns, op, _args_json(ns, op, args)), ns, op)
 
 class _Output:
     """print() and sys.stderr: each write goes to the host at once (it bounds and streams it)."""
@@ -83,47 +83,10 @@ def _workflow_invoke(name, /, *args, **kwargs):
     result = run(**given)
     return run_sync(result) if inspect.isawaitable(result) else result
 
-class _AwaitedCalls(ast.NodeTransformer):
-    """await tools.x.y(a=1) means await tools.x.y.call_async(a=1) (the sandbox's awaitable form;
-    plain calls stay synchronous). Only a call awaited directly on a namespace's attribute chain."""
-    def visit_Await(self, node):
-        self.generic_visit(node)
-        call = node.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            root = call.func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in ("tools", "workflows", "artifacts", "deps", "skills"):
-                helper = ast.Name(id="__tcm_awaitable__", ctx=ast.Load())
-                call.func = ast.copy_location(ast.Call(func=helper, args=[call.func], keywords=[]), call.func)
-        return node
-
-def _awaitable(op):
-    """The awaitable form of a namespace operation (anything without call_async is awaited as it is)."""
-    call_async_of = getattr(op, "call_async", None)
-    if callable(call_async_of):
-        return call_async_of
-    async def plain(*args, **kwargs):
-        result = op(*args, **kwargs)
-        return (await result) if inspect.isawaitable(result) else result
-    return plain
-
-class _RunAst:
-    """runtime.py's ast module, with the awaited-call rewrite applied to the agent's runs only."""
-    def __getattr__(self, name):
-        return getattr(ast, name)
-    @staticmethod
-    def parse(source, filename="<unknown>", mode="exec", **kwargs):
-        tree = ast.parse(source, filename, mode, **kwargs)
-        return ast.fix_missing_locations(_AwaitedCalls().visit(tree)) if filename == "<run>" else tree
-
-rt.ast = _RunAst()
-rt.user_globals["__tcm_awaitable__"] = _awaitable
 rt.call_sync = call_sync
 rt.call_async = call_async
 rt._output = _Output()
 rt._workflow_invoke = _workflow_invoke
-rt.workflows._ops["invoke"] = _workflow_invoke
 
 def setup(call, write):
     _host["call"] = call
