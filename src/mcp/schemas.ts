@@ -36,7 +36,7 @@ export const inputs = lazy(() => ({
     name: name("Identifier: letters, digits and _, not starting with a digit"),
     source: z.string().min(1).describe("TypeScript module exporting async function run({ ...params })"),
     description: z.string().optional().describe("What it does (default: the module's leading JSDoc)"),
-    language: z.enum(["typescript", "python"]).optional().describe('"python": source is a Python module defining run(...) (default typescript)'),
+    language: z.enum(["typescript", "python"]).optional().describe('"python": source is a Python module defining run(...); default: the language run_code takes'),
   },
   artifact: { name: name("Artifact name, e.g. scans/a.json") },
   dep: { spec: name('Package spec, e.g. "lodash@^4"') },

@@ -119,6 +119,8 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
   // A Python session (PythonExecutor) is described in Python terms.
   const python = (session.executor as { language?: unknown }).language === "python";
   const language: McpLanguage = python ? "python" : "typescript";
+  /** create_workflow without `language` saves in this language. */
+  const defaultLanguage = language;
   const other = options.otherLanguage?.language !== language ? options.otherLanguage : undefined;
   const description = python ? RUN_PYTHON_CODE_DESCRIPTION : RUN_CODE_DESCRIPTION;
   // Both languages: one more line and a `language` argument; the other language's session starts on its first call.
@@ -223,7 +225,8 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
     "create_workflow",
     { description: DESCRIPTIONS.create_workflow, inputSchema: inputs.create_workflow, outputSchema: outputs.create_workflow },
     guard(async ({ name, source, description, language }) => {
-      const workflow = await session.addWorkflow({ name, source, ...(description !== undefined ? { description } : {}), ...(language !== undefined ? { language } : {}) });
+      // Without `language`, the workflow is in the language this server's run_code takes (a Python server's agent writes Python).
+      const workflow = await session.addWorkflow({ name, source, ...(description !== undefined ? { description } : {}), language: language ?? defaultLanguage });
       storeChanged();
       return workflowReply(`Saved workflow ${workflow.name}. Run it in run_code with await workflows.${workflow.name}({ ...args }).\n\n`, workflow, maxOutput);
     }),

@@ -112,6 +112,12 @@ describe("mcp --languages typescript,python", () => {
     expect(bad.isError).toBe(true);
   });
 
+  it("create_workflow on a Python server saves Python when no language is given (as a Python guest's workflows.create does)", async () => {
+    const conn = await connect(["--storage", path.join(dir, "py-default"), "--surface", "full", "--language", "python"]);
+    const created = structuredOf<{ workflow: unknown }>(await callTool(conn.client, "create_workflow", { name: "twice", source: "def run(n: int) -> int:\n    return n * 2\n" }));
+    expect(created.workflow).toMatchObject({ language: "python", params: [{ name: "n", required: true }] });
+  });
+
   it("a one-language server offers no language argument", async () => {
     const conn = await connect(["--storage", path.join(dir, "one")]);
     const runCode = (await conn.client.listTools()).tools.find((t) => t.name === "run_code")!;
