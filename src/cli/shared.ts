@@ -258,7 +258,7 @@ export async function checkToolFiles(toolsPath: string): Promise<string[]> {
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,
-  options: { readOnly: boolean; executor?: Executor } = { readOnly: true },
+  options: { readOnly: boolean; executor?: Executor; workspaceId?: string } = { readOnly: true },
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
@@ -267,7 +267,7 @@ export async function withSession<T>(
   let storage: FileStorage | undefined;
   let session: Session | undefined;
   try {
-    storage = new FileStorage({ basePath: paths.storagePath });
+    storage = new FileStorage({ basePath: paths.storagePath, ...(options.workspaceId !== undefined ? { workspaceId: options.workspaceId } : {}) });
     if (!options.executor) await loadExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, flags.language);
     const sampler = options.executor ? undefined : await samplerFromFlag(flags.sampler);
     const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {

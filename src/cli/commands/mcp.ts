@@ -62,7 +62,7 @@ export function registerMcpCommand(program: Command): void {
   cmd
     .option("--redis <url>", "keep workflows and artifacts in Redis (redis://[user:password@]host[:port][/db]) instead of a folder; tool YAML too (<prefix>:tools) unless --tools is given")
     .option("--prefix <prefix>", "key prefix in Redis, e.g. myapp (required with --redis)")
-    .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>)");
+    .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>); with --remote, also that tenant's workspace on a server started with --workspace-header");
   addExecutorOptions(cmd);
   cmd
     .addOption(
@@ -319,7 +319,15 @@ async function sparePool(flags: McpFlags, storage: StorageBackend, newExecutor: 
 }
 
 function remoteFlagsOf(flags: McpFlags): RemoteFlags {
-  return { remote: flags.remote, ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}), ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}), ...(flags.engine !== undefined ? { engine: flags.engine } : {}), ...(flags.sampler !== undefined ? { sampler: flags.sampler } : {}) };
+  return {
+    remote: flags.remote,
+    ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}),
+    // The same workspace names the local storage (checked by the server) and the server's tenant.
+    ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
+    ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
+    ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+    ...(flags.sampler !== undefined ? { sampler: flags.sampler } : {}),
+  };
 }
 
 /** An agent offered run_code with an empty `tools` namespace should not be the first to notice. */
