@@ -242,12 +242,20 @@ export async function watchMissingFolders(
  */
 /**
  * Reads and checks the tool files of `toolsPath` now, for servers whose sessions read them only on
- * first use: a broken file stops the server at start (the ValidationError names it), not its
- * clients' first calls. Returns the tool names.
+ * first use: a broken file stops the server at start (exit 2, naming the file and the fix), not its
+ * clients' first calls. A file broken later fails only the calls that use tools, until it is
+ * fixed (the registry reads a failed load again). Returns the tool names.
  */
 export async function checkToolFiles(toolsPath: string): Promise<string[]> {
   const { ToolRegistry } = await import("../tools/registry.js");
-  const registry = await ToolRegistry.load(toolsPath);
+  const { ValidationError } = await import("../errors.js");
+  let registry: Awaited<ReturnType<typeof ToolRegistry.load>>;
+  try {
+    registry = await ToolRegistry.load(toolsPath);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new CliUsageError(`${err.message}\nFix the tool file (or move it out of ${toolsPath}) and start again.`);
+  }
   try {
     return registry.names();
   } finally {

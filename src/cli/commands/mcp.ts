@@ -228,8 +228,13 @@ async function serve(flags: McpFlags): Promise<void> {
         // session) and waits inside Session.
         let handshakeDone!: () => void;
         const handshake = new Promise<void>((resolve) => (handshakeDone = resolve));
-        const starting = handshake.then(() => session.start()).then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere));
-        starting.catch(() => undefined);
+        // A failure here (a broken tool file, a missing container image, a remote that refuses the
+        // token) is logged, never fatal: the client is connected, so each call that needs what
+        // failed answers with the error (Session.run retries the start), until the cause is fixed.
+        const starting = handshake
+          .then(() => session.start())
+          .then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere))
+          .catch((err: unknown) => log(`warning: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}\nstill serving: calls that need it answer with this error until it is fixed`));
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, {
@@ -239,8 +244,8 @@ async function serve(flags: McpFlags): Promise<void> {
           ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
         });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
-        // A broken tool file still stops the server at once (right after the handshake), not at the first call.
-        await Promise.race([starting.then(() => serving.closed), shutdownSignal()]).finally(() => serving.close());
+        await Promise.race([serving.closed, shutdownSignal()]).finally(() => serving.close());
+        await starting;
       } finally {
         await session.close();
       }
