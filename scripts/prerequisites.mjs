@@ -30,6 +30,7 @@ export const SYSTEM_PREREQUISITES = [
   { command: "podman", apt: ["podman", "runc", "catatonit"], why: "the container executor tests run containers", setup: setupPodman },
   // podman's --init (HostConfig.Init, which the container executor sets) runs catatonit; apt only recommends it.
   { command: "catatonit", apt: ["catatonit"], why: "the init process of the container executor's containers" },
+  { command: "haproxy", apt: ["haproxy"], why: "the fleet test runs two serve processes behind a real haproxy (examples/fleet/haproxy.cfg)" },
 ];
 
 /** Where the tests (and ContainerExecutor by default, through DOCKER_HOST) find the Docker Engine API. */
