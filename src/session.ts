@@ -288,10 +288,16 @@ export class Session {
    * Runs a shell command inside the executor's container (ContainerExecutor only): an argv array
    * as is, a string under /bin/sh -c inside the container. It goes through the `shell` tool, so
    * tool middleware (deny, approval, audit) sees it like the agent's own tools.shell.exec calls.
+   * Through RemoteExecutor the server's session does exactly that, with the server's middleware.
    */
   async exec(command: string | string[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<{ output: string; exitCode: number; truncated: boolean }> {
-    if (typeof (this.executor as { exec?: unknown }).exec !== "function") {
-      throw new ValidationError(`session.exec needs an executor that runs commands in a container (ContainerExecutor); this session's is ${this.executor.kind}`);
+    const executor = this.executor as { exec?: (command: string | string[], options: { timeoutMs?: number; cwd?: string }) => Promise<{ output: string; exitCode: number; truncated: boolean }> };
+    if (typeof executor.exec !== "function") {
+      throw new ValidationError(`session.exec needs an executor that runs commands in a container (ContainerExecutor, or RemoteExecutor on a server that has one); this session's is ${this.executor.kind}`);
+    }
+    if (this.executor.kind === "remote") {
+      await this.services();
+      return executor.exec(command, options);
     }
     return (await this.callTool("shell", "exec", { command, ...options })) as { output: string; exitCode: number; truncated: boolean };
   }

@@ -94,7 +94,7 @@ async function remoteMaker(project: Project, env: NodeJS.ProcessEnv): Promise<(s
   }
   const { RemoteExecutor } = await import("../execution/remote/executor.js");
   // checkStorage false: the server's storage is the one the code uses (as with `run --remote`).
-  return () => new RemoteExecutor({ url: remote.url, ...(token !== undefined ? { token } : {}), checkStorage: false /* MERGE: workspace */ });
+  return () => new RemoteExecutor({ url: remote.url, ...(token !== undefined ? { token } : {}), checkStorage: false, ...(remote.workspace !== undefined ? { workspace: remote.workspace } : {}) });
 }
 
 export interface PooledSessionFactory {

@@ -14,6 +14,8 @@ export const REMOTE_TOKEN_ENV = "TS_CODE_MODE_REMOTE_TOKEN";
 export interface RemoteFlags {
   remote?: string;
   token?: string;
+  /** The tenant's workspace: sent to a server started with --workspace-header. */
+  workspace?: string;
   executor?: string;
   engine?: string;
   timeout?: number;
@@ -37,6 +39,7 @@ export function remoteExecutor(flags: RemoteFlags, options: { executorWasSet: bo
     return new RemoteExecutor({
       url: flags.remote ?? "",
       ...(token !== undefined ? { token } : {}),
+      ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
       ...(flags.timeout !== undefined ? { defaultTimeoutMs: flags.timeout } : {}),
       checkStorage: options.checkStorage,
     });

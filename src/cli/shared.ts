@@ -242,12 +242,20 @@ export async function watchMissingFolders(
  */
 /**
  * Reads and checks the tool files of `toolsPath` now, for servers whose sessions read them only on
- * first use: a broken file stops the server at start (the ValidationError names it), not its
- * clients' first calls. Returns the tool names.
+ * first use: a broken file stops the server at start (exit 2, naming the file and the fix), not its
+ * clients' first calls. A file broken later fails only the calls that use tools, until it is
+ * fixed (the registry reads a failed load again). Returns the tool names.
  */
 export async function checkToolFiles(toolsPath: string): Promise<string[]> {
   const { ToolRegistry } = await import("../tools/registry.js");
-  const registry = await ToolRegistry.load(toolsPath);
+  const { ValidationError } = await import("../errors.js");
+  let registry: Awaited<ReturnType<typeof ToolRegistry.load>>;
+  try {
+    registry = await ToolRegistry.load(toolsPath);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new CliUsageError(`${err.message}\nFix the tool file (or move it out of ${toolsPath}) and start again.`);
+  }
   try {
     return registry.names();
   } finally {
@@ -258,7 +266,7 @@ export async function checkToolFiles(toolsPath: string): Promise<string[]> {
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,
-  options: { readOnly: boolean; executor?: Executor } = { readOnly: true },
+  options: { readOnly: boolean; executor?: Executor; workspaceId?: string } = { readOnly: true },
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
@@ -267,7 +275,7 @@ export async function withSession<T>(
   let storage: FileStorage | undefined;
   let session: Session | undefined;
   try {
-    storage = new FileStorage({ basePath: paths.storagePath });
+    storage = new FileStorage({ basePath: paths.storagePath, ...(options.workspaceId !== undefined ? { workspaceId: options.workspaceId } : {}) });
     if (!options.executor) await loadExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, flags.language);
     const sampler = options.executor ? undefined : await samplerFromFlag(flags.sampler);
     const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {

@@ -110,10 +110,18 @@ export class ToolRegistry {
     if (this.pending) {
       const load = this.pending;
       this.pending = null;
-      // Once loaded, calls take the fast path again (no await); a failed load stays, to fail every use alike.
-      this.loading = load().then(() => {
-        this.loading = null;
-      });
+      // Once loaded, calls take the fast path again (no await). A failed load is read again on the
+      // next use: a long-lived server recovers once the file is fixed, without a restart.
+      this.loading = load().then(
+        () => {
+          this.loading = null;
+        },
+        (err: unknown) => {
+          this.loading = null;
+          if (!this.closed) this.pending = load;
+          throw err;
+        },
+      );
       this.loading.catch(() => undefined);
     }
     return this.loading ?? Promise.resolve();
@@ -138,6 +146,8 @@ export class ToolRegistry {
       .map((d) => path.join(dir, d.name))
       .sort();
     const problems: string[] = [];
+    // What this load added: a failed load takes back exactly these (a retry must not find them twice).
+    const added: string[] = [];
     for (const file of files) {
       try {
         const doc = await readYaml(file);
@@ -149,16 +159,17 @@ export class ToolRegistry {
         }
         const declared = (doc as { type?: unknown } | null)?.type;
         this.add(adapter, file, declared === "mcp" || declared === "http" || declared === "toolable" ? declared : "cli");
+        added.push(adapter.name);
       } catch (e) {
         if (e instanceof ValidationError) problems.push(e.message);
         else {
-          await this.closeAdapters();
+          await this.dropAdapters(added);
           throw e;
         }
       }
     }
     if (problems.length) {
-      await this.closeAdapters();
+      await this.dropAdapters(added);
       throw new ValidationError(problems.length === 1 ? problems[0]! : `${problems.length} tool files are invalid:\n${problems.join("\n")}`);
     }
   }
@@ -297,6 +308,12 @@ export class ToolRegistry {
   }
 
   /** A failed load closes what it built; the registry stays closed. */
+  private async dropAdapters(names: readonly string[]): Promise<void> {
+    const dropped = names.map((n) => this.adapters.get(n)).filter((a) => a !== undefined);
+    for (const n of names) this.adapters.delete(n);
+    await Promise.allSettled(dropped.map(({ adapter }) => adapter.close()));
+  }
+
   private async closeAdapters(): Promise<void> {
     this.closed = true;
     const all = [...this.adapters.values()];

@@ -33,14 +33,14 @@ describe("scripts/prerequisites.mjs", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*installing is turned off.*install it: apt-get install -y redis-server podman runc catatonit bubblewrap$/);
+    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*installing is turned off.*install it: apt-get install -y redis-server podman runc catatonit bubblewrap haproxy$/);
   });
 
   it("--check is the same as TS_CODE_MODE_NO_INSTALL=1", () => {
     const r = runScript(["--check", "--system"], { PATH: onlyNode });
     expect(r.status).toBe(1);
     expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
-    expect(r.stderr).toContain("apt-get install -y redis-server podman runc catatonit bubblewrap");
+    expect(r.stderr).toContain("apt-get install -y redis-server podman runc catatonit bubblewrap haproxy");
   });
 
   it("says why it cannot install when apt-get is not there, in one line", () => {
@@ -48,7 +48,7 @@ describe("scripts/prerequisites.mjs", () => {
     expect(r.status).toBe(1);
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*apt-get is not available here; install it: apt-get install -y redis-server podman runc catatonit bubblewrap$/);
+    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*apt-get is not available here; install it: apt-get install -y redis-server podman runc catatonit bubblewrap haproxy$/);
   });
 
   it("passes quietly on this machine, where everything is present", () => {

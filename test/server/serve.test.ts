@@ -85,13 +85,14 @@ describe("auth fails closed", () => {
     expect(short.stderr).toMatch(/at least 16 characters/);
   });
 
-  it("a broken tool file stops serve at start (exit 1) with the file named, before it listens", async () => {
+  it("a broken tool file stops serve at start (exit 2) with the file and the fix named, before it listens", async () => {
     const dir = await tempDir();
     dirs.push(dir);
     await mkdir(path.join(dir, "tools"), { recursive: true });
     await writeFile(path.join(dir, "tools", "broken.yaml"), "name: [not, a, name\n");
     const r = await cli(["serve", "--base", dir, "--port", "0", "--token", TOKEN], { cwd: dir });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/Fix the tool file/);
     expect(r.stderr).toMatch(/broken\.yaml/);
     expect(r.stderr).not.toMatch(/listening on/);
   });

@@ -162,6 +162,19 @@ describe("ToolRegistry.load", () => {
       await r.close();
     });
 
+    it("a failed load is read again on the next use: fixing the file is enough (a long-lived server recovers)", async () => {
+      const d = await tempDir({ "a.yaml": "name: a\ntype: mcp\n", "bad.yaml": "name: [x\n" });
+      let built = 0;
+      const r = ToolRegistry.deferred(d, { factories: { mcp: (doc) => (built++, new EchoAdapter(String(doc["name"]))) } });
+      await expect(r.list()).rejects.toThrow(/bad\.yaml/);
+      await writeFile(path.join(d, "bad.yaml"), "name: b\ntype: mcp\n");
+      expect((await r.list()).map((t) => t.name)).toEqual(["a", "b"]);
+      expect(await r.call("a", "add", { a: 1, b: 2 })).toBe(3);
+      // a.yaml was built by the failed load too; that one was closed and dropped, not kept twice.
+      expect(built).toBe(3);
+      await r.close();
+    });
+
     it("close() during the load closes what the load built", async () => {
       const d = await tempDir({ "a.yaml": "name: a\ntype: mcp\n" });
       let closed = 0;

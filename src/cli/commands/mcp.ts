@@ -62,7 +62,7 @@ export function registerMcpCommand(program: Command): void {
   cmd
     .option("--redis <url>", "keep workflows and artifacts in Redis (redis://[user:password@]host[:port][/db]) instead of a folder; tool YAML too (<prefix>:tools) unless --tools is given")
     .option("--prefix <prefix>", "key prefix in Redis, e.g. myapp (required with --redis)")
-    .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>)");
+    .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>); with --remote, also that tenant's workspace on a server started with --workspace-header");
   addExecutorOptions(cmd);
   cmd
     .addOption(
@@ -228,8 +228,13 @@ async function serve(flags: McpFlags): Promise<void> {
         // session) and waits inside Session.
         let handshakeDone!: () => void;
         const handshake = new Promise<void>((resolve) => (handshakeDone = resolve));
-        const starting = handshake.then(() => session.start()).then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere));
-        starting.catch(() => undefined);
+        // A failure here (a broken tool file, a missing container image, a remote that refuses the
+        // token) is logged, never fatal: the client is connected, so each call that needs what
+        // failed answers with the error (Session.run retries the start), until the cause is fixed.
+        const starting = handshake
+          .then(() => session.start())
+          .then(async () => warnIfNoTools(log, await session.listTools(), toolsWhere))
+          .catch((err: unknown) => log(`warning: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}\nstill serving: calls that need it answer with this error until it is fixed`));
         // The SDK is loaded only by this command, so every other command starts fast.
         const { serveStdio } = await import("../../mcp/stdio.js");
         const serving = await serveStdio(session, {
@@ -239,8 +244,8 @@ async function serve(flags: McpFlags): Promise<void> {
           ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
         });
         log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
-        // A broken tool file still stops the server at once (right after the handshake), not at the first call.
-        await Promise.race([starting.then(() => serving.closed), shutdownSignal()]).finally(() => serving.close());
+        await Promise.race([serving.closed, shutdownSignal()]).finally(() => serving.close());
+        await starting;
       } finally {
         await session.close();
       }
@@ -319,7 +324,15 @@ async function sparePool(flags: McpFlags, storage: StorageBackend, newExecutor: 
 }
 
 function remoteFlagsOf(flags: McpFlags): RemoteFlags {
-  return { remote: flags.remote, ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}), ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}), ...(flags.engine !== undefined ? { engine: flags.engine } : {}), ...(flags.sampler !== undefined ? { sampler: flags.sampler } : {}) };
+  return {
+    remote: flags.remote,
+    ...(flags.remoteToken !== undefined ? { token: flags.remoteToken } : {}),
+    // The same workspace names the local storage (checked by the server) and the server's tenant.
+    ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
+    ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
+    ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+    ...(flags.sampler !== undefined ? { sampler: flags.sampler } : {}),
+  };
 }
 
 /** An agent offered run_code with an empty `tools` namespace should not be the first to notice. */

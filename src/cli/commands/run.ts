@@ -4,6 +4,7 @@ import type { ExecutionResult } from "../../execution/protocol.js";
 import { boundedJson } from "../../values/json.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { OUTPUT_JSON_LIMITS } from "../../values/limits.js";
+import { validateWorkspaceId } from "../../storage/names.js";
 import {
   addExecutorOptions,
   addJsonOption,
@@ -19,6 +20,7 @@ import {
 } from "../shared.js";
 
 interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags {
+  workspace?: string;
   json?: boolean;
   executor: ExecutorFlags["executor"];
   engine?: ExecutorFlags["engine"];
@@ -33,6 +35,7 @@ export function registerRunCommand(program: Command): void {
   addExecutorOptions(cmd);
   addJsonOption(cmd, "print the whole ExecutionResult as JSON on stdout");
   addRemoteOptions(cmd, "--token");
+  cmd.option("--workspace <id>", "one tenant's workflows and artifacts (<storage>/workspaces/<id>); with --remote, the tenant's workspace on a server started with --workspace-header");
   cmd.addHelpText(
     "after",
     examples(
@@ -43,19 +46,33 @@ export function registerRunCommand(program: Command): void {
       "echo 'console.log(1 + 1)' | ts-code-mode run --timeout 5000",
       "run --language python 'tools.echo.say(text=[\"hi\"])'",
       "run --remote http://10.0.0.5:8787 'await tools.list()'   # token from TS_CODE_MODE_TOKEN",
+      "run --remote http://10.0.0.5:8787 --workspace team-a 'await artifacts.list()'",
     ) +
       "\nEach run is a new session: variables do not carry over between commands; workflows and artifacts do.\n" +
       "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error.\n",
   );
   cmd.action(async (code: string | undefined, flags: RunFlags) => {
+    if (flags.workspace !== undefined) checkWorkspace(flags.workspace);
     const source = await readCode(code);
     // With --remote only run() is used, so the local storage need not be the server's.
     const executor = flags.remote !== undefined ? remoteExecutor(flags, { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: false }) : undefined;
-    const result = await withSession(flags, (session) => session.run(source), { readOnly: false, ...(executor ? { executor } : {}) });
+    const result = await withSession(flags, (session) => session.run(source), {
+      readOnly: false,
+      ...(executor ? { executor } : {}),
+      ...(flags.workspace !== undefined ? { workspaceId: flags.workspace } : {}),
+    });
     if (flags.json) printJson(jsonResult(result));
     else printResult(result);
     if (!result.ok) process.exitCode = EXIT_FAILURE;
   });
+}
+
+function checkWorkspace(id: string): void {
+  try {
+    validateWorkspaceId(id);
+  } catch (err) {
+    throw new CliUsageError(`--workspace: ${(err as Error).message}`);
+  }
 }
 
 /** The argument, or stdin for `-` or for no argument when input is piped. */

@@ -19,14 +19,22 @@ export interface RequestOptions {
   onOutput?: (chunk: OutputChunk) => void;
 }
 
+/** Statuses a proxy answers when no server behind it took the request (haproxy, nginx, a cloud load balancer). */
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
 export class RemoteClient {
+  /**
+   * `headers` go with every request (the caller's own, and the workspace header once known); the
+   * caller has already refused the ones this client sets itself.
+   */
   constructor(
     readonly baseUrl: string,
     private readonly token: string | undefined,
+    readonly headers: Record<string, string> = {},
   ) {}
 
   async request(options: RequestOptions): Promise<unknown> {
-    const headers: Record<string, string> = { accept: options.onOutput ? "text/event-stream" : "application/json" };
+    const headers: Record<string, string> = { ...this.headers, accept: options.onOutput ? "text/event-stream" : "application/json" };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
     if (options.json !== undefined) headers["content-type"] = "application/json";
     const deadline = AbortSignal.timeout(options.timeoutMs);
@@ -44,12 +52,24 @@ export class RemoteClient {
         return await readEvents(response, options.onOutput);
       }
       const text = await readBounded(response);
+      if (!response.ok && GATEWAY_STATUSES.has(response.status) && !isJson(text)) throw this.gatewayError(response.status, options);
       const body = parseJson(text, response.status);
-      if (!response.ok) throw errorFromReply(body, response.status);
+      if (!response.ok) throw errorFromReply(body, response.status, this.baseUrl);
       return body;
     } catch (err) {
       throw this.lost(err, deadline, options);
     }
+  }
+
+  /**
+   * A proxy's own error page (not the server's JSON): no server behind it could take the request.
+   * For a session's request that means the server holding it is gone (a sticky proxy cannot send
+   * it elsewhere); for a new session, that no server is up.
+   */
+  private gatewayError(status: number, options: RequestOptions): Error {
+    const what = `a proxy in front of ${this.baseUrl} answered HTTP ${status} to ${options.method} ${options.path}: no server behind it took the request`;
+    if (options.path.startsWith("sessions/")) return new SessionLostError(`The remote session is lost: ${what}. Its variables are gone; stored data is not. Open a new session.`);
+    return new Error(`${what}. Check that a \`ts-code-mode serve\` is running behind the proxy (its GET /health answers).`);
   }
 
   /** Network failures and deadlines become SessionLostError; the server's own errors pass through. */
@@ -80,6 +100,15 @@ async function readBounded(response: Response): Promise<string> {
     text += decoder.decode(chunk, { stream: true });
   }
   return text + decoder.decode();
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function parseJson(text: string, status: number): unknown {
@@ -127,11 +156,16 @@ async function readEvents(response: Response, onOutput: (chunk: OutputChunk) => 
   return result;
 }
 
-/** The server's `{ error: { name, message, details } }` as an error of the same class where there is one. */
-export function errorFromReply(body: unknown, status: number): Error {
+/**
+ * The server's `{ error: { name, message, details } }` as an error of the same class where there is
+ * one. A refused token also says where the client's token comes from: the server's message can
+ * only name the server's side.
+ */
+export function errorFromReply(body: unknown, status: number, baseUrl = "the server"): Error {
   const e = (body as { error?: { name?: unknown; message?: unknown; details?: Record<string, unknown> } } | null)?.error;
   const name = typeof e?.name === "string" ? e.name : "Error";
-  const message = typeof e?.message === "string" ? e.message : `the server answered HTTP ${status}`;
+  let message = typeof e?.message === "string" ? e.message : `the server answered HTTP ${status}`;
+  if (status === 401) message = `${baseUrl} refused the token: ${message}. Give RemoteExecutor the server's token (on the command line: --token or TS_CODE_MODE_TOKEN for run --remote, --remote-token or TS_CODE_MODE_REMOTE_TOKEN for mcp --remote)`;
   const details = e?.details ?? {};
   switch (name) {
     case "NotFoundError":

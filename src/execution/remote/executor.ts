@@ -10,17 +10,24 @@
  * --client-storage (trusted clients, e.g. tests on loopback).
  *
  * A session lives on the server that created it. When that server is gone, every call ends with a
- * SessionLostError (runs: in the result), never a hang: each request has a deadline.
+ * SessionLostError (runs: in the result, with the output the run had already streamed), never a
+ * hang: each request has a deadline.
+ *
+ * Tenants: `workspace` names the session's workspace on a server started with --workspace-header;
+ * the header's name is read from the server's GET /info at start(), so the client never has to
+ * repeat the server's configuration.
  */
 import { z } from "zod";
 import { lazy } from "../../lazy.js";
 import { SessionLostError, ValidationError } from "../../errors.js";
+import { validateWorkspaceId } from "../../storage/names.js";
 import { formatSkillsCatalog } from "../../skills/library.js";
 import { SerialQueue } from "../../serial-queue.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { UntrustedWorkflowPolicy } from "../../workflows/provenance.js";
 import { DEFAULT_TIMEOUT_MS, parseOptions, timeoutSchema } from "../options.js";
-import { cancelledError, onAbort } from "../output-stream.js";
+import { MAX_STREAM_CHARS, OutputBuffer } from "../output.js";
+import { cancelledError, onAbort, type OutputChunk } from "../output-stream.js";
 import type { CapabilityReport, ExecutionResult, Executor, HostFacade, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RemoteClient } from "./client.js";
@@ -42,7 +49,19 @@ export interface RemoteExecutorOptions {
    * for callers that use run() alone, such as `ts-code-mode run --remote`. Default true.
    */
   checkStorage?: boolean;
+  /**
+   * The tenant's workspace on a server started with `--workspace-header NAME`: sent in that header
+   * (read from the server at start()) with every request. The Session's storage must be that
+   * workspace's too (e.g. `RedisStorage({ ..., workspaceId })`); the server checks.
+   */
+  workspace?: string;
+  /** More headers for every request (a proxy's, tracing). Not authorization (use `token`) nor the ones HTTP itself sets. */
+  headers?: Record<string, string>;
 }
+
+/** Headers the client sets itself, or that HTTP owns: refused in `headers`. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(["authorization", "accept", "content-type", "content-length", "host", "connection", "transfer-encoding"]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 
 const optionsShape = lazy(() => ({
   url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL of a `ts-code-mode serve` server" }),
@@ -51,13 +70,18 @@ const optionsShape = lazy(() => ({
   requestTimeoutMs: timeoutSchema.optional(),
   shareStorage: z.boolean().optional(),
   checkStorage: z.boolean().optional(),
+  workspace: z.string().optional(),
+  headers: z.record(z.string(), z.string().max(8_192)).optional(),
 }));
 
 const createdSchema = lazy(() => z.object({
   id: z.string().min(1).max(200),
   trust: z.enum(["trusted", "untrusted"]),
   capabilities: z.object({ capabilities: z.array(z.string()), notes: z.array(z.string()) }),
+  exec: z.boolean().optional(),
 }));
+const infoSchema = lazy(() => z.object({ workspaceHeader: z.string().min(1).max(64).nullable() }));
+const execResultSchema = lazy(() => z.object({ output: z.string(), exitCode: z.number(), truncated: z.boolean() }));
 const resultSchema = lazy(() => z.object({
   ok: z.boolean(),
   wire: z.object({ json: z.string(), buffers: z.array(z.string()) }).optional(),
@@ -75,6 +99,7 @@ export class RemoteExecutor implements Executor {
   private readonly requestTimeoutMs: number;
   private readonly shareStorage: boolean;
   private readonly checkStorage: boolean;
+  private readonly workspace: string | undefined;
   private readonly queue = new SerialQueue();
   private sessionId: string | null = null;
   private report: CapabilityReport = { capabilities: [], notes: ["RemoteExecutor: the capabilities are those of the server's executor, known after start()."] };
@@ -85,7 +110,8 @@ export class RemoteExecutor implements Executor {
 
   constructor(options: RemoteExecutorOptions) {
     const o = parseOptions(optionsShape, options, "RemoteExecutor");
-    this.client = new RemoteClient(o.url.endsWith("/") ? o.url : `${o.url}/`, o.token);
+    this.workspace = o.workspace === undefined ? undefined : validateOption(() => validateWorkspaceId(o.workspace));
+    this.client = new RemoteClient(o.url.endsWith("/") ? o.url : `${o.url}/`, o.token, checkHeaders(o.headers ?? {}));
     this.defaultTimeoutMs = o.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
     this.shareStorage = o.shareStorage ?? false;
@@ -112,11 +138,34 @@ export class RemoteExecutor implements Executor {
 
   async start(storage: StorageBackend): Promise<void> {
     if (this.sessionId !== null) return;
+    if (this.workspace !== undefined) await this.nameWorkspace(this.workspace);
     const reply = createdSchema.parse(await this.client.request({ method: "POST", path: "sessions", json: this.checkStorage || this.shareStorage ? storageClaim(storage, this.shareStorage) : {}, timeoutMs: this.requestTimeoutMs }));
     this.sessionId = reply.id;
     this.remoteTrust = reply.trust;
     this.report = { capabilities: reply.capabilities.capabilities as CapabilityReport["capabilities"], notes: [`Runs on ${this.client.baseUrl} (session ${reply.id}).`, ...reply.capabilities.notes] };
     this.facade = this.createFacade();
+  }
+
+  /** Sends `workspace` in the header the server reads it from (its --workspace-header). */
+  private async nameWorkspace(workspace: string): Promise<void> {
+    const { workspaceHeader } = infoSchema.parse(await this.client.request({ method: "GET", path: "info", timeoutMs: this.requestTimeoutMs }));
+    if (workspaceHeader === null) {
+      throw new ValidationError(`RemoteExecutor: workspace ${JSON.stringify(workspace)} was given, but the server at ${this.client.baseUrl} has no workspaces; start it with --workspace-header X-Workspace, or drop workspace`);
+    }
+    const clash = Object.keys(this.client.headers).find((h) => h.toLowerCase() === workspaceHeader.toLowerCase());
+    if (clash !== undefined) throw new ValidationError(`RemoteExecutor: headers.${clash} and workspace both name the workspace (the server reads it from ${workspaceHeader}); give one`);
+    this.client.headers[workspaceHeader] = workspace;
+  }
+
+  /**
+   * Runs a command where the server's executor can (its container), as `session.exec` does there:
+   * through the server's shell tool and its middleware. A server whose executor cannot answers
+   * NotSupportedError.
+   */
+  async exec(command: string | string[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<{ output: string; exitCode: number; truncated: boolean }> {
+    const json = { command, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) };
+    // The command's own deadline on the server, plus the usual margin for the reply.
+    return execResultSchema.parse(await this.call("POST", "exec", json, (options.timeoutMs ?? this.defaultTimeoutMs) + this.requestTimeoutMs));
   }
 
   run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
@@ -134,19 +183,20 @@ export class RemoteExecutor implements Executor {
     const stopListening = onAbort(options.signal, () => {
       void this.client.request({ method: "POST", path: `sessions/${this.sessionId}/cancel`, timeoutMs: this.requestTimeoutMs }).catch(() => undefined);
     });
+    // Always streamed: if the server dies mid-run, what it already printed is kept in the result.
+    const stdout = new OutputBuffer(MAX_STREAM_CHARS);
+    const stderr = new OutputBuffer(MAX_STREAM_CHARS);
+    const onOutput = (chunk: OutputChunk) => {
+      (chunk.stream === "stdout" ? stdout : stderr).write(chunk.text);
+      options.onOutput?.(chunk);
+    };
     try {
-      const reply = await this.client.request({
-        method: "POST",
-        path: `sessions/${this.sessionId}/run`,
-        json: { code, timeoutMs },
-        timeoutMs: timeoutMs + this.requestTimeoutMs,
-        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-      });
+      const reply = await this.client.request({ method: "POST", path: `sessions/${this.sessionId}/run`, json: { code, timeoutMs }, timeoutMs: timeoutMs + this.requestTimeoutMs, onOutput });
       const r = resultSchema.parse(reply);
       return { ok: r.ok, value: r.wire ? fromWire(r.wire as WireValue) : undefined, display: r.display, stdout: r.stdout, stderr: r.stderr, error: r.error, durationMs: r.durationMs };
     } catch (err) {
       const e = this.note(err);
-      return errorResult({ name: e.name, message: e.message }, startedAt);
+      return errorResult({ name: e.name, message: e.message }, startedAt, { stdout: stdout.text(), stderr: stderr.text() });
     } finally {
       stopListening();
     }
@@ -164,12 +214,12 @@ export class RemoteExecutor implements Executor {
   }
 
   /** A request on this session; a lost session is remembered, so later calls fail at once. */
-  private async call(method: "GET" | "POST" | "DELETE", sub: string, json?: unknown): Promise<unknown> {
+  private async call(method: "GET" | "POST" | "DELETE", sub: string, json?: unknown, timeoutMs = this.requestTimeoutMs): Promise<unknown> {
     if (this.closed) throw new TypeError("The session is closed; create a new Session");
     if (this.lostReason !== null) throw new SessionLostError(this.lostReason);
     if (this.sessionId === null) throw new TypeError("RemoteExecutor: start() first");
     try {
-      return await this.client.request({ method, path: `sessions/${this.sessionId}/${sub}`, ...(json !== undefined ? { json } : {}), timeoutMs: this.requestTimeoutMs });
+      return await this.client.request({ method, path: `sessions/${this.sessionId}/${sub}`, ...(json !== undefined ? { json } : {}), timeoutMs });
     } catch (err) {
       throw this.note(err);
     }
@@ -221,6 +271,27 @@ export class RemoteExecutor implements Executor {
     // describe goes through the server's dispatch, which answers in the server's guest language.
     return { tools, workflows, skills, dispatch: (ns, op, args) => this.dispatch(ns, op, args), language: "typescript" };
   }
+}
+
+/** An option's own validation error, as the executor's constructor reports it. */
+function validateOption<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    throw new ValidationError(`Invalid RemoteExecutor options: workspace: ${(err as Error).message}`);
+  }
+}
+
+function checkHeaders(headers: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new ValidationError(`Invalid RemoteExecutor options: headers: ${JSON.stringify(name)} is not an HTTP header name`);
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      throw new ValidationError(`Invalid RemoteExecutor options: headers.${name} is set by RemoteExecutor itself${name.toLowerCase() === "authorization" ? " (give the server's token as token)" : ""}`);
+    }
+    // A line break would start another header (or end them).
+    if (/[\r\n\0]/.test(value)) throw new ValidationError(`Invalid RemoteExecutor options: headers.${name} holds a line break`);
+  }
+  return { ...headers };
 }
 
 /** What the client says about its storage: which store it is (always), how to open it (shareStorage). */
