@@ -44,7 +44,8 @@ export function cliToolInfo(spec: CliToolSpec): ToolInfo {
   return {
     name: spec.name,
     type: "cli",
-    description: spec.description,
+    // Said where the agent reads it (tools.list/describe, the run_code description): this tool sees the host's files.
+    description: spec.runsOn === "host" ? `${spec.description} [runs_on: host — runs on the host, outside a container session's container]` : spec.description,
     tags: [...spec.tags],
     callables: spec.recipes.map((r) => recipeCallable(spec, r)),
     direct,
@@ -87,7 +88,9 @@ export class CliToolAdapter implements ToolAdapter {
     const argv = buildArgv(this.spec, mergeArgs(this.spec, recipe, args), callable);
     const timeoutMs = ctx.timeoutMs !== undefined ? Math.min(this.spec.timeoutMs, ctx.timeoutMs) : this.spec.timeoutMs;
     const options = { tool: this.name, callable, timeoutMs, okExitCodes: this.spec.okExitCodes };
-    return runCommand(argv, ctx.signal ? { ...options, signal: ctx.signal } : options);
+    // Where the session's code runs (a container session's container), unless the YAML says runs_on: host.
+    const run = this.spec.runsOn === "host" ? runCommand : (ctx.runCommand ?? runCommand);
+    return run(argv, ctx.signal ? { ...options, signal: ctx.signal } : options);
   }
 
   async close(): Promise<void> {

@@ -70,6 +70,11 @@ export interface CliToolSpec {
    * argv.ts writes `--` before the positionals and they may start with '-'.
    */
   endOfOptions: boolean;
+  /**
+   * `runs_on: host`: the command runs on the host even in a container session (it sees the host's
+   * files, not the guest's); the default, "session", runs it where the session's code runs.
+   */
+  runsOn: "session" | "host";
   tags: string[];
   options: CliOption[];
   positional: CliPositional[];
@@ -142,6 +147,7 @@ const TOP_FIELDS = lazy(() => ({
   timeout: z.number().positive("expected a positive number of seconds").default(DEFAULT_TIMEOUT_SECONDS),
   ok_exit_codes: z.array(z.number().int().min(0).max(255), { error: "expected a list of exit codes (0-255)" }).min(1).optional(),
   end_of_options: z.boolean({ error: "expected true when the command reads `--` as the end of its options, else false" }).default(false),
+  runs_on: z.enum(["session", "host"], { error: 'expected "session" (where the code runs: inside a container session\'s container) or "host"' }).default("session"),
   tags: orEmpty(z.array(z.string()), () => []),
   schema: orEmpty(z.record(z.string(), z.unknown(), { error: "expected a mapping with options and positional" }), () => ({})),
   recipes: mappingOf("recipe names to recipes"),
@@ -316,6 +322,7 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
     timeoutMs: Math.round((d.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000),
     okExitCodes: d.ok_exit_codes ?? [0],
     endOfOptions,
+    runsOn: d.runs_on ?? "session",
     tags: d.tags ?? [],
     options,
     positional,
