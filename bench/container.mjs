@@ -8,9 +8,13 @@
  *   tool call             one in-process tool call from the guest, per call in a loop (budget 0.5 ms)
  *   five parallel tools   Promise.all of five 20 ms tools in one run (budget 30 ms)
  *   exec true             session.exec(["true"]) inside the container (no budget)
+ *   CLI tool inside       tools.wc.lines of a workspace file, run inside the container (issue 32.1)
+ *   CLI tool on the host  the same wc call from a tool with runs_on: host (today's placement);
+ *                         target: inside ≤ 2× host (no budget: the ratio is read from the table)
  *
  *   stdout: one JSON line per case (bench/lib.mjs shape); stderr: the table, budget misses marked.
  */
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -23,11 +27,22 @@ const { ContainerExecutor, FileStorage, Session, ToolRegistry, buildImage } = aw
 
 const CALLS_PER_LOOP = 200;
 
-function executor() {
-  const tools = new ToolRegistry();
+const WC = (name, runsOn) =>
+  `name: ${name}\ndescription: Count lines\ncommand: [wc, -l]\nruns_on: ${runsOn}\nend_of_options: true\nschema:\n  positional:\n    - { name: files, type: array, required: true }\n`;
+
+/** The noop tools, and wc twice: where the code runs (the container) and runs_on: host. */
+async function executor(dir) {
+  const toolsDir = path.join(dir, "tools");
+  await mkdir(toolsDir, { recursive: true });
+  await writeFile(path.join(toolsDir, "wc.yaml"), WC("wc", "session"));
+  await writeFile(path.join(toolsDir, "hostwc.yaml"), WC("hostwc", "host"));
+  const tools = await ToolRegistry.load(toolsDir);
   tools.register(noopAdapter());
   return new ContainerExecutor({ tools });
 }
+
+/** A file at the same path in the container (tmpfs /tmp) and on the host, for the two wc tools. */
+const WC_FILE = `/tmp/tcm-bench-wc-${process.pid}.txt`;
 
 async function run(session, code) {
   const r = await session.run(code, { timeoutMs: 120_000 });
@@ -44,7 +59,7 @@ const CASES = [
     fresh: true,
     sample: ({ dir }, i) =>
       timed(async () => {
-        const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, `cold-${i}`) }), executor: executor() });
+        const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, `cold-${i}`) }), executor: await executor(path.join(dir, `cold-${i}`)) });
         try {
           await session.start();
           await run(session, "1");
@@ -80,6 +95,20 @@ const CASES = [
         if (r.exitCode !== 0) throw new Error(`exec true failed: ${JSON.stringify(r)}`);
       }),
   },
+  {
+    name: "CLI tool inside the container: tools.wc({ files }) from the guest",
+    iterations: 30,
+    warmup: 3,
+    budgetMs: null,
+    sample: ({ session }) => timed(() => run(session, `await tools.wc({ files: [${JSON.stringify(WC_FILE)}] })`)),
+  },
+  {
+    name: "CLI tool on the host (runs_on: host): tools.hostwc({ files }) from the guest",
+    iterations: 30,
+    warmup: 3,
+    budgetMs: null,
+    sample: ({ session }) => timed(() => run(session, `await tools.hostwc({ files: [${JSON.stringify(WC_FILE)}] })`)),
+  },
 ];
 
 async function main() {
@@ -94,8 +123,10 @@ async function main() {
     try {
       for (const c of cases) {
         if (!c.fresh && !session) {
-          session = new Session({ storage: new FileStorage({ basePath: path.join(dir, "shared") }), executor: executor() });
+          session = new Session({ storage: new FileStorage({ basePath: path.join(dir, "shared") }), executor: await executor(dir) });
           await session.start();
+          await writeFile(WC_FILE, "one\ntwo\n");
+          await run(session, `(await import("node:fs")).writeFileSync(${JSON.stringify(WC_FILE)}, "one\\ntwo\\n")`);
         }
         const samples = await measure((i) => c.sample({ session, dir }, i), { iterations: c.iterations, warmup: c.warmup });
         const row = resultRow({ name: c.name, executor: "container", iterations: c.iterations * (c.callsPerSample ?? 1), samples, budgetMs: c.budgetMs ?? undefined });
@@ -104,6 +135,7 @@ async function main() {
       }
     } finally {
       await session?.close();
+      await rm(WC_FILE, { force: true });
     }
   });
   printTable(rows);

@@ -4,6 +4,7 @@
  * is closed on every path, option parsers, JSON output, and turning an error into a message and
  * an exit code: 0 success, 1 failure, 2 usage error.
  */
+import { existsSync } from "node:fs";
 import { readdir, rmdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -57,6 +58,10 @@ export interface ExecutorFlags {
   image?: string;
   network?: "none" | "bridge";
   memoryMb?: number;
+  /** --workspace DIR (absolute, existing): mounted read-write at the same path in the container. */
+  workspace?: string;
+  /** --mount SRC:DST[:ro], repeatable. */
+  mount?: Array<{ source: string; target: string; readOnly: boolean }>;
   /** --sampler provider:model: answers toolable tools' sampling requests. */
   sampler?: string;
 }
@@ -91,6 +96,8 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
     .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
+    .addOption(new Option("--workspace <dir>", "with --executor container: a host folder mounted read-write at the same path inside, the code's and the tools' working directory").argParser(parseWorkspace))
+    .addOption(new Option("--mount <src:dst[:ro|rw]>", "with --executor container: mount a host path at an absolute path inside (read-only unless :rw; repeatable)").argParser(collectMount))
     .addOption(searchOption())
     .addOption(samplerOption());
 }
@@ -128,7 +135,8 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.language === "python" && executor === "sandbox" && flags.engine === "quickjs") {
     throw new CliUsageError("--language python with --executor sandbox runs Pyodide in the deno engine; leave out --engine quickjs");
   }
-  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : undefined;
+  const containerFlag =
+    flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : flags.workspace !== undefined ? "--workspace" : flags.mount?.length ? "--mount" : undefined;
   if (containerFlag && flags.executor !== "container") {
     throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
@@ -164,6 +172,46 @@ export function parseTimeout(value: string): number {
     throw new InvalidArgumentError(`expected a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, e.g. 5000`);
   }
   return ms;
+}
+
+/**
+ * A container path from a flag: absolute, normalised, no `..`, and none of the characters that
+ * separate fields in engine mount strings (`,` `:`) or end C strings; refused, never repaired.
+ */
+function containerPathProblem(p: string): string | null {
+  if (!p.startsWith("/")) return "must be an absolute path inside the container";
+  if (p.split("/").includes("..")) return "must not contain '..'";
+  if (/[,:\0\n]/.test(p)) return "must not contain ',', ':', NUL or a newline";
+  if (path.posix.normalize(p) !== p && path.posix.normalize(p) !== p.replace(/\/+$/, "")) return "must be a normalised path (no '.', '//')";
+  return null;
+}
+
+function existingHostPath(value: string, flag: string): string {
+  if (/[,\0\n]/.test(value)) throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: the host path must not contain ',', NUL or a newline`);
+  const full = userPath(value, flag);
+  if (!existsSync(full)) throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: ${full} does not exist`);
+  return full;
+}
+
+/** --workspace DIR: an existing folder, absolute (it is the same path inside the container). */
+export function parseWorkspace(value: string): string {
+  const full = existingHostPath(value, "--workspace");
+  const problem = containerPathProblem(full);
+  if (problem) throw new InvalidArgumentError(`--workspace ${full}: the path is used inside the container too, so it ${problem}`);
+  return full;
+}
+
+/** --mount SRC:DST[:ro|rw] (read-only unless rw), collected. */
+export function collectMount(value: string, previous: Array<{ source: string; target: string; readOnly: boolean }> = []): Array<{ source: string; target: string; readOnly: boolean }> {
+  const parts = value.split(":");
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === "")) {
+    throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: expected SRC:DST or SRC:DST:ro or SRC:DST:rw (a host path, an absolute path inside; no other ':')`);
+  }
+  const [src = "", dst = "", mode = "ro"] = parts;
+  if (mode !== "ro" && mode !== "rw") throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: the mode must be ro or rw, got ${JSON.stringify(mode)}`);
+  const problem = containerPathProblem(dst);
+  if (problem) throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: DST ${problem}`);
+  return [...previous, { source: existingHostPath(src, "--mount"), target: dst.length > 1 ? dst.replace(/\/+$/, "") : dst, readOnly: mode === "ro" }];
 }
 
 export function parseLimit(value: string): number {

@@ -108,14 +108,21 @@ export interface ContainerFlags {
   image?: string;
   network?: "none" | "bridge";
   memoryMb?: number;
+  /** --workspace: a host folder mounted read-write at the same path inside, the workdir. */
+  workspace?: string;
+  /** --mount SRC:DST[:ro] (repeatable). */
+  mounts?: Array<{ source: string; target: string; readOnly: boolean }>;
 }
 
 /** The container flags given on the command line, for CliExecutorOptions.container. */
-export function containerFlagsOf(flags: ContainerFlags): { container?: ContainerFlags } {
+export function containerFlagsOf(flags: ContainerFlags & { mount?: ContainerFlags["mounts"] }): { container?: ContainerFlags } {
+  const mounts = flags.mounts ?? flags.mount;
   const c: ContainerFlags = {
     ...(flags.image !== undefined ? { image: flags.image } : {}),
     ...(flags.network !== undefined ? { network: flags.network } : {}),
     ...(flags.memoryMb !== undefined ? { memoryMb: flags.memoryMb } : {}),
+    ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
+    ...(mounts?.length ? { mounts } : {}),
   };
   return Object.keys(c).length ? { container: c } : {};
 }
@@ -148,7 +155,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     throw new ValidationError(`--language python runs with --executor subprocess (python3) or --executor sandbox (Pyodide); got --executor ${name}`);
   }
   if (!python && options.container && name !== "container") {
-    throw new ValidationError(`--image, --network and --memory-mb apply to --executor container only; got --executor ${name}`);
+    throw new ValidationError(`--image, --network, --memory-mb, --workspace and --mount apply to --executor container only; got --executor ${name}`);
   }
   switch (classFor(name, options.language)) {
     case "SubprocessExecutor":

@@ -54,7 +54,25 @@ export interface CallContext {
    * on an approval). Absent outside runs and in executors that cannot pause their deadline.
    */
   holdDeadline?: () => () => void;
+  /**
+   * Where a command-line tool's argv runs when it is not the host: a container session runs it in
+   * its container, so the tool sees the guest's files. Absent: on the host. A tool with
+   * `runs_on: host` ignores it.
+   */
+  runCommand?: CommandRunner;
 }
+
+/** One command-line tool call, as a CommandRunner gets it. */
+export interface CommandCall {
+  tool: string;
+  callable: string | null;
+  timeoutMs: number;
+  okExitCodes?: readonly number[];
+  signal?: AbortSignal;
+}
+
+/** Runs argv (no shell) and resolves to its stdout; rejects with a ToolError like the host's runCommand. */
+export type CommandRunner = (argv: readonly string[], call: CommandCall) => Promise<string>;
 
 export interface ToolAdapter {
   readonly name: string;

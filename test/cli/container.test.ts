@@ -3,7 +3,9 @@
  * --executor container, containers prune.
  */
 import { spawnSync } from "node:child_process";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONTAINER_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "../../src/execution/container/guest.js";
 import { defaultImageTag } from "../../src/execution/container/image.js";
@@ -61,6 +63,51 @@ describe("--executor container", () => {
     const r = await cli(["run", "--base", "demo", "--memory-mb", "128", "1"], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--memory-mb applies to --executor container only; got --executor subprocess/);
+  });
+
+  it("--workspace and --mount: host tools, container commands and the code agree on every path (issue 32.2)", async () => {
+    const ws = path.join(dir, "ws");
+    const ro = path.join(dir, "ro");
+    await mkdir(ws, { recursive: true });
+    await mkdir(ro, { recursive: true });
+    await writeFile(path.join(ws, "in.txt"), "a\nb\n");
+    await writeFile(path.join(ro, "r.txt"), "read only\n");
+    // The container's user (nobody) reads the mount and writes into the workspace.
+    await chmod(dir, 0o755);
+    await chmod(ro, 0o755);
+    spawnSync("chown", ["-R", "65534:65534", ws]);
+    const code = `const fs = await import("node:fs"); fs.writeFileSync("out.txt", "x\\ny\\nz\\n");
+      let wrote = "no"; try { fs.writeFileSync("/data/w.txt", "x"); wrote = "yes"; } catch {}
+      [process.cwd(), (await tools.wc.lines({ files: [${JSON.stringify(path.join(ws, "in.txt"))}, "out.txt"] })).trim(), (await tools.grep({ pattern: ".", paths: ["/data/r.txt"] })).trim(), wrote]`;
+    const r = await cli(["run", "--base", "demo", "--executor", "container", "--workspace", ws, "--mount", `${ro}:/data:ro`, "--json", code], { cwd: dir });
+    expect(r.stderr).toBe("");
+    const v = JSON.parse(r.stdout) as { ok: boolean; value: [string, string, string, string] };
+    expect(v.ok).toBe(true);
+    expect(v.value[0]).toBe(ws);
+    expect(v.value[1]).toMatch(new RegExp(`2 ${ws}/in.txt\\s+3 out.txt\\s+5 total`));
+    expect(v.value.slice(2)).toEqual(["read only", "no"]);
+    // What the code wrote is on the host, in the workspace.
+    expect(await readFile(path.join(ws, "out.txt"), "utf8")).toBe("x\ny\nz\n");
+  });
+
+  it("--mount and --workspace values are checked at the boundary (exit 2, nothing runs)", async () => {
+    const bad: Array<[string[], RegExp]> = [
+      [["--mount", `${dir}:data`], /DST must be an absolute path/],
+      [["--mount", `${dir}:/a/../etc`], /DST must not contain '\.\.'/],
+      [["--mount", `${dir}:/a,readonly=false`], /DST must not contain ','/],
+      [["--mount", `${dir}:/a:rw:x`], /expected SRC:DST/],
+      [["--mount", `${dir}:/a:rx`], /the mode must be ro or rw/],
+      [["--mount", `${dir}/nope:/a`], /does not exist/],
+      [["--workspace", `${dir}/nope`], /does not exist/],
+    ];
+    for (const [flags, message] of bad) {
+      const r = await cli(["run", "--base", "demo", "--executor", "container", ...flags, "1"], { cwd: dir });
+      expect(r.code, flags.join(" ")).toBe(2);
+      expect(r.stderr, flags.join(" ")).toMatch(message);
+    }
+    const other = await cli(["run", "--base", "demo", "--mount", `${dir}:/a`, "1"], { cwd: dir });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/--mount applies to --executor container only/);
   });
 
   it("a missing image says the command that builds it", async () => {

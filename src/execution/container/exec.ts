@@ -48,7 +48,7 @@ export const execInputSchema = lazy(() => z.strictObject({
  * Runs inside the container as `node -e WRAPPER <timeoutMs> <argv...>`: argv arrives as separate
  * process arguments (never parsed by a shell); the wrapper kills the command's whole group at the deadline.
  */
-const WRAPPER = `
+export const EXEC_WRAPPER = `
 const [t, file, ...args] = process.argv.slice(1);
 const { spawn } = require("node:child_process");
 let timedOut = false;
@@ -66,7 +66,7 @@ export async function execIn(container: Docker.Container, command: string | stri
   const timeoutMs = options.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
   const argv = typeof command === "string" ? ["/bin/sh", "-c", command] : command;
   const exec = await container.exec({
-    Cmd: ["node", "-e", WRAPPER, String(timeoutMs), ...argv],
+    Cmd: ["node", "-e", EXEC_WRAPPER, String(timeoutMs), ...argv],
     AttachStdout: true,
     AttachStderr: true,
     AttachStdin: false,

@@ -38,6 +38,7 @@ import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
+import { containerCommandRunner, runArgvIn, type ArgvRunOptions, type ArgvRunResult } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -155,6 +156,7 @@ export class ContainerExecutor implements Executor {
         `memoryLimit: the container's memory is capped at ${this.memoryMb} MB (no swap); going over it kills the guest (exit 137), reported as MemoryLimitError, and a fresh container runs the next code.`,
         "processIsolation: the code runs in its own container; a crash or process.exit() ends only it, and the next run gets a fresh container.",
         network === "none" ? "networkIsolation: the container has no network (only loopback); it reaches the host through one unix socket that carries only namespace calls." : "No network isolation: network is \"bridge\", the container may open connections.",
+        "tools: command-line tools (type: cli) and skill scripts run inside this container, as the container's user, and see exactly its files; MCP, HTTP and toolable tools run on the host (their credentials never enter the container). A CLI tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
         `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? " and the mounts given" : ""}; storage, tools and credentials stay on the host.`,
         "Between runs the container is not paused: code left running inside may go on, but cannot call the host (calls outside a run are refused).",
         "deps: packages cannot be installed at runtime (no depsInstall); put them in the image.",
@@ -204,7 +206,14 @@ export class ContainerExecutor implements Executor {
       (spawn) => this.launch(docker, spawn),
       // The host services serve the container, not a host child: what its code saves is recorded
       // as untrusted, and skills.run runs inside the container (never on the host for it).
-      { kind: this.kind, trust: this.trust, runsCommands: false, runSkill: (skill, script, args, ctx) => this.runSkillNow(skill, script, args, ctx) },
+      // Command-line tools run there too (command.ts), so they see the guest's files, not the host's.
+      {
+        kind: this.kind,
+        trust: this.trust,
+        runsCommands: false,
+        runSkill: (skill, script, args, ctx) => this.runSkillNow(skill, script, args, ctx),
+        runCommand: containerCommandRunner(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image }),
+      },
     );
     this.inner = inner;
     await inner.start(storage);
@@ -260,6 +269,11 @@ export class ContainerExecutor implements Executor {
   }
 
   private async execNow(command: string | string[], options: ExecOptions): Promise<ExecResult> {
+    return execIn(await this.liveContainer(), command, { ...options, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user });
+  }
+
+  /** The guest's container, started (or replaced) first when it is not running. */
+  private async liveContainer(): Promise<Docker.Container> {
     if (this.closed || !this.inner) throw new ValidationError("exec: the ContainerExecutor is not started (or closed)");
     // Reuses the guest's container; if it is being replaced, wait for the fresh one.
     let guest = this.current;
@@ -270,7 +284,17 @@ export class ContainerExecutor implements Executor {
     await guest?.ready;
     const container = guest?.handle;
     if (!container) throw new ValidationError("exec: no container is running");
-    return execIn(container, command, { ...options, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user });
+    return container;
+  }
+
+  /**
+   * Run argv (no shell) inside the session's container, stdout and stderr apart: the seam for
+   * host features that must see the guest's files (CLI tools use it; a confined shell_readonly
+   * may). cwd defaults to the workdir; user to the container's.
+   */
+  async runArgv(argv: readonly string[], options: Omit<ArgvRunOptions, "cwd" | "user"> & { cwd?: string; user?: string }): Promise<ArgvRunResult> {
+    if (argv.length === 0) throw new ValidationError("runArgv: argv must name a program");
+    return runArgvIn(await this.liveContainer(), argv, { ...options, cwd: options.cwd ?? this.workdir, user: options.user ?? this.options.user ?? CONTAINER_DEFAULTS.user });
   }
 
   private async runSkillNow(skill: Parameters<SkillRunner>[0], script: string, args: readonly string[], ctx: CallContext): Promise<string> {

@@ -164,7 +164,7 @@ async function copyRuntime(into: string): Promise<void> {
 }
 
 /** Copied into the offline image when the host has them (coreutils, grep, sed, findutils). */
-export const BASIC_PROGRAMS = ["cat", "chmod", "cp", "cut", "date", "echo", "env", "false", "find", "grep", "head", "id", "ls", "mkdir", "mv", "pwd", "rm", "sed", "sleep", "sort", "tail", "touch", "tr", "true", "uname", "uniq", "wc", "xargs"];
+export const BASIC_PROGRAMS = ["cat", "chmod", "cp", "cut", "date", "echo", "env", "false", "find", "grep", "head", "id", "ls", "mkdir", "mv", "pwd", "rm", "sed", "sha256sum", "sleep", "sort", "tail", "touch", "tr", "true", "uname", "uniq", "wc", "xargs"];
 
 function optionalHostProgram(name: string): string | undefined {
   // A PATH search, not `command -v`: a shell answers "echo" for its builtin instead of /usr/bin/echo.

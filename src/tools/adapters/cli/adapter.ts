@@ -45,7 +45,8 @@ export function cliToolInfo(spec: CliToolSpec): ToolInfo {
   return {
     name: spec.name,
     type: "cli",
-    description: spec.description,
+    // Said where the agent reads it (tools.list/describe, the run_code description): this tool sees the host's files.
+    description: spec.runsOn === "host" ? `${spec.description} [runs_on: host — runs on the host, outside a container session's container]` : spec.description,
     tags: [...spec.tags],
     callables: spec.recipes.map((r) => recipeCallable(spec, r)),
     direct,
@@ -88,9 +89,12 @@ export class CliToolAdapter implements ToolAdapter {
     const argv = buildArgv(this.spec, mergeArgs(this.spec, recipe, args), callable);
     const timeoutMs = ctx.timeoutMs !== undefined ? Math.min(this.spec.timeoutMs, ctx.timeoutMs) : this.spec.timeoutMs;
     const options = { tool: this.name, callable, timeoutMs, okExitCodes: this.spec.okExitCodes };
+    const runOptions = ctx.signal ? { ...options, signal: ctx.signal } : options;
+    // Where the session's code runs (a container session's container, which confines it), unless the YAML says runs_on: host.
+    if (this.spec.runsOn !== "host" && ctx.runCommand) return ctx.runCommand(argv, runOptions);
     // confine: the working folder read-only and nothing else of the host (refused without bwrap).
     const run = this.spec.confine ? confinedArgv(argv, { root: process.cwd(), tool: this.name, label: `tools.${this.name}` }) : argv;
-    return runCommand(run, ctx.signal ? { ...options, signal: ctx.signal } : options);
+    return runCommand(run, runOptions);
   }
 
   async close(): Promise<void> {

@@ -72,9 +72,15 @@ export interface CliToolSpec {
   endOfOptions: boolean;
   /**
    * `confine: true`: every call runs under bubblewrap (confine.ts), seeing the system folders and the
-   * working folder read-only and nothing else of the host; refused where bwrap is missing.
+   * working folder read-only and nothing else of the host; refused where bwrap is missing. (In a
+   * container session the command runs in the container, which confines it already.)
    */
   confine: boolean;
+  /**
+   * `runs_on: host`: the command runs on the host even in a container session (it sees the host's
+   * files, not the guest's); the default, "session", runs it where the session's code runs.
+   */
+  runsOn: "session" | "host";
   tags: string[];
   options: CliOption[];
   positional: CliPositional[];
@@ -148,6 +154,7 @@ const TOP_FIELDS = lazy(() => ({
   ok_exit_codes: z.array(z.number().int().min(0).max(255), { error: "expected a list of exit codes (0-255)" }).min(1).optional(),
   end_of_options: z.boolean({ error: "expected true when the command reads `--` as the end of its options, else false" }).default(false),
   confine: z.boolean({ error: "expected true to run the command in the OS sandbox (bubblewrap), else false" }).default(false),
+  runs_on: z.enum(["session", "host"], { error: 'expected "session" (where the code runs: inside a container session\'s container) or "host"' }).default("session"),
   tags: orEmpty(z.array(z.string()), () => []),
   schema: orEmpty(z.record(z.string(), z.unknown(), { error: "expected a mapping with options and positional" }), () => ({})),
   recipes: mappingOf("recipe names to recipes"),
@@ -323,6 +330,7 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
     okExitCodes: d.ok_exit_codes ?? [0],
     endOfOptions,
     confine: d.confine ?? false,
+    runsOn: d.runs_on ?? "session",
     tags: d.tags ?? [],
     options,
     positional,
