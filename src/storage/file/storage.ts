@@ -3,7 +3,7 @@
  *
  *   <basePath>/workflows/            one `<name>.ts` per workflow (first line: the store's header)
  *   <basePath>/artifacts/            one file per artifact (a header line, then the payload)
- *   <basePath>/skills/<name>/        one folder per Agent Skill (SKILL.md, scripts/, ...)
+ *   <basePath>/skills/<name>         one Agent Skill: a symlink to its immutable version folder in skills/.versions/ (skills.ts)
  *   <basePath>/{workflows,artifacts}/.tmp/   temp files of saves in progress
  *   <basePath>/workspaces/<id>/...   the same two folders per workspace, when `workspaceId` is set
  *

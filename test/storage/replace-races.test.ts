@@ -1,0 +1,256 @@
+/**
+ * Issue 35.1 as race and crash trials with real processes (the storage code transpiled and run by
+ * `node` children): while writer processes replace one FileStorage skill, reader processes never
+ * find it absent nor a listing mixed, no save fails (no ENOTEMPTY), and a writer SIGKILLed at a
+ * random moment (or at each exact point of a save) leaves the old or the new version whole. Every trial is bounded by a stop file and a deadline; the
+ * counts are asserted exactly (0 absent, 0 mixed, 0 failed saves).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomInt } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FileStorage } from "../../src/storage/file/storage.js";
+import { transpileTree } from "./transpile.js";
+
+/** Shared by children and parent: versions that name themselves in every file, so a mix shows. */
+const SKILL_VALUES = `
+function skillFiles(tag, count) {
+  const files = [{ path: "SKILL.md", bytes: new TextEncoder().encode(\`---\\nname: racer\\ndescription: version \${tag}\\n---\\n\${tag}\\n\`) }];
+  for (let i = 1; i < count; i++) files.push({ path: \`scripts/s\${i}.sh\`, bytes: new TextEncoder().encode(\`echo \${tag}\\n\`) });
+  return files;
+}
+function tagOf(bytes) { return new TextDecoder().decode(bytes).split("\\n").at(-2); }
+`;
+
+/** mode writer-skill: save until stopped; reader-skill: read and count. */
+const RACE_SCRIPT = `
+import { existsSync, writeFileSync } from "node:fs";
+const [entry, basePath, id, mode, files, stopFile, readyFile] = process.argv.slice(2);
+const { FileStorage } = await import(entry);
+const storage = new FileStorage({ basePath });
+${SKILL_VALUES}
+writeFileSync(readyFile, "");
+const out = { count: 0, absent: 0, mixed: 0, failed: 0, errors: [] };
+const deadline = Date.now() + 30_000;
+while (!existsSync(stopFile) && Date.now() < deadline) {
+  try {
+    if (mode === "writer-skill") await storage.skills.save("racer", skillFiles(\`\${id}#\${out.count}\`, Number(files)));
+    else if (mode === "reader-skill") {
+      const listed = await storage.skills.files("racer");
+      const md = await storage.skills.read("racer", "SKILL.md");
+      const script = await storage.skills.read("racer", "scripts/s1.sh");
+      const names = await storage.skills.names();
+      if (!listed || !md || !script || !names.includes("racer")) { out.absent++; if (out.errors.length < 5) out.errors.push(JSON.stringify({ listed: !!listed, md: !!md, script: !!script, names })); }
+      // One listing is one version (separate reads may each see a different save, as in any store).
+      // The scripts of one version are the same size; of two saves, usually not (tags differ in length).
+      else if (listed.length !== Number(files) || new Set(listed.filter((f) => f.path !== "SKILL.md").map((f) => f.size)).size > 1) out.mixed++;
+    }
+  } catch (err) {
+    out.failed++;
+    if (out.errors.length < 5) out.errors.push(String(err?.message ?? err));
+  }
+  out.count++;
+}
+process.stdout.write(JSON.stringify(out));
+await storage.close();
+`;
+
+/** Replaces the skill until killed (at a fault point, when one is given); signals after its first save. */
+const KILLED_SCRIPT = `
+import { writeFileSync } from "node:fs";
+const [entry, faults, basePath, what, files, readyFile, point] = process.argv.slice(2);
+const { FileStorage } = await import(entry);
+const { setFaultHook } = await import(faults);
+const storage = new FileStorage({ basePath });
+${SKILL_VALUES}
+for (let k = 0; ; k++) {
+  if (point && k === 1) setFaultHook((p) => { if (p === point) process.kill(process.pid, "SIGKILL"); });
+  await storage.skills.save("racer", skillFiles(\`k#\${k}\`, Number(files)));
+  if (k === 0) writeFileSync(readyFile, "");
+  if (point && k >= 1) process.exit(3); // the hook should have killed us
+}
+`;
+
+const { skillFiles, tagOf } = new Function(`${SKILL_VALUES}; return { skillFiles, tagOf };`)() as {
+  skillFiles(tag: string, count: number): Array<{ path: string; bytes: Uint8Array }>;
+  tagOf(bytes: Uint8Array): string;
+};
+
+interface Exit {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+const running = new Set<ChildProcess>();
+let work: string;
+let entry: string;
+let faults: string;
+
+function spawnChild(script: string, args: string[]): { child: ChildProcess; exited: Promise<Exit> } {
+  const child = spawn(process.execPath, [path.join(work, script), ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<Exit>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, exited };
+}
+
+async function waitForFile(file: string, exited: Promise<Exit>): Promise<void> {
+  let gone: Exit | null = null;
+  void exited.then((r) => (gone = r));
+  while (!existsSync(file)) {
+    if (gone) throw new Error(`child exited before it was ready (${(gone as Exit).code}): ${(gone as Exit).stderr}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+interface Counts {
+  count: number;
+  absent: number;
+  mixed: number;
+  failed: number;
+  errors: string[];
+}
+
+/** Runs writer and reader children on one base folder for `ms` once every one is ready; returns their counts. */
+async function race(basePath: string, modes: string[], files: number, ms: number): Promise<Array<Counts & { mode: string }>> {
+  const stop = path.join(basePath, "..", `stop-${randomInt(1e9)}`);
+  const children = modes.map((mode, i) => {
+    const ready = path.join(basePath, "..", `ready-${randomInt(1e9)}`);
+    return { mode, ready, ...spawnChild("race.mjs", [entry, basePath, `w${i}`, mode, String(files), stop, ready]) };
+  });
+  for (const c of children) await waitForFile(c.ready, c.exited);
+  await new Promise((r) => setTimeout(r, ms));
+  await writeFile(stop, "");
+  const out = [];
+  for (const c of children) {
+    const r = await c.exited;
+    expect(r.code, r.stderr).toBe(0);
+    out.push({ mode: c.mode, ...(JSON.parse(r.stdout) as Counts) });
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), "tcm-replace-"));
+  entry = pathToFileURL(await transpileTree("src/storage/index.ts", path.join(work, "code"))).href;
+  faults = new URL("./faults.js", entry).href;
+  await writeFile(path.join(work, "race.mjs"), RACE_SCRIPT);
+  await writeFile(path.join(work, "killed.mjs"), KILLED_SCRIPT);
+});
+
+afterAll(async () => {
+  for (const child of running) child.kill("SIGKILL");
+  await rm(work, { recursive: true, force: true });
+});
+
+async function freshBase(): Promise<string> {
+  const dir = await mkdtemp(path.join(work, "case-"));
+  const basePath = path.join(dir, "base");
+  await mkdir(basePath);
+  return basePath;
+}
+
+/** The skill as a reader sees it: null when absent, else its files' count and whether every file names one version. */
+async function skillState(basePath: string, files: number): Promise<{ tag: string } | null> {
+  const storage = new FileStorage({ basePath });
+  try {
+    await storage.sweepDone();
+    const listed = await storage.skills.files("racer");
+    if (!listed) return null;
+    const md = await storage.skills.read("racer", "SKILL.md");
+    const tag = tagOf(md!);
+    expect(listed.map((f) => f.path)).toEqual(skillFiles(tag, files).map((f) => f.path).sort());
+    for (const f of listed) expect(new TextDecoder().decode((await storage.skills.read("racer", f.path))!)).toContain(tag);
+    return { tag };
+  } finally {
+    await storage.close();
+  }
+}
+
+describe("FileStorage skills: one commit point per replace (issue 35.1)", () => {
+  it("2 writer processes replacing a skill and 2 reader processes: 0 absent reads, 0 mixed, 0 failed saves", { timeout: 60_000 }, async () => {
+    const basePath = await freshBase();
+    const seed = new FileStorage({ basePath });
+    await seed.skills.save("racer", skillFiles("seed#0", 12));
+    await seed.close();
+    const counts = await race(basePath, ["writer-skill", "writer-skill", "reader-skill", "reader-skill"], 12, 1_500);
+    const readers = counts.filter((c) => c.mode.startsWith("reader"));
+    const writers = counts.filter((c) => c.mode.startsWith("writer"));
+    expect(readers.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(20);
+    expect(writers.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(5);
+    expect(counts.map((c) => ({ mode: c.mode, absent: c.absent, mixed: c.mixed, failed: c.failed, errors: c.errors }))).toEqual(
+      counts.map((c) => ({ mode: c.mode, absent: 0, mixed: 0, failed: 0, errors: [] })),
+    );
+    // Garbage is collected: once the writers are gone, only the pointed-at version is left.
+    const after = new FileStorage({ basePath });
+    await after.sweepDone();
+    await after.close();
+    expect((await readdir(path.join(basePath, "skills", ".versions"))).length).toBe(1);
+  });
+
+  it("a writer SIGKILLed at a random moment of a replace leaves the old or the new skill, whole (6 trials, 5 and 60 files)", { timeout: 90_000 }, async () => {
+    for (let trial = 0; trial < 6; trial++) {
+      const files = trial % 2 ? 60 : 5;
+      const basePath = await freshBase();
+      const ready = path.join(basePath, "..", "ready");
+      const { child, exited } = spawnChild("killed.mjs", [entry, faults, basePath, "skill", String(files), ready, ""]);
+      await waitForFile(ready, exited);
+      await new Promise((r) => setTimeout(r, randomInt(0, 60)));
+      child.kill("SIGKILL");
+      await exited;
+      expect(await skillState(basePath, files), `trial ${trial}`).not.toBeNull();
+    }
+  });
+
+  for (const point of ["temp-written", "committed"] as const) {
+    it(`a writer SIGKILLed at "${point}" of a replace leaves ${point === "committed" ? "the new" : "the old"} skill, whole`, { timeout: 30_000 }, async () => {
+      const basePath = await freshBase();
+      const ready = path.join(basePath, "..", "ready");
+      const { exited } = spawnChild("killed.mjs", [entry, faults, basePath, "skill", "8", ready, point]);
+      const r = await exited;
+      expect(r.signal, r.stderr).toBe("SIGKILL");
+      expect(await skillState(basePath, 8)).toEqual({ tag: point === "committed" ? "k#1" : "k#0" });
+    });
+  }
+
+  it("a skill folder of the old layout (a real folder) is replaced, and one left mid-migration by a killed writer is put back on open", async () => {
+    const basePath = await freshBase();
+    const skills = path.join(basePath, "skills");
+    for (const f of skillFiles("old#0", 3)) {
+      await mkdir(path.dirname(path.join(skills, "racer", f.path)), { recursive: true });
+      await writeFile(path.join(skills, "racer", f.path), f.bytes);
+    }
+    expect(await skillState(basePath, 3)).toEqual({ tag: "old#0" });
+    const storage = new FileStorage({ basePath });
+    await storage.skills.save("racer", skillFiles("new#1", 3));
+    await storage.close();
+    expect(await skillState(basePath, 3)).toEqual({ tag: "new#1" });
+    // A writer (pid 2^22 + 1: not a live process) killed after moving a real folder aside, before its pointer.
+    await rm(path.join(skills, "racer"));
+    await rm(path.join(skills, ".versions"), { recursive: true });
+    await mkdir(path.join(skills, ".versions"));
+    await mkdir(path.join(skills, "old"));
+    for (const f of skillFiles("old#2", 3)) {
+      await mkdir(path.dirname(path.join(skills, "old", f.path)), { recursive: true });
+      await writeFile(path.join(skills, "old", f.path), f.bytes);
+    }
+    await rename(path.join(skills, "old"), path.join(skills, ".versions", `racer.${2 ** 22 + 1}.0123456789ab.legacy`));
+    expect(await skillState(basePath, 3)).toEqual({ tag: "old#2" });
+    expect(existsSync(path.join(skills, "racer", "SKILL.md"))).toBe(true);
+  });
+});
