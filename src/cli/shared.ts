@@ -4,6 +4,7 @@
  * is closed on every path, option parsers, JSON output, and turning an error into a message and
  * an exit code: 0 success, 1 failure, 2 usage error.
  */
+import { statSync } from "node:fs";
 import { readdir, rmdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -17,7 +18,7 @@ import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { eventLine } from "../tools/adapters/toolable/host.js";
 import { samplerFromFlag, samplerOption } from "./sampler.js";
-import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, loadExecutor, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "../execution/by-name.js";
+import { createExecutor, DEFAULT_EXECUTOR, executorFlagsOf, loadExecutor, EXECUTOR_NAMES, executorNameProblem, IN_PROCESS_MEMORY_PROBLEM, isExecutorName, type ExecutorName } from "../execution/by-name.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -56,7 +57,10 @@ export interface ExecutorFlags {
   language?: "typescript" | "python";
   image?: string;
   network?: "none" | "bridge";
+  /** --memory-mb: the memory cap of whatever runs the code (see CliExecutorOptions.memoryMb). */
   memoryMb?: number;
+  /** --skills DIR (repeatable): read-only folders of Agent Skills, after <base>/skills. */
+  skills?: string[];
   /** --sampler provider:model: answers toolable tools' sampling requests. */
   sampler?: string;
 }
@@ -90,7 +94,13 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (with --executor subprocess: a python3 process; with --executor sandbox: Pyodide in a deno process without permissions)").choices(["typescript", "python"]))
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
-    .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
+    .addOption(
+      new Option(
+        "--memory-mb <n>",
+        "memory cap in MB of what runs the code: the child process (subprocess, python: V8's heap and its resident memory, polled), the sandbox, or the container (default 512); not with --executor in-process",
+      ).argParser(parseMemoryMb),
+    )
+    .addOption(new Option("--skills <dir>", "also offer the Agent Skills in this read-only folder (repeatable; after <base>/skills, a later folder wins a name clash)").argParser(collectFolder))
     .addOption(searchOption())
     .addOption(samplerOption());
 }
@@ -128,10 +138,37 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.language === "python" && executor === "sandbox" && flags.engine === "quickjs") {
     throw new CliUsageError("--language python with --executor sandbox runs Pyodide in the deno engine; leave out --engine quickjs");
   }
-  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : undefined;
+  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : undefined;
   if (containerFlag && flags.executor !== "container") {
     throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
+  if (flags.memoryMb !== undefined && executor === "in-process") throw new CliUsageError(IN_PROCESS_MEMORY_PROBLEM);
+  skillRootsOf(flags);
+}
+
+/**
+ * The --skills folders as absolute paths, each checked to be a folder: a mistyped path is a usage
+ * error at start, not a session that quietly has no skills.
+ */
+export function skillRootsOf(flags: { skills?: string[] | undefined }): string[] {
+  return (flags.skills ?? []).map((dir) => {
+    const full = userPath(dir, "--skills");
+    const isFolder = (() => {
+      try {
+        return statSync(full).isDirectory();
+      } catch {
+        return false;
+      }
+    })();
+    if (!isFolder) throw new CliUsageError(`--skills ${dir}: no such folder (${full}); give a folder of skill folders, each with a SKILL.md`);
+    return full;
+  });
+}
+
+/** The executor options every command builds from --memory-mb, --image, --network and --skills. */
+export function executorOptionsOf(flags: Partial<ExecutorFlags>): ReturnType<typeof executorFlagsOf> & { skillRoots?: string[] } {
+  const roots = skillRootsOf(flags);
+  return { ...executorFlagsOf(flags), ...(roots.length ? { skillRoots: roots } : {}) };
 }
 
 /** The tool middleware the executor flags ask for: audit outermost, so refused calls are logged too. */
@@ -164,6 +201,20 @@ export function parseTimeout(value: string): number {
     throw new InvalidArgumentError(`expected a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}, e.g. 5000`);
   }
   return ms;
+}
+
+/** The smallest and largest --memory-mb; each executor may narrow it (the sandbox: 32 to 2048). */
+const MEMORY_MB_RANGE = [16, 1_048_576] as const;
+
+export function parseMemoryMb(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= MEMORY_MB_RANGE[0] && n <= MEMORY_MB_RANGE[1])) throw new InvalidArgumentError(`expected a whole number of megabytes from ${MEMORY_MB_RANGE[0]} to ${MEMORY_MB_RANGE[1]}, e.g. 512`);
+  return n;
+}
+
+function collectFolder(value: string, previous: string[] | undefined): string[] {
+  if (!value.trim()) throw new InvalidArgumentError("expected a folder");
+  return [...(previous ?? []), value];
 }
 
 export function parseLimit(value: string): number {
@@ -279,7 +330,7 @@ export async function withSession<T>(
       // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
-      ...containerFlagsOf(flags),
+      ...executorOptionsOf(flags),
     });
     session = new Session({ storage, executor });
     return await fn(session);
