@@ -66,9 +66,8 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
         language,
         toolable: { sampler: slot.sampler },
         ...(config.engine !== undefined ? { engine: config.engine } : {}),
-        ...(name === "container"
-          ? { container: { ...(config.image !== undefined ? { image: config.image } : {}), ...(config.network !== undefined ? { network: config.network } : {}), ...(config.memory_mb !== undefined ? { memoryMb: config.memory_mb } : {}) } }
-          : {}),
+        ...(name === "container" ? { container: { ...(config.image !== undefined ? { image: config.image } : {}), ...(config.network !== undefined ? { network: config.network } : {}) } } : {}),
+        ...(config.memory_mb !== undefined ? { memoryMb: config.memory_mb } : {}),
       });
     } catch (err) {
       // createExecutor speaks in CLI flags; the user wrote project.json.

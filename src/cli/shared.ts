@@ -4,7 +4,7 @@
  * is closed on every path, option parsers, JSON output, and turning an error into a message and
  * an exit code: 0 success, 1 failure, 2 usage error.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { readdir, rmdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -18,7 +18,7 @@ import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { eventLine } from "../tools/adapters/toolable/host.js";
 import { samplerFromFlag, samplerOption } from "./sampler.js";
-import { containerFlagsOf, createExecutor, DEFAULT_EXECUTOR, loadExecutor, EXECUTOR_NAMES, executorNameProblem, isExecutorName, type ExecutorName } from "../execution/by-name.js";
+import { createExecutor, DEFAULT_EXECUTOR, executorFlagsOf, loadExecutor, EXECUTOR_NAMES, executorNameProblem, IN_PROCESS_MEMORY_PROBLEM, isExecutorName, type ExecutorName } from "../execution/by-name.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -57,11 +57,14 @@ export interface ExecutorFlags {
   language?: "typescript" | "python";
   image?: string;
   network?: "none" | "bridge";
+  /** --memory-mb: the memory cap of whatever runs the code (see CliExecutorOptions.memoryMb). */
   memoryMb?: number;
   /** --workspace DIR (absolute, existing): mounted read-write at the same path in the container. */
   workspace?: string;
   /** --mount SRC:DST[:ro], repeatable. */
   mount?: Array<{ source: string; target: string; readOnly: boolean }>;
+  /** --skills DIR (repeatable): read-only folders of Agent Skills, after <base>/skills. */
+  skills?: string[];
   /** --sampler provider:model: answers toolable tools' sampling requests. */
   sampler?: string;
 }
@@ -95,9 +98,15 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (with --executor subprocess: a python3 process; with --executor sandbox: Pyodide in a deno process without permissions)").choices(["typescript", "python"]))
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
-    .addOption(new Option("--memory-mb <n>", "with --executor container: memory cap of the container in MB (default 512)").argParser(parseLimit))
     .addOption(new Option("--workspace <dir>", "with --executor container: a host folder mounted read-write at the same path inside, the code's and the tools' working directory").argParser(parseWorkspace))
     .addOption(new Option("--mount <src:dst[:ro|rw]>", "with --executor container: mount a host path at an absolute path inside (read-only unless :rw; repeatable)").argParser(collectMount))
+    .addOption(
+      new Option(
+        "--memory-mb <n>",
+        "memory cap in MB of what runs the code: the child process (subprocess, python: V8's heap and its resident memory, polled), the sandbox, or the container (default 512); not with --executor in-process",
+      ).argParser(parseMemoryMb),
+    )
+    .addOption(new Option("--skills <dir>", "also offer the Agent Skills in this read-only folder (repeatable; after <base>/skills, a later folder wins a name clash)").argParser(collectFolder))
     .addOption(searchOption())
     .addOption(samplerOption());
 }
@@ -135,11 +144,37 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.language === "python" && executor === "sandbox" && flags.engine === "quickjs") {
     throw new CliUsageError("--language python with --executor sandbox runs Pyodide in the deno engine; leave out --engine quickjs");
   }
-  const containerFlag =
-    flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.memoryMb !== undefined ? "--memory-mb" : flags.workspace !== undefined ? "--workspace" : flags.mount?.length ? "--mount" : undefined;
+  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.workspace !== undefined ? "--workspace" : flags.mount?.length ? "--mount" : undefined;
   if (containerFlag && flags.executor !== "container") {
     throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
+  if (flags.memoryMb !== undefined && executor === "in-process") throw new CliUsageError(IN_PROCESS_MEMORY_PROBLEM);
+  skillRootsOf(flags);
+}
+
+/**
+ * The --skills folders as absolute paths, each checked to be a folder: a mistyped path is a usage
+ * error at start, not a session that quietly has no skills.
+ */
+export function skillRootsOf(flags: { skills?: string[] | undefined }): string[] {
+  return (flags.skills ?? []).map((dir) => {
+    const full = userPath(dir, "--skills");
+    const isFolder = (() => {
+      try {
+        return statSync(full).isDirectory();
+      } catch {
+        return false;
+      }
+    })();
+    if (!isFolder) throw new CliUsageError(`--skills ${dir}: no such folder (${full}); give a folder of skill folders, each with a SKILL.md`);
+    return full;
+  });
+}
+
+/** The executor options every command builds from --memory-mb, --image, --network and --skills. */
+export function executorOptionsOf(flags: Partial<ExecutorFlags>): ReturnType<typeof executorFlagsOf> & { skillRoots?: string[] } {
+  const roots = skillRootsOf(flags);
+  return { ...executorFlagsOf(flags), ...(roots.length ? { skillRoots: roots } : {}) };
 }
 
 /** The tool middleware the executor flags ask for: audit outermost, so refused calls are logged too. */
@@ -212,6 +247,20 @@ export function collectMount(value: string, previous: Array<{ source: string; ta
   const problem = containerPathProblem(dst);
   if (problem) throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: DST ${problem}`);
   return [...previous, { source: existingHostPath(src, "--mount"), target: dst.length > 1 ? dst.replace(/\/+$/, "") : dst, readOnly: mode === "ro" }];
+}
+
+/** The smallest and largest --memory-mb; each executor may narrow it (the sandbox: 32 to 2048). */
+const MEMORY_MB_RANGE = [16, 1_048_576] as const;
+
+export function parseMemoryMb(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (!(n >= MEMORY_MB_RANGE[0] && n <= MEMORY_MB_RANGE[1])) throw new InvalidArgumentError(`expected a whole number of megabytes from ${MEMORY_MB_RANGE[0]} to ${MEMORY_MB_RANGE[1]}, e.g. 512`);
+  return n;
+}
+
+function collectFolder(value: string, previous: string[] | undefined): string[] {
+  if (!value.trim()) throw new InvalidArgumentError("expected a folder");
+  return [...(previous ?? []), value];
 }
 
 export function parseLimit(value: string): number {
@@ -335,7 +384,7 @@ export async function withSession<T>(
       // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
-      ...containerFlagsOf(flags),
+      ...executorOptionsOf(flags),
     });
     session = new Session({ storage, executor });
     return await fn(session);

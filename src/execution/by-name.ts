@@ -100,32 +100,38 @@ export interface CliExecutorOptions {
   toolable?: ToolableHostOptions;
   /** --language: python runs the code in a python3 process (subprocess) or in Pyodide in deno (sandbox). */
   language?: "typescript" | "python";
-  /** --image, --network, --memory-mb: only with the container executor. */
+  /** --image, --network: only with the container executor. */
   container?: ContainerFlags;
+  /**
+   * --memory-mb: the memory cap of what runs the code, for every executor that has one (subprocess
+   * and python: maxMemoryMb; sandbox and container: memoryMb). The in-process executor refuses it.
+   */
+  memoryMb?: number;
 }
 
 export interface ContainerFlags {
   image?: string;
   network?: "none" | "bridge";
-  memoryMb?: number;
   /** --workspace: a host folder mounted read-write at the same path inside, the workdir. */
   workspace?: string;
   /** --mount SRC:DST[:ro] (repeatable). */
   mounts?: Array<{ source: string; target: string; readOnly: boolean }>;
 }
 
-/** The container flags given on the command line, for CliExecutorOptions.container. */
-export function containerFlagsOf(flags: ContainerFlags & { mount?: ContainerFlags["mounts"] }): { container?: ContainerFlags } {
+/** The container flags and --memory-mb given on the command line, for CliExecutorOptions. */
+export function executorFlagsOf(flags: ContainerFlags & { memoryMb?: number; mount?: ContainerFlags["mounts"] }): { container?: ContainerFlags; memoryMb?: number } {
   const mounts = flags.mounts ?? flags.mount;
   const c: ContainerFlags = {
     ...(flags.image !== undefined ? { image: flags.image } : {}),
     ...(flags.network !== undefined ? { network: flags.network } : {}),
-    ...(flags.memoryMb !== undefined ? { memoryMb: flags.memoryMb } : {}),
     ...(flags.workspace !== undefined ? { workspace: flags.workspace } : {}),
     ...(mounts?.length ? { mounts } : {}),
   };
-  return Object.keys(c).length ? { container: c } : {};
+  return { ...(Object.keys(c).length ? { container: c } : {}), ...(flags.memoryMb !== undefined ? { memoryMb: flags.memoryMb } : {}) };
 }
+
+/** Why the in-process executor takes no --memory-mb (also the CLI's usage error). */
+export const IN_PROCESS_MEMORY_PROBLEM = "--memory-mb: the in-process executor shares this process's heap and cannot cap it; use --executor subprocess (the default), sandbox or container";
 
 export function isExecutorName(name: string): name is ExecutorName {
   return (EXECUTOR_NAMES as readonly string[]).includes(name);
@@ -155,23 +161,27 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     throw new ValidationError(`--language python runs with --executor subprocess (python3) or --executor sandbox (Pyodide); got --executor ${name}`);
   }
   if (!python && options.container && name !== "container") {
-    throw new ValidationError(`--image, --network, --memory-mb, --workspace and --mount apply to --executor container only; got --executor ${name}`);
+    throw new ValidationError(`--image, --network, --workspace and --mount apply to --executor container only; got --executor ${name}`);
   }
+  // Each executor names its cap its own way (see CliExecutorOptions.memoryMb).
+  const maxMemoryMb = options.memoryMb !== undefined ? { maxMemoryMb: options.memoryMb } : {};
+  const memoryMb = options.memoryMb !== undefined ? { memoryMb: options.memoryMb } : {};
   switch (classFor(name, options.language)) {
     case "SubprocessExecutor":
-      return new (loaded("SubprocessExecutor"))({ toolsPath: options.toolsPath, ...common });
+      return new (loaded("SubprocessExecutor"))({ toolsPath: options.toolsPath, ...common, ...maxMemoryMb });
     case "PythonExecutor":
       // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
-      return new (loaded("PythonExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...timeout });
+      return new (loaded("PythonExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...timeout, ...maxMemoryMb });
     case "InProcessExecutor":
+      if (options.memoryMb !== undefined) throw new ValidationError(IN_PROCESS_MEMORY_PROBLEM);
       return new (loaded("InProcessExecutor"))({ toolsPath: options.toolsPath, ...common });
     case "SandboxExecutor":
       // No deps option: the sandbox cannot import packages at all. Python: Pyodide inside the deno
       // engine, untrusted Python with no ambient authority.
-      return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(python ? { language: "python" as const } : options.engine ? { engine: options.engine } : {}), ...timeout });
+      return new (loaded("SandboxExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...(python ? { language: "python" as const } : options.engine ? { engine: options.engine } : {}), ...timeout, ...memoryMb });
     case "ContainerExecutor":
       // No deps option: packages go into the image (runtime installs are not supported there).
-      return new (loaded("ContainerExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...timeout });
+      return new (loaded("ContainerExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...options.container, ...timeout, ...memoryMb });
     case null:
       throw new ValidationError(`--executor: ${executorNameProblem(name)}`);
   }

@@ -60,9 +60,10 @@ describe("--executor container", () => {
   });
 
   it("container flags with another executor are a usage error (exit 2)", async () => {
-    const r = await cli(["run", "--base", "demo", "--memory-mb", "128", "1"], { cwd: dir });
+    // (--memory-mb is not one: every executor that can cap memory takes it, test/cli/memory-and-skills.test.ts.)
+    const r = await cli(["run", "--base", "demo", "--image", "localhost/x:1", "1"], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--memory-mb applies to --executor container only; got --executor subprocess/);
+    expect(r.stderr).toMatch(/--image applies to --executor container only; got --executor subprocess/);
   });
 
   it("--workspace and --mount: host tools, container commands and the code agree on every path (issue 32.2)", async () => {

@@ -40,7 +40,7 @@ describe("createExecutor", () => {
     };
     expect(refusal("in-process", { ...base, engine: "deno" })).toMatch(/--engine deno applies to --executor sandbox only; got --executor in-process/);
     expect(refusal("in-process", { ...base, language: "python" })).toMatch(/--language python runs with --executor subprocess \(python3\) or --executor sandbox \(Pyodide\); got --executor in-process/);
-    expect(refusal("in-process", { ...base, container: { image: "x" } })).toMatch(/--image, --network, --memory-mb, --workspace and --mount apply to --executor container only; got --executor in-process/);
+    expect(refusal("in-process", { ...base, container: { image: "x" } })).toMatch(/--image, --network, --workspace and --mount apply to --executor container only; got --executor in-process/);
     expect(refusal("nope", base)).toMatch(/--executor: unknown executor "nope" \(available: subprocess, in-process, sandbox, container\)/);
   });
 

@@ -27,6 +27,7 @@ const reference = z.discriminatedUnion("type", [
       error: wireError.nullable(),
       durationMs: z.number(),
     }),
+    interrupted: z.literal(true).optional(),
   }),
   z.object({ type: z.literal("fatal"), error: wireError }),
   z.object({ type: z.literal("output"), runId: id, stream: z.enum(["stdout", "stderr"]), text: z.string().max(MAX_CHUNK_CHARS) }),
@@ -38,6 +39,7 @@ const valid: Record<string, unknown>[] = [
   { type: "call", callId: 1, ns: "tools", op: "call", args: [{ a: 1 }, new Map([[1, 2]])] },
   { type: "result", runId: 3, result: { ok: true, value: new Uint8Array(2), display: "2", stdout: "", stderr: "", error: null, durationMs: 0.5 } },
   { type: "result", runId: 3, result: { ok: false, value: undefined, display: "", stdout: "o", stderr: "e", error: err, durationMs: 1 } },
+  { type: "result", runId: 4, result: { ok: false, value: undefined, display: "", stdout: "", stderr: "", error: err, durationMs: 1 }, interrupted: true },
   { type: "fatal", error: { name: "Error", message: "boom" } },
   { type: "output", runId: 0, stream: "stderr", text: "x" },
 ];

@@ -15,12 +15,12 @@ import { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
-import { containerFlagsOf, createExecutor, loadExecutor } from "../../execution/by-name.js";
+import { createExecutor, loadExecutor } from "../../execution/by-name.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -185,6 +185,8 @@ async function serve(flags: McpFlags): Promise<void> {
   if (flags.remote === undefined) await Promise.all([defaultLanguage, ...(otherLanguage ? [otherLanguage] : [])].map((l) => loadExecutor(flags.executor, l)));
   // --sampler: this model answers toolable sampling requests instead of the client's.
   const sampler = flags.remote === undefined ? await samplerFromFlag(flags.sampler) : undefined;
+  // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
+  const executorExtras = executorOptionsOf(flags);
   const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
     flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,
@@ -193,7 +195,7 @@ async function serve(flags: McpFlags): Promise<void> {
         ...(flags.search !== undefined ? { search: flags.search } : {}),
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
         ...(language !== "typescript" || flags.language !== undefined ? { language } : {}),
-        ...containerFlagsOf(flags),
+        ...executorExtras,
         // Also refuses deps.add/deps.remove inside run_code, not only the MCP tools.
         ...(flags.runtimeDeps ? {} : { allowRuntimeDeps: false }),
         // toolable tools: sampling through the client's model (or --sampler's), events as notifications.

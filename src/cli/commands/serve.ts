@@ -8,11 +8,11 @@ import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
-import { containerFlagsOf, createExecutor, loadExecutor } from "../../execution/by-name.js";
+import { createExecutor, loadExecutor } from "../../execution/by-name.js";
 import { samplerFromFlag } from "../sampler.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8787;
@@ -129,6 +129,8 @@ async function serve(flags: ServeFlags): Promise<void> {
   });
   await loadExecutor(flags.executor, flags.language);
   const sampler = await samplerFromFlag(flags.sampler);
+  // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
+  const executorExtras = executorOptionsOf(flags);
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,
@@ -146,7 +148,7 @@ async function serve(flags: ServeFlags): Promise<void> {
         ...(flags.search !== undefined ? { search: flags.search } : {}),
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
         ...(flags.language !== undefined ? { language: flags.language } : {}),
-        ...containerFlagsOf(flags),
+        ...executorExtras,
         ...(sampler ? { toolable: { sampler } } : {}),
       }),
     storage,

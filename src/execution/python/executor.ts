@@ -59,6 +59,8 @@ export class PythonExecutor extends SubprocessExecutor {
   readonly language = "python" as const;
   protected override readonly interruptsAtDeadline: boolean = true;
   protected override readonly killGraceMs: number = PYTHON_KILL_GRACE_MS;
+  /** runtime.py's SIGINT handler ignores a signal that arrives between runs: a late one harms no later run. */
+  protected override readonly interruptNeedsAck: boolean = false;
   private readonly python: string;
   private readonly maxMemory: number | undefined;
   private readonly allowDeps: boolean;

@@ -72,6 +72,11 @@ export interface EngineRunOptions {
    * host aborts it when the guest is idle at the deadline (a StopMessage).
    */
   stop?: AbortSignal;
+  /**
+   * With interrupt "sigint": called when the host's SIGINT stopped this run's script, i.e. this run
+   * took the signal (the subprocess child tells its host, see rpc/protocol.ts ResultMessage).
+   */
+  onInterrupted?: () => void;
 }
 
 /** Failures reported between runs are kept for the next run up to this many characters. */
@@ -149,6 +154,7 @@ export class ReplEngine {
       }
       fields = { ok: true, value: cloneValue(value), display: renderDisplay(value), error: null };
     } catch (thrown) {
+      if ((thrown as { code?: unknown } | null)?.code === "ERR_SCRIPT_EXECUTION_INTERRUPTED") options.onInterrupted?.();
       fields = { ok: false, value: undefined, display: "", error: engineError(thrown, timeoutMs) };
     } finally {
       if (timer) clearTimeout(timer);

@@ -11,7 +11,7 @@
  *   guest → host   { type: "call", callId, ns, op, args }               a namespace call; many may be in flight
  *   host → guest   { type: "reply", callId, ok: true, value }           ... answered in any order
  *                  { type: "reply", callId, ok: false, error }          error: WireError
- *   guest → host   { type: "result", runId, result }                   ExecutionResult of the run
+ *   guest → host   { type: "result", runId, result, interrupted? }     ExecutionResult of the run
  *   guest → host   { type: "fatal", error }                            uncaught exception; the guest exits next
  */
 import type { ExecutionResult } from "../protocol.js";
@@ -46,6 +46,12 @@ export interface ResultMessage {
   type: "result";
   runId: number;
   result: ExecutionResult;
+  /**
+   * The host's SIGINT stopped this run's script: the signal was taken by this run. A child.js
+   * result without it, after the host sent SIGINT, means the signal is still on its way and would
+   * end the process during a later run; the host replaces the child instead (issue 35).
+   */
+  interrupted?: true;
 }
 export interface FatalMessage {
   type: "fatal";

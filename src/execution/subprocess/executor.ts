@@ -31,7 +31,7 @@ import type { SearchOptions } from "../../search/config.js";
 import type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { errorResult } from "../result.js";
 import { RpcProvider } from "../rpc/provider.js";
-import type { CallMessage, GuestToHost, OutputMessage } from "../rpc/protocol.js";
+import type { CallMessage, GuestToHost, OutputMessage, ResultMessage } from "../rpc/protocol.js";
 import { cancelledError as sharedCancelledError, type OutputListener } from "../output-stream.js";
 import { MESSAGE_LIMITS } from "./message-limits.js";
 import { RunBudget } from "../run-budget.js";
@@ -52,6 +52,13 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   maxMemoryMb?: number;
   /** How long a child may take to start before start() fails; default 10 s. */
   startupTimeoutMs?: number;
+  /**
+   * After a run's deadline or a cancel, how long a guest that is only waiting (on a tool, a timer,
+   * a promise) has to end the run itself, keeping its variables, before the host interrupts it as
+   * busy; default IDLE_STOP_GRACE_MS (1 s). Raise it on a heavily loaded machine; lower it to
+   * stop busy code sooner.
+   */
+  stopGraceMs?: number;
   /**
    * Run the child under Node's permission model. Node 20 does not restrict the network there:
    * use SandboxExecutor or ContainerExecutor when network access must be denied.
@@ -78,6 +85,7 @@ const optionsShape = lazy(() => ({
   ...depsOptionsShape,
   maxMemoryMb: z.number({ error: "must be a number of megabytes" }).int("must be a whole number").min(16, "must be at least 16 MB").max(1_048_576, "is too large").optional(),
   startupTimeoutMs: z.number({ error: "must be a number of milliseconds" }).int().min(100, "must be at least 100 ms").max(600_000).optional(),
+  stopGraceMs: z.number({ error: "must be a number of milliseconds" }).int("must be a whole number of milliseconds").min(0, "must be at least 0 ms").max(600_000, "must be at most 600000 ms").optional(),
   permissions: z
     .strictObject({
       fsRead: z.array(z.string().min(1)).optional(),
@@ -104,6 +112,8 @@ const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
 interface PendingRun {
   runId: number;
   resolve(result: ExecutionResult): void;
+  /** The guest's result of this run arrived. */
+  finished(message: ResultMessage): void;
   /** The child died during the run. */
   crashed(exit: ChildExit): void;
   /** Output the child streamed for this run (only when the caller listens). */
@@ -152,6 +162,7 @@ export class SubprocessExecutor implements Executor {
     this.registry = tools;
     // child.js is started to be interrupted with SIGINT (see interrupt.ts); another launcher's guest is not.
     this.interruptsAtDeadline = launch === launchChild && SIGINT_INTERRUPTS;
+    this.interruptNeedsAck = this.interruptsAtDeadline;
   }
 
   get host(): HostServices | null {
@@ -346,7 +357,12 @@ export class SubprocessExecutor implements Executor {
         });
         // Interrupted at the deadline: a guest that dies of it (asynchronous code was running) timed out.
         let interruptSent = false;
-        this.pending = { runId, resolve, crashed: (exit) => resolve(stoppedResult(interruptSent ? timedOut() : this.crashError(exit))), ...(streamed ? { output: (m: OutputMessage) => streamed.take(m) } : {}) };
+        // A result after the interrupt that does not say this run took it: the SIGINT is still on its
+        // way and would end the child during the next run (issue 35). The run outlived its deadline,
+        // so it is reported as timed out, its output kept, and the child is replaced.
+        const finished = ({ result, interrupted }: ResultMessage) =>
+          resolve(interruptSent && this.interruptNeedsAck && !interrupted ? errorResult(timedOut(), startedAt, { stdout: result.stdout, stderr: result.stderr }) : result);
+        this.pending = { runId, resolve, finished, crashed: (exit) => resolve(stoppedResult(interruptSent ? timedOut() : this.crashError(exit))), ...(streamed ? { output: (m: OutputMessage) => streamed.take(m) } : {}) };
         // The deadline may have been held (a human deciding on an approval): wait for what is left.
         // A guest that is interrupted by the host (interruptsAtDeadline) gets the interrupt at the
         // deadline and killGraceMs to answer; child.js interrupts itself and is killed KILL_GRACE_MS later.
@@ -370,7 +386,7 @@ export class SubprocessExecutor implements Executor {
             if (this.pending?.runId !== runId) return;
             const left = this.budget.remainingMs();
             if (left > 0) return arm(Number.isFinite(left) ? left + grace : HOLD_POLL_MS, interrupted);
-            if (askToStop("timeout")) return arm(IDLE_STOP_GRACE_MS, interrupted);
+            if (askToStop("timeout")) return arm(this.stopGraceMs, interrupted);
             if (!interrupted && this.interruptsAtDeadline && child.interrupt()) {
               interruptSent = true;
               return arm(this.killGraceMs, true);
@@ -386,7 +402,7 @@ export class SubprocessExecutor implements Executor {
           if (!askToStop("cancel")) return resolve(stoppedResult(cancelledError()));
           killTimer = setTimeout(() => {
             if (this.pending?.runId === runId) resolve(stoppedResult(cancelledError()));
-          }, IDLE_STOP_GRACE_MS);
+          }, this.stopGraceMs);
         };
         options.signal?.addEventListener("abort", onAbort, { once: true });
         try {
@@ -416,7 +432,7 @@ export class SubprocessExecutor implements Executor {
   private onMessage(child: GuestHandle, message: GuestToHost): void {
     if (child !== this.child) return;
     if (message.type === "call") this.onCall(child, message);
-    else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.resolve(message.result);
+    else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.finished(message);
     else if (message.type === "output" && this.pending?.runId === message.runId) this.pending.output?.(message);
   }
 
@@ -461,8 +477,19 @@ export class SubprocessExecutor implements Executor {
     return {};
   }
 
+  private get stopGraceMs(): number {
+    return this.options.stopGraceMs ?? IDLE_STOP_GRACE_MS;
+  }
+
   /** Whether the host interrupts the guest at the deadline (child.interrupt()) before killing it. */
   protected readonly interruptsAtDeadline: boolean;
+  /**
+   * Whether an interrupt the run did not take outlives it: child.js (started with --trace-sigint)
+   * dies of a SIGINT that arrives outside a script, so after an interrupt the child is kept only
+   * when its result says the run took it (ResultMessage.interrupted). The Python guest ignores a
+   * SIGINT between runs.
+   */
+  protected readonly interruptNeedsAck: boolean;
   /** After an interrupt, how long the guest has to answer with its own TimeoutError before it is killed. */
   protected readonly killGraceMs: number = KILL_GRACE_MS;
 

@@ -65,9 +65,12 @@ export function startGuestRuntime(transport: GuestTransport): void {
     const streaming = message.stream ? { onOutput: (c: OutputChunk) => send({ type: "output", runId, stream: c.stream, text: c.text }) } : {};
     const stop = new AbortController();
     current = { runId, stop };
-    void engine.run(message.script, message.timeoutMs, { ...streaming, stop: stop.signal }).then((result) => {
+    let interrupted = false;
+    const onInterrupted = () => void (interrupted = true);
+    void engine.run(message.script, message.timeoutMs, { ...streaming, stop: stop.signal, onInterrupted }).then((result) => {
       if (current?.runId === runId) current = null;
-      send({ type: "result", runId, result: fitResult(result) });
+      // `interrupted`: this run took the host's SIGINT, so none is left to reach a later run.
+      send({ type: "result", runId, result: fitResult(result), ...(interrupted ? { interrupted: true as const } : {}) });
     });
   });
 

@@ -77,8 +77,11 @@ function parse(raw: unknown): GuestToHost {
       if (args.length > L.args) throw new Bad("args", `an array of at most ${L.args} items`);
       return { type: "call", callId: id(m["callId"], "callId"), ns: text(m["ns"], "ns", L.ns), op: text(m["op"], "op", L.op), args };
     }
-    case "result":
-      return { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]) };
+    case "result": {
+      const interrupted = m["interrupted"];
+      if (interrupted !== undefined && interrupted !== true) throw new Bad("interrupted", "expected true or no field");
+      return { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]), ...(interrupted ? { interrupted } : {}) };
+    }
     case "output": {
       const stream = m["stream"];
       if (stream !== "stdout" && stream !== "stderr") throw new Bad("stream", 'expected "stdout" or "stderr"');
