@@ -35,9 +35,6 @@ export class ToolSessions {
     this.open.set(id, { session, runId, label: `tools.${tool}.${callable}` });
     // The run was stopped (timeout, cancel, executor closed): its sessions die with it.
     ctx.signal?.addEventListener("abort", () => session.kill(), { once: true });
-    void session.done.catch(() => {}).finally(() => {
-      // Keep the entry until close() so the guest can still read queued events; forget killed ones on endRun.
-    });
     return { id };
   }
 

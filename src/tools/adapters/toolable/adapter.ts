@@ -139,7 +139,10 @@ export class ToolableToolAdapter implements ToolAdapter {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     this.sessions.add(session);
-    void session.done.finally(() => this.sessions.delete(session));
+    // `.finally` would hand on a killed session's rejection to a promise nobody awaits (an unhandled
+    // rejection: a host under Node's default exits 1); forget the session either way instead.
+    const forget = () => void this.sessions.delete(session);
+    session.done.then(forget, forget);
     return session;
   }
 
