@@ -82,9 +82,11 @@ export function createGuestConsole(target: () => RunOutput | null, prepare: (val
   const out = (stream: "stdout" | "stderr") => (...args: unknown[]) => write(stream, `${formatted(args)}\n`);
   const counts = new BoundedCache<string, number>(MAX_CONSOLE_LABELS, MAX_CONSOLE_LABELS * MAX_LABEL_CHARS, (k) => k.length);
   const timers = new BoundedCache<string, number>(MAX_CONSOLE_LABELS, MAX_CONSOLE_LABELS * MAX_LABEL_CHARS, (k) => k.length);
+  // A label kept as a key is a copy: a slice (or the guest's own string, itself perhaps a slice) would
+  // keep the whole string it came from alive as long as the label — 20 MB per label, 1,000 labels.
   const labelOf = (label: unknown): string => {
     const text = typeof label === "string" ? label : String(prepare(label));
-    return text.length > MAX_LABEL_CHARS ? `${text.slice(0, MAX_LABEL_CHARS)}…` : text;
+    return copyString(text.length > MAX_LABEL_CHARS ? `${text.slice(0, MAX_LABEL_CHARS)}…` : text);
   };
   const methods: ConsoleMethods = {
     log: out("stdout"),
@@ -119,4 +121,9 @@ export function createGuestConsole(target: () => RunOutput | null, prepare: (val
       timers.clear();
     },
   };
+}
+
+/** A string with its own storage (V8 may represent a slice or a concatenation as a view of its parts). */
+function copyString(text: string): string {
+  return Buffer.from(text, "utf16le").toString("utf16le");
 }
