@@ -91,3 +91,33 @@ describe.each(executors)("bounded host work: %s", (_name, make) => {
     expect(lines.at(-1)).toMatch(/^t1499: [\d.]+ms$/);
   });
 });
+
+/**
+ * Issue 32: a run's value is measured in the child before it is sent (RUN_VALUE_LIMITS): a value of
+ * 1 GiB made an MCP server over the subprocess executor grow from 81 to 2,136 MB receiving it.
+ */
+describe("a run's value is bounded in the child: SubprocessExecutor", () => {
+  let dir: string;
+  let s: Session;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "tcm-bounded-value-"));
+    s = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SubprocessExecutor({ defaultTimeoutMs: 60_000 }) });
+    await s.start();
+  });
+  afterAll(async () => {
+    await s.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a 100 MB value stays in the child; its display says why; a 1 MB value and variables still cross", async () => {
+    const big = await s.run(`globalThis.kept = 7; new Uint8Array(100 * 1_048_576)`);
+    expect(big.ok).toBe(true);
+    expect(big.value).toBeUndefined();
+    expect(big.display).toMatch(/\[the run's value was not sent to the host: it is larger than 64 MB; return a smaller value/);
+    const deep = await s.run(`let d: any = 0; for (let i = 0; i < 1_500; i++) d = [d]; d`);
+    expect(deep.value).toBeUndefined();
+    expect(deep.display).toMatch(/nested more than 1000 levels deep/);
+    const small = await s.run(`[kept, new Uint8Array(1_048_576).length]`);
+    expect(small.value).toEqual([7, 1_048_576]);
+  });
+});
