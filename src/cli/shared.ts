@@ -59,8 +59,11 @@ export interface ExecutorFlags {
   network?: "none" | "bridge";
   /** --memory-mb: the memory cap of whatever runs the code (see CliExecutorOptions.memoryMb). */
   memoryMb?: number;
-  /** --workspace DIR (absolute, existing): mounted read-write at the same path in the container. */
-  workspace?: string;
+  /**
+   * --workspace-dir DIR (absolute, existing): mounted read-write at the same path in the container.
+   * (`--workspace ID` already names a tenant's workspace on run, mcp and store, so the folder has its own flag.)
+   */
+  workspaceDir?: string;
   /** --mount SRC:DST[:ro], repeatable. */
   mount?: Array<{ source: string; target: string; readOnly: boolean }>;
   /** --skills DIR (repeatable): read-only folders of Agent Skills, after <base>/skills. */
@@ -98,7 +101,7 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--language <lang>", "the language of the agent's code: typescript (default) or python (with --executor subprocess: a python3 process; with --executor sandbox: Pyodide in a deno process without permissions)").choices(["typescript", "python"]))
     .addOption(new Option("--image <ref>", "with --executor container: the image to run (default: the one `ts-code-mode image build` makes)"))
     .addOption(new Option("--network <mode>", "with --executor container: none (default; no network at all) or bridge").choices(["none", "bridge"]))
-    .addOption(new Option("--workspace <dir>", "with --executor container: a host folder mounted read-write at the same path inside, the code's and the tools' working directory").argParser(parseWorkspace))
+    .addOption(new Option("--workspace-dir <dir>", "with --executor container: a host folder mounted read-write at the same path inside, the code's and the tools' working directory").argParser(parseWorkspace))
     .addOption(new Option("--mount <src:dst[:ro|rw]>", "with --executor container: mount a host path at an absolute path inside (read-only unless :rw; repeatable)").argParser(collectMount))
     .addOption(
       new Option(
@@ -144,7 +147,7 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
   if (flags.language === "python" && executor === "sandbox" && flags.engine === "quickjs") {
     throw new CliUsageError("--language python with --executor sandbox runs Pyodide in the deno engine; leave out --engine quickjs");
   }
-  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.workspace !== undefined ? "--workspace" : flags.mount?.length ? "--mount" : undefined;
+  const containerFlag = flags.image !== undefined ? "--image" : flags.network !== undefined ? "--network" : flags.workspaceDir !== undefined ? "--workspace-dir" : flags.mount?.length ? "--mount" : undefined;
   if (containerFlag && flags.executor !== "container") {
     throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
@@ -174,7 +177,10 @@ export function skillRootsOf(flags: { skills?: string[] | undefined }): string[]
 /** The executor options every command builds from --memory-mb, --image, --network and --skills. */
 export function executorOptionsOf(flags: Partial<ExecutorFlags>): ReturnType<typeof executorFlagsOf> & { skillRoots?: string[] } {
   const roots = skillRootsOf(flags);
-  return { ...executorFlagsOf(flags), ...(roots.length ? { skillRoots: roots } : {}) };
+  // Named field by field: the flags object also holds `--workspace ID` (a tenant), which is not the container's folder.
+  const { image, network, memoryMb, mount, workspaceDir } = flags;
+  const picked = { ...(image !== undefined ? { image } : {}), ...(network !== undefined ? { network } : {}), ...(memoryMb !== undefined ? { memoryMb } : {}), ...(mount !== undefined ? { mount } : {}), ...(workspaceDir !== undefined ? { workspace: workspaceDir } : {}) };
+  return { ...executorFlagsOf(picked), ...(roots.length ? { skillRoots: roots } : {}) };
 }
 
 /** The tool middleware the executor flags ask for: audit outermost, so refused calls are logged too. */
@@ -228,11 +234,11 @@ function existingHostPath(value: string, flag: string): string {
   return full;
 }
 
-/** --workspace DIR: an existing folder, absolute (it is the same path inside the container). */
+/** --workspace-dir DIR: an existing folder, absolute (it is the same path inside the container). */
 export function parseWorkspace(value: string): string {
-  const full = existingHostPath(value, "--workspace");
+  const full = existingHostPath(value, "--workspace-dir");
   const problem = containerPathProblem(full);
-  if (problem) throw new InvalidArgumentError(`--workspace ${full}: the path is used inside the container too, so it ${problem}`);
+  if (problem) throw new InvalidArgumentError(`--workspace-dir ${full}: the path is used inside the container too, so it ${problem}`);
   return full;
 }
 

@@ -94,7 +94,7 @@ describe("sampling inside an agent", () => {
   async function samplingProject(config: Record<string, unknown> = {}): Promise<string> {
     const dir = await project([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", executor: "subprocess" }, ...config });
     await mkdir(path.join(dir, ".code-mode", "tools"), { recursive: true });
-    await writeFile(path.join(dir, ".code-mode", "tools", "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+    await writeFile(path.join(dir, ".code-mode", "tools", "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ndiscover_timeout: 60\n`);
     return dir;
   }
 

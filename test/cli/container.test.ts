@@ -66,7 +66,7 @@ describe("--executor container", () => {
     expect(r.stderr).toMatch(/--image applies to --executor container only; got --executor subprocess/);
   });
 
-  it("--workspace and --mount: host tools, container commands and the code agree on every path (issue 32.2)", async () => {
+  it("--workspace-dir and --mount: host tools, container commands and the code agree on every path (issue 32.2)", async () => {
     const ws = path.join(dir, "ws");
     const ro = path.join(dir, "ro");
     await mkdir(ws, { recursive: true });
@@ -80,7 +80,7 @@ describe("--executor container", () => {
     const code = `const fs = await import("node:fs"); fs.writeFileSync("out.txt", "x\\ny\\nz\\n");
       let wrote = "no"; try { fs.writeFileSync("/data/w.txt", "x"); wrote = "yes"; } catch {}
       [process.cwd(), (await tools.wc.lines({ files: [${JSON.stringify(path.join(ws, "in.txt"))}, "out.txt"] })).trim(), (await tools.grep({ pattern: ".", paths: ["/data/r.txt"] })).trim(), wrote]`;
-    const r = await cli(["run", "--base", "demo", "--executor", "container", "--workspace", ws, "--mount", `${ro}:/data:ro`, "--json", code], { cwd: dir });
+    const r = await cli(["run", "--base", "demo", "--executor", "container", "--workspace-dir", ws, "--mount", `${ro}:/data:ro`, "--json", code], { cwd: dir });
     expect(r.stderr).toBe("");
     const v = JSON.parse(r.stdout) as { ok: boolean; value: [string, string, string, string] };
     expect(v.ok).toBe(true);
@@ -99,7 +99,7 @@ describe("--executor container", () => {
       [["--mount", `${dir}:/a:rw:x`], /expected SRC:DST/],
       [["--mount", `${dir}:/a:rx`], /the mode must be ro or rw/],
       [["--mount", `${dir}/nope:/a`], /does not exist/],
-      [["--workspace", `${dir}/nope`], /does not exist/],
+      [["--workspace-dir", `${dir}/nope`], /does not exist/],
     ];
     for (const [flags, message] of bad) {
       const r = await cli(["run", "--base", "demo", "--executor", "container", ...flags, "1"], { cwd: dir });

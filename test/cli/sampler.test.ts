@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = await tempDir();
   tools = path.join(dir, "tools");
   await mkdir(tools);
-  await writeFile(path.join(tools, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+  await writeFile(path.join(tools, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ndiscover_timeout: 60\n`);
   fake = await startFakeOpenAI(() => ({ text: "four, from the fake model" }));
   env = { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: fake.url };
 }, 60_000);

@@ -32,7 +32,7 @@ beforeAll(async () => {
   await cp(EXAMPLE_TOOLS_PATH, path.join(dir, "tools"), { recursive: true });
   await cp(COMPAT_TOOLS, path.join(dir, "tools"), { recursive: true });
   const { writeFile } = await import("node:fs/promises");
-  await writeFile(path.join(dir, "tools", "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+  await writeFile(path.join(dir, "tools", "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ndiscover_timeout: 60\n`);
   server = createServer((req, res) => {
     let body = "";
     req.setEncoding("utf8").on("data", (d: string) => (body += d));

@@ -82,7 +82,7 @@ export async function matrixFixtures(): Promise<MatrixFixtures> {
   await new Promise<void>((resolve) => httpServer!.listen(0, "127.0.0.1", resolve));
   const httpUrl = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
   await writeFile(path.join(toolsPath, "sleep.yaml"), SLEEP_YAML);
-  await writeFile(path.join(toolsPath, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+  await writeFile(path.join(toolsPath, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n# A loaded 2-core machine can take seconds to start python3 for --discover.\ndiscover_timeout: 60\n`);
   await writeFile(path.join(toolsPath, "math.yaml"), `name: math\ntype: mcp\ndescription: Fixture math server\ntransport: stdio\ncommand: ${JSON.stringify(process.execPath)}\nargs: [${JSON.stringify(FIXTURE_SERVER)}]\n`);
   await writeFile(
     path.join(toolsPath, "web.yaml"),
