@@ -87,7 +87,8 @@ const EXCEPTIONS: Partial<Record<ExecutorId, Partial<Record<CapabilityId, Outcom
   },
   container: {},
   remote: {
-    exec: refuses("ValidationError", "session.exec runs commands in a container: start the server with serve --executor container"),
+    exec: refuses("NotSupportedError", "the server's executor runs no commands: start the server with serve --executor container"),
+    "toolable-events": works("they reach the server's log (serve prints each event), not the remote client"),
     "memory-cap": refuses("ValidationError", "the server's executor sets the cap: serve --memory-mb N"),
   },
   python: {

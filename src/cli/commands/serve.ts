@@ -10,6 +10,7 @@ import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../../execution/by-name.js";
 import { samplerFromFlag } from "../sampler.js";
+import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
@@ -149,7 +150,8 @@ async function serve(flags: ServeFlags): Promise<void> {
         ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
         ...(flags.language !== undefined ? { language: flags.language } : {}),
         ...executorExtras,
-        ...(sampler ? { toolable: { sampler } } : {}),
+        // Toolable tools' progress/log/artifact events go to the server's log (a remote client does not receive them).
+        toolable: { onEvent: (e) => log(eventLine(e)), ...(sampler ? { sampler } : {}) },
       }),
     storage,
     ...(flags.workspaceHeader !== undefined ? { openWorkspace } : {}),
