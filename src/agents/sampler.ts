@@ -5,10 +5,7 @@
  * provider:model` on `run`, `mcp` and `serve`.
  */
 import type { LanguageModel } from "ai";
-import type { Sampler, SampleRequest } from "../tools/adapters/toolable/host.js";
-
-/** The longest completion handed back to a tool, as the MCP server's sampler bounds it. */
-export const MAX_SAMPLE_CHARS = 100_000;
+import { boundedSample, type Sampler, type SampleRequest } from "../tools/adapters/toolable/host.js";
 
 export function modelSampler(model: LanguageModel | (() => Promise<LanguageModel>)): Sampler {
   return async (req: SampleRequest) => {
@@ -22,6 +19,6 @@ export function modelSampler(model: LanguageModel | (() => Promise<LanguageModel
       ...(req.stop_sequences !== undefined ? { stopSequences: req.stop_sequences } : {}),
       abortSignal: req.signal,
     });
-    return result.text.length > MAX_SAMPLE_CHARS ? result.text.slice(0, MAX_SAMPLE_CHARS) : result.text;
+    return boundedSample(result.text);
   };
 }

@@ -17,7 +17,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ApprovalDecision, Approver } from "../tools/middleware/builtins.js";
 import { callName } from "../tools/middleware/types.js";
 import { cutMiddle } from "./truncate.js";
-import { eventLine, type ToolableHostOptions } from "../tools/adapters/toolable/host.js";
+import { boundedSample, eventLine, type ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import type { ToolExtra } from "./progress.js";
 
 /** Longest rejection reason from the user passed on to the agent. */
@@ -29,8 +29,7 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
 const MAX_ARGS_CHARS = 2_000;
 
 export const NO_SAMPLING_REASON = "the MCP client does not support sampling (it declared no sampling capability), so the tool's request for a completion was refused";
-/** Longest completion passed back to a tool, in characters. */
-export const MAX_SAMPLE_CHARS = 200_000;
+export { MAX_SAMPLE_CHARS } from "../tools/adapters/toolable/host.js";
 
 export const NO_ELICITATION_REASON =
   "the MCP client cannot ask its user (it does not support elicitation), so calls that need approval are refused; " +
@@ -95,7 +94,7 @@ export class ClientApprovals {
       );
       const parts: unknown[] = Array.isArray(result.content) ? result.content : [result.content];
       const text = parts.map((p) => (typeof p === "object" && p !== null && (p as { type?: unknown }).type === "text" ? String((p as { text?: unknown }).text ?? "") : "")).join("");
-      return text.length > MAX_SAMPLE_CHARS ? text.slice(0, MAX_SAMPLE_CHARS) : text;
+      return boundedSample(text);
     },
     onEvent: (e) => {
       const extra = this.current;

@@ -3,7 +3,6 @@
  * answered by that model (a fake OpenAI API on 127.0.0.1 behind the real @ai-sdk/openai provider);
  * a missing key, a malformed model and --sampler with --remote are usage errors (exit 2).
  */
-import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../agents/fake-openai.js";
 import { startServe, TOKEN } from "../server/harness.js";
 import { PYTOOL } from "../tools/toolable/fixture.js";
+import { runCli } from "../mcp/harness.js";
 import { cleanup, ensureBuilt, MAIN, tempDir, type CliResult } from "./harness.js";
 
 let dir: string;
@@ -34,20 +34,9 @@ afterAll(async () => {
   await cleanup(dir);
 });
 
+/** The built CLI with the fake provider's environment (or `withEnv`). */
 function run(args: string[], withEnv: NodeJS.ProcessEnv = env): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: dir, env: withEnv, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCli(args, { cwd: dir, env: withEnv, timeoutMs: 60_000 });
 }
 
 describe("--sampler", () => {

@@ -18,7 +18,7 @@ import type Docker from "dockerode";
 import { ToolError, type ToolErrorCode } from "../../errors.js";
 import { MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "../../tools/adapters/cli/run.js";
 import type { CommandCall, CommandRunner } from "../../tools/protocol.js";
-import { EXEC_WRAPPER } from "./exec.js";
+import { EXEC_WRAPPER, execExitCode } from "./exec.js";
 
 export interface ArgvRunOptions {
   /** Working directory inside the container (absolute). */
@@ -125,15 +125,7 @@ export async function runArgvIn(container: Docker.Container, argv: readonly stri
       await killInside().catch(() => undefined);
     }
     await killing;
-    let exitCode = -1;
-    if (ended) {
-      try {
-        const info = await exec.inspect();
-        if (typeof info.ExitCode === "number") exitCode = info.ExitCode;
-      } catch {
-        // the container went away
-      }
-    }
+    const exitCode = ended ? await execExitCode(exec) : -1;
     if (exitCode === 124 && !stopped) stopped = "timeout";
     return { stdout: Buffer.concat(stdout).toString("utf8"), stderr: stderr.slice(-STDERR_KEEP_CHARS), exitCode, stopped };
   } finally {

@@ -96,16 +96,18 @@ export async function execIn(container: Docker.Container, command: string | stri
   ]);
   clearTimeout(timer);
   if (!ended) (stream as { destroy?: () => void }).destroy?.();
-  let exitCode = -1;
-  if (ended) {
-    try {
-      const info = await exec.inspect();
-      if (typeof info.ExitCode === "number") exitCode = info.ExitCode;
-    } catch {
-      // the container went away
-    }
-  } else exitCode = 124;
+  const exitCode = ended ? await execExitCode(exec) : 124;
   return { output, exitCode, truncated };
+}
+
+/** The exit code of a finished exec, or -1 when the engine cannot say (the container went away). */
+export async function execExitCode(exec: { inspect(): Promise<{ ExitCode?: number | null }> }): Promise<number> {
+  try {
+    const info = await exec.inspect();
+    return typeof info.ExitCode === "number" ? info.ExitCode : -1;
+  } catch {
+    return -1;
+  }
 }
 
 /** The `shell` tool: `tools.shell.exec({ command, timeoutMs?, cwd? })` in agent code. */

@@ -31,6 +31,14 @@ export interface SampleRequest {
 /** Answers a sampling request with the completion text. */
 export type Sampler = (request: SampleRequest) => Promise<string>;
 
+/** The longest completion handed back to a tool, whoever answers it (MCP client, agent model, --sampler). */
+export const MAX_SAMPLE_CHARS = 200_000;
+
+/** A completion cut to MAX_SAMPLE_CHARS. */
+export function boundedSample(text: string): string {
+  return text.length > MAX_SAMPLE_CHARS ? text.slice(0, MAX_SAMPLE_CHARS) : text;
+}
+
 export interface ToolableHostOptions {
   /** Without one, a tool's sampling request is refused (its stdin is closed), never left waiting. */
   sampler?: Sampler;
