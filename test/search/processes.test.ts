@@ -91,7 +91,7 @@ describe("offline", () => {
 import { appendFileSync } from "node:fs";
 const { FileStorage, InProcessExecutor, Session } = await import(${JSON.stringify(DIST)});
 const workflows = ${JSON.stringify(FIXTURE_WORKFLOWS.slice(0, 6))};
-const session = new Session({ storage: new FileStorage({ basePath: ${JSON.stringify(path.join(dir, "base"))} }), executor: new InProcessExecutor() });
+const session = new Session({ storage: new FileStorage({ basePath: ${JSON.stringify(path.join(dir, "base"))} }), executor: new InProcessExecutor({ search: { readyTimeoutMs: 120_000, indexTimeoutMs: 120_000 } }) });
 await session.start();
 for (const w of workflows) await session.addWorkflow(w);
 const hits = await session.searchWorkflows("discover which TCP ports are listening");
