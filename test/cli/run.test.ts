@@ -1,5 +1,6 @@
 /** `ts-code-mode run`: code from the argument or stdin, output streams, --json, exit codes. */
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
@@ -43,6 +44,23 @@ describe("run: code and output", () => {
     const dash = await cli(["run", "--base", "base", "-"], { cwd: dir, input: "const t: number = 2; t + 1" });
     expect(dash.code).toBe(0);
     expect(dash.stdout).toBe("3\n");
+  });
+
+  it("runs a file named as the argument: `run /tmp/x.ts`, and a .py file as Python", async () => {
+    await writeFile(path.join(dir, "x.ts"), "const n: number = 20;\nn + 1\n");
+    const ts = await cli(["run", "--base", "base", path.join(dir, "x.ts")], { cwd: dir });
+    expect(ts.stderr).toBe("");
+    expect(ts.stdout).toBe("21\n");
+    await writeFile(path.join(dir, "y.py"), "x = 6\nx * 7\n");
+    const py = await cli(["run", "--base", "base", "./y.py"], { cwd: dir });
+    expect(py.stderr).toBe("");
+    expect(py.stdout).toBe("42\n");
+    const missing = await cli(["run", "--base", "base", "nope.ts"], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no such file: nope.ts");
+    // Code that is not one word ending in a file extension is still code.
+    const code = await cli(["run", "--base", "base", "const o = { ts: 5 }; o.ts"], { cwd: dir });
+    expect(code.stdout).toBe("5\n");
   });
 
   it("prints guest stdout to stdout and guest stderr to stderr", async () => {
