@@ -127,7 +127,10 @@ export function registerSkillsCommands(program: Command): void {
   addJsonOption(remove, "print { removed } as JSON");
   remove.action(async (name: string, flags: SkillFlags) => {
     const removed = await withLibrary(flags, (lib) => lib.delete(name), false);
-    if (flags.json) return printJson({ removed });
+    if (flags.json) {
+      if (!removed) process.exitCode = EXIT_FAILURE;
+      return printJson({ removed });
+    }
     if (!removed) throw new NotFoundError(`No skill named ${JSON.stringify(name)} in the storage`);
     writeLine(process.stdout, `Removed skill ${name}`);
   });
