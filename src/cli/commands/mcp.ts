@@ -21,6 +21,7 @@ import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
 import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { count } from "../../values/count.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -245,7 +246,7 @@ async function serve(flags: McpFlags): Promise<void> {
           onHandshakeDone: handshakeDone,
           ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
         });
-        log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
+        log(`serving ${count(serving.tools.length, "MCP tool")} over stdio (${where})`);
         await Promise.race([serving.closed, shutdownSignal()]).finally(() => serving.close());
         await starting;
       } finally {
