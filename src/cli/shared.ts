@@ -373,8 +373,10 @@ export async function withSession<T>(
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
-  // `run` may save, so its base is created like Session.fromBase does; the other commands only read.
-  const undoFolders = options.readOnly ? await watchMissingFolders(paths) : async () => undefined;
+  // A command that only reads warns about a missing base. `run` may save, so it opens the base
+  // without a warning; either way the folders opening the storage made are removed again when
+  // nothing was saved in them, so `run '1+1'` leaves no ./.code-mode behind.
+  const undoFolders = await watchMissingFolders(paths, options.readOnly ? {} : { warn: () => undefined });
   let storage: FileStorage | undefined;
   let session: Session | undefined;
   try {

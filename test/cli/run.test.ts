@@ -70,11 +70,15 @@ describe("run: code and output", () => {
     expect(r.stderr).toBe("err\n");
   });
 
-  it("uses ./.code-mode as the base when --base is not given", async () => {
+  it("uses ./.code-mode as the base when --base is not given, and leaves none behind when nothing was saved", async () => {
     const r = await cli(["run", "1 + 1"], { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("2\n");
-    expect(existsSync(path.join(dir, ".code-mode", "workflows"))).toBe(true);
+    expect(r.stderr).toBe("");
+    expect(existsSync(path.join(dir, ".code-mode"))).toBe(false);
+    const saved = await cli(["run", 'await artifacts.save("note.txt", "kept")'], { cwd: dir });
+    expect(saved.code).toBe(0);
+    expect(existsSync(path.join(dir, ".code-mode", "artifacts"))).toBe(true);
   });
 
   it("takes tools from --tools and storage from --storage over --base", async () => {
