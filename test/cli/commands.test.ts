@@ -170,6 +170,21 @@ describe("workflows", () => {
     expect(far.stderr).toBe("error: Unknown workflow: nope. Available: count_lines, system_report, triple\n");
   });
 
+  it("deletes a workflow; deleting one that is not there exits 1 with a suggestion", async () => {
+    await initBase();
+    const r = await onBase(["workflows", "delete", "triple"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("Deleted workflow triple.\n");
+    const list = JSON.parse((await onBase(["workflows", "list", "--json"])).stdout) as Array<{ name: string }>;
+    expect(list.map((w) => w.name)).toEqual(["count_lines", "system_report"]);
+    const again = await onBase(["workflows", "delete", "count_line"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe("error: Unknown workflow: count_line. Did you mean: count_lines?\n");
+    const json = await onBase(["workflows", "remove", "triple", "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({ deleted: false });
+  });
+
   it("rejects a malformed workflow name without a stack trace", async () => {
     await initBase();
     const r = await onBase(["workflows", "show", "../etc"]);
