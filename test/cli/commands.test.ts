@@ -113,6 +113,18 @@ describe("tools", () => {
     expect(JSON.parse(json.stdout)).toBe("x y\n");
   });
 
+  it("reads --args from a file with @FILE and from stdin with -", async () => {
+    await initBase();
+    await writeFile(path.join(dir, "args.json"), '{"text":["from", "file"]}');
+    const file = await onBase(["tools", "call", "echo.say", "--args", "@args.json"]);
+    expect(file.stdout).toBe("from file\n");
+    const stdin = await cli(["tools", "call", "echo.say", "--args", "-", "--base", "base"], { cwd: dir, input: '{"text":["piped"]}' });
+    expect(stdin.stdout).toBe("piped\n");
+    const missing = await onBase(["tools", "call", "echo.say", "--args", "@nope.json"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("error: --args @nope.json: no such file: nope.json\n");
+  });
+
   it("reports bad --args as a usage error and bad argument types as a tool error", async () => {
     await initBase();
     const notJson = await onBase(["tools", "call", "echo.say", "--args", "{text"]);
