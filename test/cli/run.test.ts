@@ -63,6 +63,13 @@ describe("run: code and output", () => {
     expect(code.stdout).toBe("5\n");
   });
 
+  it.runIf(process.platform === "linux")("a --base that cannot be made (/proc/x: ENOENT with the parent there) is an error, not a spin at 100% CPU", async () => {
+    // Node's recursive mkdir loops forever on this; the harness's timeout fails the test if it does.
+    const r = await cli(["run", "--base", "/proc/tcm-no-such-base", "1 + 1"], { cwd: dir, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: Could not create folder \/proc\/tcm-no-such-base\/workflows \(ENOENT\)/);
+  }, 90_000);
+
   it("prints guest stdout to stdout and guest stderr to stderr", async () => {
     const r = await cli(["run", "--base", "base", 'console.log("out"); console.error("err"); "value"'], { cwd: dir });
     expect(r.code).toBe(0);
