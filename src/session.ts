@@ -3,6 +3,7 @@
  * see. `run()` never throws for a problem in the agent's code; misuse of the API by the host
  * program (no storage, an executor given as a string) throws a TypeError at once.
  */
+import { statSync } from "node:fs";
 import path from "node:path";
 import { NotFoundError, ValidationError } from "./errors.js";
 import { SubprocessExecutor } from "./execution/subprocess/executor.js";
@@ -32,7 +33,7 @@ export interface SessionOptions {
 }
 
 export interface FromBaseOptions {
-  /** Executor to use; default as for `new Session`. Its toolsPath should point at `<base>/tools`. */
+  /** Executor to use; default as for `new Session`. Give it `toolsPath: <base>/tools`: without one, fromBase refuses it when that folder exists. */
   executor?: Executor;
   /** Default timeout of runs, when the executor is created here. */
   defaultTimeoutMs?: number;
@@ -94,6 +95,16 @@ export class Session {
       });
     const session = new Session({ storage, executor, ...(options.untrustedWorkflows !== undefined ? { untrustedWorkflows: options.untrustedWorkflows } : {}) });
     await session.start();
+    const toolsFolder = path.join(storage.basePath, "tools");
+    const host = session.executor.host;
+    if (options.executor && host && "toolsPath" in host && host.toolsPath === undefined && statSync(toolsFolder, { throwIfNoEntry: false })?.isDirectory()) {
+      // Silently offering no tools would be worse than refusing: the folder says tools were meant.
+      await session.close();
+      throw new ValidationError(
+        `Session.fromBase(${JSON.stringify(base)}): the executor given has no toolsPath, so the tools in ${toolsFolder} would be missing; ` +
+          `create it with its toolsPath, e.g. new ${session.executor.constructor.name}({ toolsPath: ${JSON.stringify(toolsFolder)} })`,
+      );
+    }
     return session;
   }
 
