@@ -343,8 +343,22 @@ export class ToolRegistry {
   }
 }
 
+/** A tool file is a few KB; a bigger one is refused before it is read or parsed. */
+const MAX_TOOL_FILE_BYTES = 1_048_576;
+
 async function readYaml(file: string): Promise<unknown> {
-  const text = await readFile(file, "utf8");
+  let text: string;
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) throw new ValidationError(`Cannot read ${file}: not a file`);
+    if (info.size > MAX_TOOL_FILE_BYTES) throw new ValidationError(`Cannot read ${file}: ${info.size} bytes; a tool file may have at most ${MAX_TOOL_FILE_BYTES}`);
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    if (e instanceof ValidationError) throw e;
+    // Unreadable (EACCES), a dangling symlink (ENOENT), ...: the file is named, with no stack.
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ValidationError(`Cannot read ${file}${code ? ` (${code})` : ""}: ${code === "ENOENT" ? "it is a symlink to nothing, or was removed" : e instanceof Error ? e.message : String(e)}`);
+  }
   // Loaded on first use: importing ts-code-mode must not pay for the YAML parser.
   const { parse: parseYaml } = await import("yaml");
   try {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdtemp, rm, symlink, writeFile, mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -97,6 +97,18 @@ describe("ToolRegistry.load", () => {
   it("reports YAML syntax errors with the file", async () => {
     const d = await tempDir({ "bad.yaml": "name: [unclosed\n" });
     await expect(ToolRegistry.load(d)).rejects.toThrow(/Invalid YAML in .*bad\.yaml/);
+  });
+
+  it("an unreadable tool file (a dangling symlink, too big) is a ValidationError naming it, not a raw fs error", async () => {
+    const d = await tempDir({ "ok.yaml": "name: ok\n" });
+    await symlink(path.join(d, "missing-target.yaml"), path.join(d, "dangle.yaml"));
+    const err = await caught<Error>(ToolRegistry.load(d));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toMatch(/^Cannot read .*dangle\.yaml \(ENOENT\): it is a symlink to nothing/);
+    const big = await tempDir({ "big.yaml": `name: big\ndescription: "${"x".repeat(1_100_000)}"\n` });
+    const tooBig = await caught<Error>(ToolRegistry.load(big));
+    expect(tooBig).toBeInstanceOf(ValidationError);
+    expect(tooBig.message).toMatch(/big\.yaml: \d+ bytes; a tool file may have at most 1048576/);
   });
 
   it("reports every invalid file at once", async () => {
