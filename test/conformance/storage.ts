@@ -44,7 +44,7 @@ export const INVALID_ARTIFACT_NAMES: ReadonlyArray<[string, string]> = [
   [Array.from({ length: 5 }, () => "y".repeat(250)).join("/"), "over 1024 bytes in total"],
 ];
 
-export const INVALID_WORKFLOW_NAMES: readonly string[] = ["", "1abc", "a-b", "a b", "a.b", "../x", "x/y", "é", "a\u0000"];
+export const INVALID_WORKFLOW_NAMES: readonly string[] = ["", "1abc", "a-b", "a b", "a.b", "../x", "x/y", "é", "a\u0000", "w".repeat(101)];
 
 const UNICODE_TEXT = "\uFEFFhello — héllo wörld ✓ 日本語 👩‍💻 مرحبا \u0301e\r\nline2\n\ttab\u0000after-nul";
 
