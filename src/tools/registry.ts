@@ -256,7 +256,7 @@ export class ToolRegistry {
     const cleaned = validateArgs(tool, callable, target, args);
     if (this.middleware.length === 0) return adapter.call(callable, cleaned, ctx);
     this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
-    return this.chain({
+    const call: ToolCallContext = {
       tool,
       callable,
       args: cleaned,
@@ -266,7 +266,10 @@ export class ToolRegistry {
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
       ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
-    });
+    };
+    // Read from the current args: a middleware may have edited them since the call began.
+    if (adapter.sameCommandAs) call.sameCommandAs = () => adapter.sameCommandAs!(callable, call.args).map((name) => `${tool}.${name}`);
+    return this.chain(call);
   }
 
   /**

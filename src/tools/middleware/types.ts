@@ -19,6 +19,12 @@ export interface ToolCallContext {
   /** Time the call may take (tool timeout or time left in the run), when known. */
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+  /**
+   * Names (`tool.callable`) of other calls that would run the very command this call runs with its
+   * current `args` — `tools.date({ format: "+%s" })` runs what `date.epoch` runs. Policy and approval
+   * rules on those names cover this call too. Absent or empty: the call is only its own name.
+   */
+  sameCommandAs?: () => string[];
   /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
   holdDeadline?: () => () => void;
 }
