@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean, withMessage } from "../errors.js";
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
 import { callableSignature, describeTool } from "./describe.js";
@@ -124,7 +124,8 @@ export class ToolRegistry {
       );
       this.loading.catch(() => undefined);
     }
-    return this.loading ?? Promise.resolve();
+    // Every waiter gets its own copy of a failure: callers add context to errors, and one shared object would collect it all.
+    return this.loading ? this.loading.catch((err: unknown) => Promise.reject(err instanceof Error ? withMessage(err, err.message) : err)) : Promise.resolve();
   }
 
   /** Deferred files not loaded yet (a plain field check, so a loaded registry's calls take no await). */
