@@ -339,7 +339,7 @@ export class HostServices {
  * `tools.call(tool, callable, args)` is what the guest proxies send for `tools.wc.lines(args)`:
  * its errors are labelled with what the agent wrote, not with the internal operation name.
  */
-function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
+export function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
   const [tool, callable] = args;
   // A name too long to accept is not quoted in the prefix either (the message says how long it is).
   const fits = (v: unknown) => typeof v === "string" && v.length <= MAX_NAME_CHARS;
