@@ -267,6 +267,7 @@ export class ToolRegistry {
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
       ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
+      ...(ctx.runCommand ? { runCommand: ctx.runCommand } : {}),
     };
     // Read from the current args: a middleware may have edited them since the call began.
     if (adapter.sameCommandAs) call.sameCommandAs = () => adapter.sameCommandAs!(callable, call.args).map((name) => `${tool}.${name}`);
@@ -298,6 +299,8 @@ export class ToolRegistry {
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
     if (c.signal) ctx.signal = c.signal;
+    // Without it a container session's CLI tools would run on the host whenever middleware is set (--deny, --audit-log).
+    if (c.runCommand) ctx.runCommand = c.runCommand;
     return adapter.call(c.callable, validateArgs(c.tool, c.callable, target, c.args), ctx);
   }
 

@@ -252,6 +252,15 @@ describe("a rule on a recipe covers every call running the same command", () => 
     expect((await reopened.run(attempt("tools.date.epoch()"))).value).toEqual(["ToolError", "PERMISSION", expect.stringContaining("date.epoch is denied by policy")]);
   });
 
+  it("with middleware set, a CLI tool still runs where the session's code runs (a container session's runner), not on the host", async () => {
+    const tools = await ToolRegistry.load(dir, { middleware: [policy({ deny: ["other.*"] })] });
+    const ran: string[][] = [];
+    const runCommand = async (argv: readonly string[]) => (ran.push([...argv]), "ran in the container\n");
+    expect(await tools.call("date", "epoch", {}, { runCommand })).toBe("ran in the container\n");
+    expect(ran).toEqual([["date", "--", "+%s"]]);
+    await tools.close();
+  });
+
   it("an approval rule on the recipe asks for the escape hatch and tools.call running the same command", async () => {
     const asked: string[] = [];
     const session = await sessionWith([approval(({ tool, callable }) => (asked.push(`${tool}.${callable ?? ""}`), false), { only: ["date.epoch"] })]);
