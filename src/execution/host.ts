@@ -17,7 +17,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../lazy.js";
-import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import { NotFoundError, ValidationError, closestNames, didYouMean, withMessage } from "../errors.js";
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
@@ -339,7 +339,7 @@ export class HostServices {
  * `tools.call(tool, callable, args)` is what the guest proxies send for `tools.wc.lines(args)`:
  * its errors are labelled with what the agent wrote, not with the internal operation name.
  */
-function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
+export function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
   const [tool, callable] = args;
   // A name too long to accept is not quoted in the prefix either (the message says how long it is).
   const fits = (v: unknown) => typeof v === "string" && v.length <= MAX_NAME_CHARS;
@@ -364,10 +364,10 @@ function short(name: string): string {
   return typeof name === "string" && name.length > 100 ? `${name.slice(0, 100)}…` : String(name);
 }
 
+/** `err` with the call named first, as a new error: `err` may be shared (a cached load failure) and is never edited. */
 function withPrefix(err: unknown, prefix: string): Error {
   const e = err instanceof Error ? err : new Error(String(err));
   // Tool errors often name the call already (`tools.wc.lines: exit 1 ...`, `tools.math.fail failed: ...`).
   const named = e.message.startsWith(`${prefix}:`) || e.message.startsWith(`${prefix} `);
-  if (!named) e.message = `${prefix}: ${e.message}`;
-  return e;
+  return named ? e : withMessage(e, `${prefix}: ${e.message}`);
 }

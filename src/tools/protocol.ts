@@ -80,5 +80,11 @@ export interface ToolAdapter {
   info(): Promise<ToolInfo>;
   /** `callable` null is the escape hatch. Throws ToolError. */
   call(callable: string | null, args: Record<string, unknown>, ctx: CallContext): Promise<unknown>;
+  /**
+   * The other callables of this tool that would run exactly what this call runs (a CLI tool: the
+   * recipes that can produce the same argv), so a rule written for one of them also covers the
+   * escape hatch or another recipe reaching the same command. Absent: calls differ by name alone.
+   */
+  sameCommandAs?(callable: string | null, args: Record<string, unknown>): string[];
   close(): Promise<void>;
 }

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean, withMessage } from "../errors.js";
 import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
 import { callableSignature, describeTool } from "./describe.js";
@@ -124,7 +124,8 @@ export class ToolRegistry {
       );
       this.loading.catch(() => undefined);
     }
-    return this.loading ?? Promise.resolve();
+    // Every waiter gets its own copy of a failure: callers add context to errors, and one shared object would collect it all.
+    return this.loading ? this.loading.catch((err: unknown) => Promise.reject(err instanceof Error ? withMessage(err, err.message) : err)) : Promise.resolve();
   }
 
   /** Deferred files not loaded yet (a plain field check, so a loaded registry's calls take no await). */
@@ -256,7 +257,7 @@ export class ToolRegistry {
     const cleaned = validateArgs(tool, callable, target, args);
     if (this.middleware.length === 0) return adapter.call(callable, cleaned, ctx);
     this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
-    return this.chain({
+    const call: ToolCallContext = {
       tool,
       callable,
       args: cleaned,
@@ -266,7 +267,11 @@ export class ToolRegistry {
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
       ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
-    });
+      ...(ctx.runCommand ? { runCommand: ctx.runCommand } : {}),
+    };
+    // Read from the current args: a middleware may have edited them since the call began.
+    if (adapter.sameCommandAs) call.sameCommandAs = () => adapter.sameCommandAs!(callable, call.args).map((name) => `${tool}.${name}`);
+    return this.chain(call);
   }
 
   /**
@@ -294,6 +299,8 @@ export class ToolRegistry {
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
     if (c.signal) ctx.signal = c.signal;
+    // Without it a container session's CLI tools would run on the host whenever middleware is set (--deny, --audit-log).
+    if (c.runCommand) ctx.runCommand = c.runCommand;
     return adapter.call(c.callable, validateArgs(c.tool, c.callable, target, c.args), ctx);
   }
 

@@ -333,6 +333,29 @@ export function storageConformance(name: string, factory: (options?: Conformance
         expect((await s.artifacts.list()).map((i) => i.name)).toEqual(["b", "c", "d"]);
       });
 
+      it("the store quota is exact under 40 parallel saves: as many succeed as fit one after another", async () => {
+        // Issue 32: each save measured the store again, so saves in flight were not counted and parallel ones overshot.
+        const payload = "p".repeat(1000);
+        const quota = { maxStoreBytes: 12_000 };
+        const sequential = await withOptions(quota);
+        let fit = 0;
+        while (fit < 40 && (await sequential.artifacts.save(`n-${String(fit).padStart(2, "0")}`, payload).then(() => true, () => false))) fit++;
+        expect(fit).toBeGreaterThan(5);
+        expect(fit).toBeLessThan(40);
+        const parallel = await withOptions(quota);
+        const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => parallel.artifacts.save(`n-${String(i).padStart(2, "0")}`, payload)));
+        const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+        for (const r of refused) expect(r.reason).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED" });
+        expect(outcomes.length - refused.length).toBe(fit);
+        expect((await parallel.artifacts.list()).length).toBe(fit);
+        // Full means full: one more is refused; freeing one artifact makes room for exactly one.
+        await expect(parallel.artifacts.save("one-more", payload)).rejects.toMatchObject({ code: "QUOTA_EXCEEDED" });
+        const kept = (await parallel.artifacts.list())[0]!.name;
+        expect(await parallel.artifacts.delete(kept)).toBe(true);
+        const again = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => parallel.artifacts.save(`m-${String(i).padStart(2, "0")}`, payload)));
+        expect(again.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+      });
+
       it("accepts unusual but valid names", async () => {
         const names = ["日本語/ファイル.txt", "with space.txt", "a..b", "x.", "emoji-👩‍💻", "UPPER/lower"];
         for (const n of names) await storage.artifacts.save(n, n);

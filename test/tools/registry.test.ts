@@ -8,6 +8,9 @@ import { NotFoundError, ToolError, ValidationError } from "../../src/errors.js";
 import type { Ranker } from "../../src/search/lexical.js";
 import type { CallContext, ToolAdapter, ToolInfo } from "../../src/tools/protocol.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
+import { InProcessExecutor } from "../../src/execution/in-process/executor.js";
+import { Session } from "../../src/session.js";
+import { FileStorage } from "../../src/storage/file/storage.js";
 
 /** The error a promise rejects with (fails the test if it resolves). */
 async function caught<E extends Error = ToolError>(p: Promise<unknown>): Promise<E> {
@@ -171,6 +174,38 @@ describe("ToolRegistry.load", () => {
         expect(e).toBeInstanceOf(ValidationError);
         expect(e.message).toMatch(/bad\.yaml/);
       }
+      await r.close();
+    });
+
+    it("a broken file's error is never edited per call: each use, at once or later, names only its own call", async () => {
+      const d = await tempDir({ "bad.yaml": "name: [x\n" });
+      const session = new Session({ storage: new FileStorage({ basePath: path.join(d, "s") }), executor: new InProcessExecutor({ toolsPath: d }) });
+      await session.start();
+      try {
+        const code = "const r = await Promise.allSettled([tools.a.x(), tools.b.y(), tools.list(), tools.call('c', null, {})]); r.map((x) => [x.reason.name, x.reason.message, x.reason.stack])";
+        for (let round = 0; round < 3; round++) {
+          const r = await session.run(code);
+          const failures = r.value as Array<[string, string, string]>;
+          expect(failures.map(([name]) => name)).toEqual(["ValidationError", "ValidationError", "ValidationError", "ValidationError"]);
+          const heads = failures.map(([, message]) => message.split(": Invalid YAML")[0]);
+          expect(heads).toEqual(["tools.a.x", "tools.b.y", "tools.list", "tools.c"]);
+          for (const [, message, stack] of failures) {
+            expect(message.match(/Invalid YAML/g)).toHaveLength(1);
+            expect(stack.match(/tools\.[a-z.]+: /g)).toHaveLength(1);
+          }
+        }
+      } finally {
+        await session.close();
+      }
+    });
+
+    it("waiters on one failed deferred load each get their own error object", async () => {
+      const d = await tempDir({ "bad.yaml": "name: [x\n" });
+      const r = ToolRegistry.deferred(d);
+      const [a, b] = await Promise.all([caught<ValidationError>(r.list()), caught<ValidationError>(r.call("x", "y", {}))]);
+      expect(a).not.toBe(b);
+      expect(a).toBeInstanceOf(ValidationError);
+      expect(b.message).toBe(a.message);
       await r.close();
     });
 

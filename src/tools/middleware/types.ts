@@ -4,6 +4,8 @@
  * adapter runs. Each concern (audit, policy, approval, retry, limits) is one small function.
  */
 
+import type { CommandRunner } from "../protocol.js";
+
 export interface ToolCallContext {
   tool: string;
   /** Recipe / MCP tool / endpoint; null for the escape hatch `tools.<tool>(args)`. */
@@ -19,6 +21,14 @@ export interface ToolCallContext {
   /** Time the call may take (tool timeout or time left in the run), when known. */
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+  /**
+   * Names (`tool.callable`) of other calls that would run the very command this call runs with its
+   * current `args` — `tools.date({ format: "+%s" })` runs what `date.epoch` runs. Policy and approval
+   * rules on those names cover this call too. Absent or empty: the call is only its own name.
+   */
+  sameCommandAs?: () => string[];
+  /** Where a command-line tool's argv runs (a container session's container); passed on to the adapter. */
+  runCommand?: CommandRunner;
   /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
   holdDeadline?: () => () => void;
 }
