@@ -225,7 +225,9 @@ export function languageConformance(language: GuestLanguage, h: LanguageSuiteHel
     let s: Session;
     beforeAll(async () => {
       s = await h.openCodeToolsSession();
-    });
+      // The first run starts the interpreter (Pyodide: seconds, a minute when it builds its snapshot first): not any one test's time.
+      await h.value(s, c.statementOnly);
+    }, 240_000);
 
     it("calls a defineTool, an AI SDK tool and a namespaced tool; the functions run on the host", async () => {
       expect(await h.value(s, c.codeToolCalls)).toEqual([{ city: "Oslo", tempC: 4 }, 5, { number: 7, title: "t" }]);

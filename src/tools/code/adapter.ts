@@ -43,6 +43,11 @@ export class CodeToolAdapter implements ToolAdapter {
   }
 
   async info(): Promise<ToolInfo> {
+    return this.infoNow();
+  }
+
+  /** `info()` without the promise: code tools know their schemas without any I/O. */
+  infoNow(): ToolInfo {
     if (this.toolInfo) return this.toolInfo;
     if (this.single) {
       const { tool } = this.single;

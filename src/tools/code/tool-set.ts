@@ -17,6 +17,7 @@ import type { ToolAdapter } from "../protocol.js";
 import { ToolRegistry } from "../registry.js";
 import { recipeNameProblem, toolNameProblem } from "../validate.js";
 import { CodeToolAdapter } from "./adapter.js";
+import { describeTool } from "../describe.js";
 import { CODE_TOOL, isCodeTool, type CodeTool, type ToolCallOptions } from "./define.js";
 import { McpClientAdapter, type McpClientLike } from "./mcp-client.js";
 
@@ -84,6 +85,8 @@ export type CodeToolsInput = ReadonlyArray<CodeTool | CodeToolSource> | { readon
 interface Entry {
   name: string;
   create(): ToolAdapter | Promise<ToolAdapter>;
+  /** Tools defined in code know their declaration without I/O (not MCP servers or sources). */
+  declaration?: () => string;
 }
 
 /** The `tools` option, checked: registers a fresh adapter per entry into a session's registry. */
@@ -115,6 +118,17 @@ export class CodeToolSet {
       seen.add(e.name);
     }
     return new CodeToolSet(entries);
+  }
+
+  /**
+   * TypeScript declarations of the tools defined in code (defineTool, AI SDK tools, namespaces),
+   * without starting anything; MCP clients, servers and tool sources are named only (their tools
+   * are known once connected: tools.describe(name) inside the code).
+   */
+  declarations(): string {
+    const known = this.entries.filter((e) => e.declaration);
+    const other = this.entries.filter((e) => !e.declaration).map((e) => e.name);
+    return [...known.map((e) => e.declaration!()), ...(other.length ? [`// Also: ${other.map((n) => `tools.${n}`).join(", ")} (see tools.describe(name)).\n`] : [])].join("\n");
   }
 
   /** Builds this set's adapters and adds them to `registry`; on a failure, closes what it built and rethrows. */
@@ -172,7 +186,7 @@ function mapEntry(name: string, value: unknown, where: string): Entry {
 
 function toolEntry(name: string, tool: CodeTool, where: string): Entry {
   assertName(name, where);
-  return { name, create: () => new CodeToolAdapter(name, { kind: "tool", tool }) };
+  return { name, create: () => new CodeToolAdapter(name, { kind: "tool", tool }), declaration: () => describeTool(new CodeToolAdapter(name, { kind: "tool", tool }).infoNow()) };
 }
 
 function sourceEntry(name: string, source: CodeToolSource): Entry {
@@ -193,7 +207,8 @@ function namespaceEntry(name: string, value: Record<string, unknown>, where: str
   }
   if (tools.size === 0) throw new TypeError(`${where}: an empty namespace; give it at least one tool`);
   const description = `Tools: ${[...tools.keys()].join(", ")}`;
-  return { name, create: () => new CodeToolAdapter(name, { kind: "namespace", description, tags: [], tools }) };
+  const shape = { kind: "namespace" as const, description, tags: [], tools };
+  return { name, create: () => new CodeToolAdapter(name, shape), declaration: () => describeTool(new CodeToolAdapter(name, shape).infoNow()) };
 }
 
 function mcpParamsEntry(name: string, params: McpServerParams, where: string): Entry {
