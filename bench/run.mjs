@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
+import { ipcEcho, measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
@@ -191,30 +191,6 @@ const CASES = [
     sample: async ({ session }) => (await timed(() => run(session, ECHO_CALL))) - (await timed(() => spawnAndWait("echo", ["hi"]))),
   },
 ];
-
-/** A child node that answers each IPC message at once; one per bench run, killed at exit. */
-let echoChild = null;
-function ipcEcho() {
-  if (!echoChild) {
-    const child = spawn(process.execPath, ["-e", 'process.on("message", (m) => process.send({ type: "result", runId: m.runId, result: { ok: true, value: 2, logs: [] } }))'], {
-      stdio: ["ignore", "ignore", "inherit", "ipc"],
-      serialization: "advanced",
-    });
-    let waiting = null;
-    child.on("message", () => waiting?.());
-    process.once("exit", () => child.kill());
-    let runId = 0;
-    echoChild = {
-      roundTrip: () =>
-        new Promise((resolve) => {
-          waiting = resolve;
-          child.send({ type: "run", runId: ++runId, script: "(async () => { return (1+1); })()", timeoutMs: 30000 });
-        }),
-      close: () => child.kill(),
-    };
-  }
-  return echoChild;
-}
 
 /** Spawn as src/tools/adapters/cli/run.ts does (no shell, own process group, piped output) and wait for exit. */
 function spawnAndWait(command, args) {
