@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { ipcEcho, measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { defineTool, FileStorage, InProcessExecutor, PythonExecutor, SandboxExecutor, Session, SubprocessExecutor } = await import("../dist/index.js");
@@ -73,5 +73,5 @@ await withTempDir("tcm-bench-code-tools-", async (dir) => {
     }
   }
 });
-ipcEcho().close();
+closeIpcEcho();
 printTable(rows);

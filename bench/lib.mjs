@@ -190,3 +190,9 @@ export function ipcEcho() {
   }
   return echoChild;
 }
+
+/** Ends ipcEcho's child, if one was started. */
+export function closeIpcEcho() {
+  echoChild?.close();
+  echoChild = null;
+}

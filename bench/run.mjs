@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { ipcEcho, measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
@@ -292,7 +292,7 @@ async function main() {
     );
   }
 
-  echoChild?.close();
+  closeIpcEcho();
   if (values.only === undefined || "cold".includes(values.only)) rows.push(...(await coldRows()));
   if (values.only === undefined || "warm".includes(values.only)) rows.push(...(await (await import("./warm.mjs")).warmRows()));
   printTable(rows);
