@@ -113,50 +113,57 @@ async function checked(
   throw new ToolError({ tool: at.tool, callable: at.callable, code: at.code, message: `${at.label}: invalid ${at.what}: ${shown.join("; ")}${more}` });
 }
 
-/** Runs `execute` with a signal tied to the run, and gives up at the run's deadline. */
-async function runBounded(target: PreparedCodeTool, args: unknown, ctx: CallContext, at: At): Promise<unknown> {
-  const controller = new AbortController();
-  const outer = ctx.signal;
-  const onAbort = () => controller.abort(outer?.reason);
-  if (outer?.aborted) throw new ToolError({ tool: at.tool, callable: at.callable, code: "INTERNAL", message: `${at.label} was aborted: the run ended` });
-  outer?.addEventListener("abort", onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const running = Promise.resolve().then(() =>
-      target.tool.execute(args as Record<string, unknown>, {
-        signal: controller.signal,
-        toolCallId: randomUUID(),
-        runId: ctx.runId ?? "host",
-        executor: ctx.executor ?? "host",
-        timeoutMs: ctx.timeoutMs,
-      }),
-    );
-    const stops: Array<Promise<never>> = [];
-    if (ctx.timeoutMs !== undefined) {
-      const ms = Math.max(1, Math.min(ctx.timeoutMs, 2_147_483_647));
-      stops.push(
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            controller.abort(new Error("timed out"));
-            reject(new ToolError({ tool: at.tool, callable: at.callable, code: "TIMEOUT", message: `${at.label} timed out after ${ms} ms` }));
-          }, ms);
-        }),
-      );
+/** The signal a call outside any run gets: nothing ends it. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * Runs `execute` with the run's signal, and gives up when the run ends (its signal aborts at the
+ * deadline, on cancel, or when the run is over). Outside a run (no signal) `timeoutMs`, when given,
+ * bounds the call. One promise and at most one listener per call: this is every code tool call's path.
+ */
+function runBounded(target: PreparedCodeTool, args: unknown, ctx: CallContext, at: At): Promise<unknown> {
+  const signal = ctx.signal ?? NEVER_ABORTED;
+  if (signal.aborted) return Promise.reject(abortError(at, signal));
+  const running = (async () =>
+    target.tool.execute(args as Record<string, unknown>, { signal, toolCallId: randomUUID(), runId: ctx.runId ?? "host", executor: ctx.executor ?? "host", timeoutMs: ctx.timeoutMs }))();
+  if (!ctx.signal && ctx.timeoutMs === undefined) return running.catch((e: unknown) => Promise.reject(executeError(e, at)));
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      cleanup();
+      reject(abortError(at, signal));
+    };
+    const cleanup = () => {
+      if (timer) clearTimeout(timer);
+      ctx.signal?.removeEventListener("abort", onAbort);
+    };
+    if (ctx.signal) ctx.signal.addEventListener("abort", onAbort, { once: true });
+    else {
+      const ms = Math.max(1, Math.min(ctx.timeoutMs!, 2_147_483_647));
+      timer = setTimeout(() => {
+        cleanup();
+        reject(new ToolError({ tool: at.tool, callable: at.callable, code: "TIMEOUT", message: `${at.label} timed out after ${ms} ms` }));
+      }, ms);
     }
-    stops.push(
-      new Promise<never>((_, reject) => {
-        const fail = () => reject(new ToolError({ tool: at.tool, callable: at.callable, code: "INTERNAL", message: `${at.label} was aborted: the run ended` }));
-        if (controller.signal.aborted) fail();
-        else controller.signal.addEventListener("abort", fail, { once: true });
-      }),
+    // The function may still be running when the run ends first; its late outcome is nobody's to report.
+    running.then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (e: unknown) => {
+        cleanup();
+        reject(executeError(e, at));
+      },
     );
-    // The function may still be running when a stop wins; its late failure is nobody's to report.
-    running.catch(() => undefined);
-    return await Promise.race([running.catch((e: unknown) => Promise.reject(executeError(e, at))), ...stops]);
-  } finally {
-    if (timer) clearTimeout(timer);
-    outer?.removeEventListener("abort", onAbort);
-  }
+  });
+}
+
+function abortError(at: At, signal: AbortSignal): ToolError {
+  const reason: unknown = signal.reason;
+  const timedOut = reason instanceof Error && reason.name === "TimeoutError";
+  const why = reason instanceof Error && reason.message ? `: ${reason.message}` : ": the run ended";
+  return new ToolError({ tool: at.tool, callable: at.callable, code: timedOut ? "TIMEOUT" : "INTERNAL", message: `${at.label} was aborted${why}` });
 }
 
 /** What a thrown value becomes: a ToolError keeps its code; anything else is the tool's failure (INTERNAL) with its message. */
