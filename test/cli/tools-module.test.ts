@@ -4,7 +4,9 @@
  * code-tools case runs against a server started with it). A module that is missing, fails to load
  * or exports something that is not a tool stops the command with a usage error naming it.
  */
-import { writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, REPO, tempDir } from "./harness.js";
@@ -58,5 +60,18 @@ describe("--tools-module", () => {
     conn = await connectStdio(["--base", "base", "--tools-module", FIXTURE], { cwd: dir });
     const result = await conn.client.callTool({ name: "run_code", arguments: { code: "await tools.weather({ city: 'Lima' })" } });
     expect(structuredOf<{ value: unknown }>(result).value).toEqual({ city: "Lima", tempC: 4 });
+  });
+
+  it("the command in docs/code-tools.md runs as shown (next to a tools.ts, here the suite's fixture)", async () => {
+    const doc = await readFile(path.join(REPO, "docs", "code-tools.md"), "utf8");
+    const line = /```\n(ts-code-mode run --tools-module [^\n]+)\n```/.exec(doc)?.[1];
+    expect(line).toBeDefined();
+    const cwd = path.dirname(FIXTURE);
+    try {
+      const { stdout } = await promisify(execFile)("bash", ["-c", line!.replace(/^ts-code-mode /, `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(REPO, "dist/cli/main.js"))} `)], { cwd, timeout: 60_000 });
+      expect(stdout.trim()).toBe("{ city: 'Oslo', tempC: 4 }");
+    } finally {
+      await rm(path.join(cwd, ".code-mode"), { recursive: true, force: true });
+    }
   });
 });
