@@ -16,11 +16,17 @@ import { ensureTestImage } from "../helpers/container.js";
 import { ensureBuilt, startServe, TOKEN, type ServeProcess } from "../server/harness.js";
 import type { ExecutorId } from "./cells.js";
 import type { ExecutorOptions, MatrixExecutor } from "./harness.js";
+import { fileURLToPath } from "node:url";
+import * as codeTools from "../fixtures/code-tools/tools.js";
 
 /** The options every local executor takes, as a user passes them. */
 function common(o: ExecutorOptions) {
-  return { toolsPath: o.toolsPath, skillRoots: o.skillRoots, defaultTimeoutMs: o.defaultTimeoutMs, middleware: o.middleware, toolable: o.toolable };
+  return { toolsPath: o.toolsPath, skillRoots: o.skillRoots, defaultTimeoutMs: o.defaultTimeoutMs, middleware: o.middleware, toolable: o.toolable, tools: CODE_TOOLS };
 }
+
+/** The tools defined in code (the `tools` option); the remote server loads the same module with --tools-module. */
+const CODE_TOOLS_MODULE = fileURLToPath(new URL("../fixtures/code-tools/tools.ts", import.meta.url));
+const CODE_TOOLS = { weather: codeTools.weather, add: codeTools.add };
 
 let server: ServeProcess | null = null;
 let fake: FakeOpenAI | null = null;
@@ -46,7 +52,7 @@ export const MATRIX_EXECUTORS: Record<ExecutorId, MatrixExecutor> = {
     setup: async (fx) => {
       await ensureBuilt();
       fake = await startFakeOpenAI((req) => ({ text: `four (${JSON.stringify(req.body).includes("2+2?") ? "2+2?" : "?"})` }));
-      server = await startServe(["--token", TOKEN, "--client-storage", "--tools", fx.toolsPath, "--skills", fx.skillsPath, "--deny", "uname.*", "--sampler", "openai:fake-model", "--max-sessions", "100"], {
+      server = await startServe(["--token", TOKEN, "--client-storage", "--tools", fx.toolsPath, "--skills", fx.skillsPath, "--deny", "uname.*", "--sampler", "openai:fake-model", "--max-sessions", "100", "--tools-module", CODE_TOOLS_MODULE], {
         env: { ...process.env, OPENAI_API_KEY: "sk-matrix", OPENAI_BASE_URL: fake.url },
       });
     },
