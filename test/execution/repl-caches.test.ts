@@ -48,6 +48,9 @@ describe("ReplEngine: distinct snippets", () => {
     expect(r.error?.name).toBe("TypeError");
     expect(r.error?.stack ?? "").toMatch(/snippet\.ts:2/);
     expect((await engine.run(prepareSnippet("Object.getOwnPropertyNames(globalThis).filter((n) => n.startsWith('__tsCodeMode'))").script, 5_000)).value).toEqual([]);
+    // A guest that took the slot's name for itself still runs snippets (each then compiled as its own Script).
+    expect((await engine.run(prepareSnippet("Object.defineProperty(globalThis, '__tsCodeModeSnippet', { value: 1 }); 5").script, 5_000)).value).toBe(5);
+    expect((await engine.run(prepareSnippet("6 * 7").script, 5_000)).value).toBe(42);
     // A synchronous loop is still stopped by the vm timeout.
     const loop = await engine.run(prepareSnippet("while (true) {}").script, 300);
     expect(loop.error?.name).toBe("TimeoutError");

@@ -155,15 +155,7 @@ export class ReplEngine {
     let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
       const limit = this.options.interrupt === "sigint" ? { breakOnSigint: true } : { timeout: timeoutMs };
-      Object.defineProperty(this.context, SNIPPET_SLOT, { value: { evaluate: this.evaluate, source: script + SOURCE_URL }, configurable: true, enumerable: false, writable: false });
-      let started: Promise<unknown>;
-      try {
-        started = snippetTrampoline().runInContext(this.context, { ...limit, displayErrors: false }) as Promise<unknown>;
-      } finally {
-        // Already gone unless the trampoline was stopped before its first statement.
-        delete (this.context as Record<string, unknown>)[SNIPPET_SLOT];
-      }
-      const pending = started;
+      const pending = this.start(script, { ...limit, displayErrors: false });
       let value: unknown;
       if (this.options.onAsyncTimeout === "abandon") {
         const stopped = new Promise<never>((_, reject) => {
@@ -199,6 +191,24 @@ export class ReplEngine {
       this.active = false;
       this.output = null;
       this.clearTimers();
+    }
+  }
+
+  /**
+   * Starts a prepared snippet through the trampoline (see snippetTrampoline). A guest that defined
+   * the slot's name itself, not configurable, leaves no room for it: that snippet is compiled as
+   * its own Script, as before (it then keeps Node's per-Script memory).
+   */
+  private start(script: string, options: vm.RunningScriptOptions): Promise<unknown> {
+    const slot = { evaluate: this.evaluate, source: script + SOURCE_URL };
+    if (!Reflect.defineProperty(this.context, SNIPPET_SLOT, { value: slot, configurable: true, enumerable: false, writable: false })) {
+      return new vm.Script(script, { filename: "snippet.ts" }).runInContext(this.context, options) as Promise<unknown>;
+    }
+    try {
+      return snippetTrampoline().runInContext(this.context, options) as Promise<unknown>;
+    } finally {
+      // Already gone unless the trampoline was stopped before its first statement.
+      Reflect.deleteProperty(this.context, SNIPPET_SLOT);
     }
   }
 
