@@ -48,7 +48,8 @@ export class ValidationError extends Error {
  * answer in time; the next call on the same storage settles it, so retrying the same call is safe
  * and leaves that call's value), "IO" for everything else (unreachable server, disk error, ...).
  */
-export type StorageErrorCode = "IO" | "QUOTA_EXCEEDED" | "OUTCOME_UNKNOWN";
+/** DEADLINE: a write of a run whose time ran out first; it was not applied (storage/write-deadline.ts). */
+export type StorageErrorCode = "IO" | "QUOTA_EXCEEDED" | "OUTCOME_UNKNOWN" | "DEADLINE";
 
 export interface StorageErrorOptions extends ErrorOptions {
   code?: StorageErrorCode;

@@ -37,6 +37,7 @@ import { describeCut } from "../values/explain.js";
 import { CALL_ARGS_LIMITS } from "../values/limits.js";
 import { walk } from "../values/walk.js";
 import { InFlightBytes, type Lease } from "./in-flight.js";
+import { withWriteDeadline } from "../storage/write-deadline.js";
 import { prepareModule } from "./prepare.js";
 
 export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills"] as const;
@@ -315,7 +316,11 @@ export class HostServices {
         release: () => replyLease.release(),
       };
       // The guest's CLI tool calls run where the guest runs (a container session's container).
-      const value = await operation.run(this, parsed.data, this.commandRunner && !ctx.runCommand ? { ...ctx, runCommand: this.commandRunner } : ctx, lease);
+      // Storage writes of the call never land after the run's deadline (a run that reported
+      // TimeoutError has no ghost writes; storage/write-deadline.ts).
+      const value = await withWriteDeadline(ctx.deadline, () =>
+        operation.run(this, parsed.data, this.commandRunner && !ctx.runCommand ? { ...ctx, runCommand: this.commandRunner } : ctx, lease),
+      );
       if (!reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
       return { value, release: () => replyLease.release() };
     } catch (err) {

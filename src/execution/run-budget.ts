@@ -48,7 +48,7 @@ export class RunBudget {
   callContext(): CallContext {
     const left = this.remainingMs();
     const base: CallContext = { signal: this.controller.signal, executor: this.executor, runId: this.runId, holdDeadline: () => this.hold() };
-    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS } : base;
+    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS, deadline: Date.now() + left } : base;
   }
 
   /** Milliseconds until the deadline; Infinity while held (nothing may stop the run for time then). */

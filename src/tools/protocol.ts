@@ -51,6 +51,11 @@ export interface CallContext {
   /** Milliseconds before the call is abandoned with a TIMEOUT ToolError. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * When the run's time runs out (epoch ms, Date.now()'s clock); absent outside runs and while the
+   * deadline is held. Storage writes of the call are fenced by it (storage/write-deadline.ts).
+   */
+  deadline?: number;
   /** Which executor's guest made the call ("in-process", "subprocess", ...); "host" for Session.callTool. */
   executor?: string;
   /** The run the call belongs to, so middleware can count or group calls per run. */

@@ -34,6 +34,7 @@ import { artifactNameProblem, compareNames, validateArtifactName } from "../name
 import type { ArtifactData, ArtifactInfo, ArtifactKind, ArtifactStore, JsonValue, SaveArtifactOptions } from "../protocol.js";
 import { artifactTooLarge, quotaSize, resolveQuota, storeFull, type Quota, type QuotaOptions } from "../quota.js";
 import { laterOf, nextTimestamp } from "../timestamps.js";
+import { checkFileCommit } from "../write-deadline.js";
 
 /** Folder (under `artifacts/`) of the temp files of saves in progress; never removed. */
 export const ARTIFACT_TEMP_DIR = ".tmp";
@@ -182,6 +183,7 @@ export class FileArtifactStore implements ArtifactStore {
     return guardFs("delete artifact", dataPath, async () => {
       // A folder of artifacts is not an artifact: never unlink (or report deleting) a directory.
       const st = await statFile(dataPath);
+      if (st) checkFileCommit(`delete artifact "${name}"`);
       const existed = st !== null && (await unlinkIfExists(dataPath));
       if (existed && this.usage) this.usage.bytes -= st.size;
       await this.removeLegacy(segments);
@@ -330,7 +332,7 @@ export class FileArtifactStore implements ArtifactStore {
 /** An artifact cannot also be a folder: turn the resulting fs error into a clear message. */
   private async writeOrExplainConflict(name: string, segments: string[], target: string, data: readonly Uint8Array[]): Promise<void> {
     try {
-      await writeFileAtomic(target, data, { tempDir: this.tempDir });
+      await writeFileAtomic(target, data, { tempDir: this.tempDir, beforeCommit: () => checkFileCommit(`save artifact "${name}"`) });
     } catch (err) {
       if (!isErrno(err, "EISDIR", "ENOTDIR", "EEXIST", "EPERM")) throw err;
       const base = this.directory;
