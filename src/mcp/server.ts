@@ -14,6 +14,7 @@ import { MCP_SURFACES, registerCodeModeTools, type McpSurface } from "./tools.js
 import type { McpLanguage } from "./schemas.js";
 
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
+import { traceMcpRequests } from "../telemetry/mcp.js";
 
 export { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
 
@@ -70,6 +71,8 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },
     instructions: SERVER_INSTRUCTIONS,
   });
+  // Before any handler is registered: each request the server answers is a span.
+  traceMcpRequests(server.server);
   // The other language's session: made on first use, never after close().
   let other: Session | null = null;
   let closed = false;
