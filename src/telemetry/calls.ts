@@ -9,7 +9,7 @@
  * reports with `noteToolType` / `noteToolAttempt` into the call's record, found through the active
  * context; approval waits are seen where the approval middleware pauses the run's deadline.
  */
-import type { Attributes, Context, ContextAPI } from "@opentelemetry/api";
+import type { Attributes, Context } from "@opentelemetry/api";
 import { liveApi, type OtelApi } from "./api.js";
 import { contentAttribute } from "./content.js";
 import { recordCallError, recordToolCall } from "./metrics.js";
@@ -122,13 +122,13 @@ function traceToolCall<C extends TracedCallContext, T>(api: OtelApi, op: string,
     },
   };
   const startedAt = performance.now();
+  // The record rides in the span's parent context, so the span's own context (active while the call runs) carries it.
+  const parent = ((ctx.trace as Context | undefined) ?? api.context.active()).setValue(keyOf(api), record) as unknown as TraceContext;
   return inSpan(`execute_tool ${label}`, attributes, async (span) => {
-    const context: ContextAPI = api.context;
-    const withRecord: Context = context.active().setValue(keyOf(api), record);
     let ok = false;
     let failure: unknown;
     try {
-      const value = await context.with(withRecord, () => run(traced));
+      const value = await run(traced);
       ok = true;
       const resultText = contentAttribute(value);
       if (resultText !== undefined) span?.setAttribute(ATTR.toolResult, resultText);
@@ -138,22 +138,21 @@ function traceToolCall<C extends TracedCallContext, T>(api: OtelApi, op: string,
       throw err;
     } finally {
       if (span) {
-        span.setAttribute(ATTR.ok, ok);
+        const after: Attributes = { [ATTR.ok]: ok, [ATTR.toolRetries]: Math.max(0, record.attempts - 1), [ATTR.toolApprovalWaits]: record.approvalWaits };
         if (record.type !== undefined) {
-          span.setAttribute(ATTR.toolType, record.type);
-          span.setAttribute(ATTR.genAiToolType, "function");
+          after[ATTR.toolType] = record.type;
+          after[ATTR.genAiToolType] = "function";
         }
-        span.setAttribute(ATTR.toolRetries, Math.max(0, record.attempts - 1));
-        span.setAttribute(ATTR.toolApprovalWaits, record.approvalWaits);
-        if (record.approvalWaits > 0) span.setAttribute(ATTR.toolApprovalWaitMs, Math.round(record.approvalWaitMs));
+        if (record.approvalWaits > 0) after[ATTR.toolApprovalWaitMs] = Math.round(record.approvalWaitMs);
         const code = (failure as { code?: unknown } | undefined)?.code;
-        if (typeof code === "string") span.setAttribute(ATTR.toolErrorCode, code);
+        if (typeof code === "string") after[ATTR.toolErrorCode] = code;
+        span.setAttributes(after);
       }
       const err = ok ? undefined : errorName(failure);
       recordToolCall({ tool: toolName, executor, ok, errorName: err }, performance.now() - startedAt);
       if (err !== undefined) recordCallError("tools", err);
     }
-  }, { parent: ctx.trace });
+  }, { parent });
 }
 
 function errorName(err: unknown): string {

@@ -24,11 +24,13 @@ export function traceRun(executor: string, language: () => string, code: string,
 }
 
 function markRun(span: Span, result: ExecutionResult, language: string, code: string): void {
-  span.setAttribute(ATTR.language, language);
-  span.setAttribute(ATTR.ok, result.ok);
-  span.setAttribute(ATTR.runDurationMs, Math.round(result.durationMs * 1000) / 1000);
-  // Bounded: the value crossed from the guest as data within these limits already.
-  span.setAttribute(ATTR.runValueBytes, walk(result.value, CALL_ARGS_LIMITS, { mode: "data" }).bytes);
+  span.setAttributes({
+    [ATTR.language]: language,
+    [ATTR.ok]: result.ok,
+    [ATTR.runDurationMs]: Math.round(result.durationMs * 1000) / 1000,
+    // Bounded: the value crossed from the guest as data within these limits already.
+    [ATTR.runValueBytes]: walk(result.value, CALL_ARGS_LIMITS, { mode: "data" }).bytes,
+  });
   const codeText = contentAttribute(code);
   if (codeText !== undefined) {
     span.setAttribute(ATTR.runCode, codeText);
