@@ -53,7 +53,10 @@ function summary(samples) {
 async function measureAll(sdk, target) {
   for (const c of CASES) {
     // Warm up both paths (JIT, the API's lazy load, instrument creation).
-    for (let i = 0; i < 3; i++) await time(c.wrapped), await time(c.bare);
+    for (let i = 0; i < 3; i++) {
+      await time(c.wrapped);
+      await time(c.bare);
+    }
     const samples = [];
     for (let b = 0; b < BATCHES; b++) {
       // Alternate the order so drift on a loaded machine does not favour one side.
