@@ -71,8 +71,6 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     capabilities: { tools: {}, resources: { listChanged: true }, logging: {} },
     instructions: SERVER_INSTRUCTIONS,
   });
-  // Before any handler is registered: each request the server answers is a span.
-  traceMcpRequests(server.server);
   // The other language's session: made on first use, never after close().
   let other: Session | null = null;
   let closed = false;
@@ -94,6 +92,8 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     onStoreChanged: () => resources.changed(),
     ...(otherLanguage ? { otherLanguage: { language: otherLanguage.language, session: otherSession } } : {}),
   });
+  // Once every handler is registered: each request the server answers is a span.
+  traceMcpRequests(server.server);
   const close = async (): Promise<void> => {
     closed = true;
     await other?.close();

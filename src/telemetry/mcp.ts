@@ -1,6 +1,6 @@
 /**
- * One span per MCP request our server answers (`tools/call run_code`, `resources/read`, ...), at
- * the one place every handler is registered: the protocol server's setRequestHandler. A request
+ * One span per MCP request our server answers (`tools/call run_code`, `resources/read`, ...),
+ * around each handler of the protocol server. A request
  * whose `params._meta` carries a `traceparent` (as MCP clients that propagate context put it) is
  * parented by it; over HTTP the request's span (server.ts) is the parent otherwise.
  */
@@ -14,18 +14,22 @@ interface McpRequest {
   params?: { name?: unknown; _meta?: Record<string, unknown> } | undefined;
 }
 
-/** What setRequestHandler looks like on the MCP SDK's protocol classes (loosely: we only wrap it). */
-type Handler = (request: McpRequest, extra: unknown) => unknown;
-interface HandlerRegistry {
-  setRequestHandler: (schema: unknown, handler: Handler) => void;
+/**
+ * Wraps every request handler `protocol` (the MCP SDK's Server) has in a span. Called once all
+ * handlers are registered: the SDK registers some in its constructor (a capability declared in the
+ * options gets its handlers at once), so wrapping setRequestHandler alone would miss tools/call.
+ * The handlers live in the protocol's method → handler map; if a later SDK keeps them elsewhere,
+ * test/telemetry/mcp-otel.test.ts fails.
+ */
+export function traceMcpRequests(protocol: object): void {
+  const handlers = (protocol as { _requestHandlers?: unknown })._requestHandlers;
+  if (!(handlers instanceof Map)) return;
+  for (const [method, handler] of handlers as Map<string, Handler>) {
+    handlers.set(method, (request: McpRequest, extra: unknown) => (liveApi() ? traced(request, () => handler(request, extra)) : handler(request, extra)));
+  }
 }
 
-/** Wraps every request handler registered on `protocol` from now on in a span. */
-export function traceMcpRequests(protocol: object): void {
-  const registry = protocol as HandlerRegistry;
-  const register = registry.setRequestHandler.bind(registry);
-  registry.setRequestHandler = (schema, handler) => register(schema, (request, extra) => (liveApi() ? traced(request, () => handler(request, extra)) : handler(request, extra)));
-}
+type Handler = (request: McpRequest, extra: unknown) => unknown;
 
 function traced(request: McpRequest, handle: () => unknown): Promise<unknown> {
   const method = String(request.method);
