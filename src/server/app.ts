@@ -27,6 +27,7 @@ import { ROUTES, type RouteName } from "./schemas.js";
 import { SessionPool, type SessionEntry } from "./sessions.js";
 import { ExecutorPool } from "../execution/pool.js";
 import { traceServedRequest } from "../telemetry/server.js";
+import { telemetryRegistered } from "../telemetry/api.js";
 
 export interface ServerConfig {
   version: string;
@@ -97,7 +98,7 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
 
   // First: every request, refused ones included, is a SERVER span in the caller's trace (its traceparent).
   app.use("*", (c, next) =>
-    traceServedRequest({ method: c.req.method, path: c.req.path, header: (n) => c.req.header(n) }, async () => {
+    !telemetryRegistered() ? next() : traceServedRequest({ method: c.req.method, path: c.req.path, header: (n) => c.req.header(n) }, async () => {
       await next();
       return { status: c.res.status, route: routePath(c, -1) };
     }),
