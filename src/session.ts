@@ -20,6 +20,8 @@ import type { DepEntry, InstallResult } from "./deps/service.js";
 import type { SkillDetails, SkillSummary } from "./skills/library.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
 import type { TrustLevel, UntrustedWorkflowPolicy } from "./workflows/provenance.js";
+import { recordSessionClosed, recordSessionOpened } from "./telemetry/metrics.js";
+import { traceRun } from "./telemetry/runs.js";
 
 export interface SessionOptions {
   storage: StorageBackend;
@@ -56,6 +58,8 @@ export class Session {
   private readonly untrustedWorkflows: UntrustedWorkflowPolicy;
   private starting: Promise<void> | null = null;
   private closed = false;
+  /** Counted in the open-sessions metric (started, not yet closed). */
+  private counted = false;
 
   constructor(options: SessionOptions) {
     if (typeof options !== "object" || options === null) {
@@ -134,7 +138,11 @@ export class Session {
     this.starting ??= this.executor
       .start(this.storage)
       // Before any run can reach it: the policy for untrusted workflows is the host's, not the executor's.
-      .then(() => this.executor.host?.workflows.setUntrustedWorkflowPolicy(this.untrustedWorkflows))
+      .then(() => {
+        this.executor.host?.workflows.setUntrustedWorkflowPolicy(this.untrustedWorkflows);
+        this.counted = true;
+        recordSessionOpened(this.executor.kind);
+      })
       .catch((err: unknown) => {
         this.starting = null;
         throw err;
@@ -143,7 +151,14 @@ export class Session {
   }
 
   /** Runs agent code. Resolves ok:false (never rejects) for any problem in the code or the session. */
-  async run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    return traceRun(this.executor.kind, this.language, code, () => this.runUntraced(code, options));
+  }
+
+  /** Known once started (a Python executor's guest speaks Python). */
+  private readonly language = (): string => this.executor.host?.language ?? "typescript";
+
+  private async runUntraced(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
     if (this.closed) {
       return errorResult({ name: "SessionClosedError", message: "The session is closed; create a new Session to run more code." }, startedAt);
@@ -176,6 +191,7 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     await this.starting?.catch(() => undefined);
+    if (this.counted) recordSessionClosed(this.executor.kind);
     await this.executor.close();
   }
 

@@ -29,6 +29,9 @@ import { filesystemToolset } from "./toolsets/filesystem.js";
 import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
 import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
+import { noteAgentUsage, traceAgentCall } from "../telemetry/agents.js";
+import type { Span } from "../telemetry/spans.js";
+import { telemetryRegistered } from "../telemetry/api.js";
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 24_000;
 /** Files one agent call may attach. */
@@ -137,7 +140,11 @@ export class AgentRuntime {
     this.options.onEvent?.(e);
   }
 
-  async callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<string> {
+  callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<string> {
+    return traceAgentCall(name, depth, this.project.agents.get(name)?.model, (span) => this.callAgentIn(span, name, input, depth, history, chain));
+  }
+
+  private async callAgentIn(span: Span | undefined, name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<string> {
     const spec = this.project.agents.get(name);
     if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
     const max = this.project.config.max_depth;
@@ -170,7 +177,10 @@ export class AgentRuntime {
         tools,
         stopWhen: ai.stepCountIs(spec.maxSteps),
         abortSignal: stop,
+        // With an SDK registered, the AI SDK's own spans (each model request) join the agent's span; prompts and answers stay out.
+        ...(telemetryRegistered() ? { experimental_telemetry: { isEnabled: true, recordInputs: false, recordOutputs: false } } : {}),
       });
+      noteAgentUsage(span, result.totalUsage);
       ctx.history.push(userMessage, ...result.response.messages);
       this.emit(name, depth, { type: "agent_end", answer: eventText(result.text) });
       return result.text;

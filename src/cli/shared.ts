@@ -473,6 +473,7 @@ const EXPECTED_ERRORS: ReadonlySet<string> = new Set([
   "StorageError",
   "TypeError",
   "SyntaxError",
+  "TelemetrySetupError",
 ]);
 
 /** Prints `err` (unless commander already did) and returns the exit code for it. */
@@ -492,11 +493,19 @@ export function reportError(err: unknown): number {
   return EXIT_FAILURE;
 }
 
+const exitHooks: Array<() => Promise<void>> = [];
+
+/** Work that must finish before the command exits (--otel's last export); each bounds its own time. */
+export function onExit(hook: () => Promise<void>): void {
+  exitHooks.push(hook);
+}
+
 /**
  * Exits once stdout and stderr are flushed. Exiting explicitly (after the session is closed) keeps
  * a timer or socket left behind by agent code from holding the command open.
  */
 export async function exitAfterFlush(code: number): Promise<never> {
+  for (const hook of exitHooks.splice(0)) await hook().catch(() => undefined);
   const flush = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
   await Promise.all([flush(process.stdout), flush(process.stderr)]);
   process.exit(code);

@@ -39,6 +39,7 @@ import { walk } from "../values/walk.js";
 import { InFlightBytes, type Lease } from "./in-flight.js";
 import { withWriteDeadline } from "../storage/write-deadline.js";
 import { prepareModule } from "./prepare.js";
+import { traceNamespaceCall } from "../telemetry/calls.js";
 
 export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills"] as const;
 export type Namespace = (typeof NAMESPACES)[number];
@@ -288,7 +289,12 @@ export class HostServices {
    * `dispatch`, but the reply's bytes stay counted in flight until the caller, having handed the
    * reply to the guest (an IPC send, a copy into the sandbox), calls `release()`.
    */
-  async dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
+  dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
+    // The one place every executor's namespace calls pass: their spans and metrics (no-ops without an SDK).
+    return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchUntraced(ns, opName, args, c));
+  }
+
+  private async dispatchUntraced(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
     const prefix = messagePrefix(ns, opName, args);
     const argsLease = this.inFlight.lease();
     const replyLease = this.inFlight.lease();

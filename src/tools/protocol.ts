@@ -4,6 +4,7 @@
  * search) and argument validation work the same for every adapter.
  */
 import type { JsonValue } from "../storage/protocol.js";
+import type { TraceContext } from "../telemetry/spans.js";
 
 export type ParamType = "string" | "boolean" | "integer" | "number" | "array" | "object" | "unknown";
 
@@ -71,6 +72,8 @@ export interface CallContext {
    * `runs_on: host` ignores it.
    */
   runCommand?: CommandRunner;
+  /** The run's OpenTelemetry context (telemetry/spans.ts): the parent of the call's span. Absent without an SDK. */
+  trace?: TraceContext;
 }
 
 /** One command-line tool call, as a CommandRunner gets it. */

@@ -19,6 +19,7 @@ import type { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
 import type { ToolableSession } from "./adapters/toolable/session.js";
 import { assertToolName, callLabel, validateArgs } from "./validate.js";
 import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
+import { noteToolAttempt, noteToolType } from "../telemetry/calls.js";
 
 export interface CallableListing {
   name: string;
@@ -259,7 +260,11 @@ export class ToolRegistry {
     const info = await adapter.info();
     const target = findCallable(info, callable);
     const cleaned = validateArgs(tool, callable, target, args);
-    if (this.middleware.length === 0) return adapter.call(callable, cleaned, ctx);
+    noteToolType(info.type);
+    if (this.middleware.length === 0) {
+      noteToolAttempt();
+      return adapter.call(callable, cleaned, ctx);
+    }
     this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
     const call: ToolCallContext = {
       tool,
@@ -300,6 +305,7 @@ export class ToolRegistry {
   private async callAdapter(c: ToolCallContext): Promise<unknown> {
     const adapter = this.get(c.tool);
     const target = findCallable(await adapter.info(), c.callable);
+    noteToolAttempt();
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
     if (c.signal) ctx.signal = c.signal;

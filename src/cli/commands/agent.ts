@@ -13,8 +13,9 @@ import { pooledSessionFactory } from "../../agents/session-factory.js";
 import { loadProject } from "../../agents/files.js";
 import { ttyPrompt, type TtyPrompt } from "../../agents/tty-prompt.js";
 import { CliUsageError, EXIT_FAILURE, examples, printJson, writeLine } from "../shared.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
-interface RunFlags {
+interface RunFlags extends OtelFlags {
   inputJson?: string;
   chat?: boolean;
   approveAll?: boolean;
@@ -40,6 +41,7 @@ export function registerAgentCommands(program: Command): void {
     .addOption(new Option("--reject-all", "reject every tool call that needs approval; the model is told why (headless)"))
     .option("-v, --verbose", "show tool calls and results (-vv: also model requests and token counts)", (_v: string, n: number) => n + 1, 0)
     .option("--json", "print { answer, usage, events } as JSON on stdout");
+  addOtelOptions(run);
   run.addHelpText(
     "after",
     examples(
@@ -52,7 +54,10 @@ export function registerAgentCommands(program: Command): void {
       "Approvals: in a terminal you are asked (y once, s for the session, e edit the arguments, n reject with a reason);\n" +
       "without one, calls that need approval are rejected unless --approve-all is given.\n",
   );
-  run.action(async (target: string, prompt: string | undefined, flags: RunFlags) => runCommand(target, prompt, flags));
+  run.action(async (target: string, prompt: string | undefined, flags: RunFlags) => {
+    await startOtel(flags);
+    await runCommand(target, prompt, flags);
+  });
 
   agent
     .command("new")

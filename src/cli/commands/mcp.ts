@@ -23,6 +23,7 @@ import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
 import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 import { count } from "../../values/count.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -31,7 +32,7 @@ const SURFACES = ["code", "full"] as const;
 /** Default --idle-timeout in seconds (15 minutes). */
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 
-interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote"> {
+interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote">, OtelFlags {
   /** --remote-token: the --remote server's token (--token is this server's own). */
   remoteToken?: string;
   redis?: string;
@@ -67,6 +68,7 @@ export function registerMcpCommand(program: Command): void {
     .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>); with --remote, also that tenant's workspace on a server started with --workspace-header");
   addExecutorOptions(cmd);
   addToolsModuleOption(cmd);
+  addOtelOptions(cmd);
   cmd
     .addOption(
       new Option(
@@ -110,6 +112,7 @@ export function registerMcpCommand(program: Command): void {
     checkFlags(flags, cmd.getOptionValueSource("token") === "env");
     // --remote: the code runs on a serve instance; the storage flags must name the server's storage (it checks).
     if (flags.remote !== undefined) remoteExecutor(remoteFlagsOf(flags), { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: true });
+    await startOtel(flags);
     await serve(flags);
   });
 }

@@ -20,8 +20,9 @@ import {
   type ExecutorFlags,
   type StorageFlags,
 } from "../shared.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
-interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags {
+interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags, OtelFlags {
   workspace?: string;
   json?: boolean;
   executor: ExecutorFlags["executor"];
@@ -38,6 +39,7 @@ export function registerRunCommand(program: Command): void {
   addToolsModuleOption(cmd);
   addJsonOption(cmd, "print the whole ExecutionResult as JSON on stdout");
   addRemoteOptions(cmd, "--token");
+  addOtelOptions(cmd);
   cmd.option("--workspace <id>", "one tenant's workflows and artifacts (<storage>/workspaces/<id>); with --remote, the tenant's workspace on a server started with --workspace-header");
   cmd.addHelpText(
     "after",
@@ -51,6 +53,7 @@ export function registerRunCommand(program: Command): void {
       "run --language python 'tools.echo.say(text=[\"hi\"])'",
       "run --remote http://10.0.0.5:8787 'await tools.list()'   # token from TS_CODE_MODE_TOKEN",
       "run --remote http://10.0.0.5:8787 --workspace team-a 'await artifacts.list()'",
+      "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 ts-code-mode run --otel 'await tools.list()'",
     ) +
       "\nEach run is a new session: variables do not carry over between commands; workflows and artifacts do.\n" +
       "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error.\n",
@@ -60,6 +63,7 @@ export function registerRunCommand(program: Command): void {
     const file = codeFile(code);
     if (file?.language === "python" && flags.language === undefined) flags.language = "python";
     const source = file ? await readCodeFile(file.path) : await readCode(code);
+    await startOtel(flags);
     // With --remote only run() is used, so the local storage need not be the server's.
     const executor = flags.remote !== undefined ? remoteExecutor(flags, { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: false }) : undefined;
     const result = await withSession(flags, (session) => session.run(source), {

@@ -15,6 +15,7 @@ import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8787;
@@ -22,7 +23,7 @@ const DEFAULT_MAX_SESSIONS = 64;
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 const DEFAULT_MAX_BODY_BYTES = 16 * 1_048_576;
 
-interface ServeFlags extends StorageFlags, ExecutorFlags {
+interface ServeFlags extends StorageFlags, ExecutorFlags, OtelFlags {
   host: string;
   port: number;
   token?: string;
@@ -47,6 +48,7 @@ export function registerServeCommand(program: Command): void {
     .option("--client-storage", "let a session name its own storage (a folder or Redis URL of the client's): only for trusted clients");
   addExecutorOptions(cmd);
   addToolsModuleOption(cmd);
+  addOtelOptions(cmd);
   cmd
     .option("--host <address>", "address to bind", "127.0.0.1")
     .addOption(new Option("--port <port>", `port (0 picks a free one; default ${DEFAULT_PORT})`).default(DEFAULT_PORT).argParser(intIn(0, 65_535, "a port number")))
@@ -61,11 +63,13 @@ export function registerServeCommand(program: Command): void {
     examples(
       `serve --base ./.code-mode --token "$(openssl rand -hex 32)"`,
       "serve --no-auth --port 0",
+      "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 ts-code-mode serve --otel   # traces: one per request, runs and tool calls inside",
       `serve --host 0.0.0.0 --redis redis://redis:6379 --prefix app --workspace-header X-Workspace   # token from ${TOKEN_ENV}`,
     ) + "\nThe API is described at GET /openapi.json; GET /health needs no token. Sessions live on the server that created them: route by session id.\n",
   );
   cmd.action(async (flags: ServeFlags) => {
     checkFlags(flags);
+    await startOtel(flags);
     await serve(flags);
   });
 }

@@ -41,6 +41,7 @@ import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
 import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram, type SpawnOptions } from "./child-process.js";
 import { SIGINT_INTERRUPTS } from "./interrupt.js";
+import { recordExecutorRestart } from "../../telemetry/metrics.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
@@ -422,7 +423,10 @@ export class SubprocessExecutor implements Executor {
       });
       // Tool calls still in flight (from code the run did not await, or a stopped run) end with the run.
       if (this.callsInFlight > 0 || !result.ok) this.budget.abort(result.error?.message ?? "the run ended");
-      if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) await this.replaceChild();
+      if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) {
+        recordExecutorRestart(this.kind, result.error.name);
+        await this.replaceChild();
+      }
       // Nothing of the guest executes until the next run (issue 13): the child is frozen with what it started.
       else if (this.child === child) this.freezeSoon(child);
       const final = notice ? { ...result, stderr: `${notice}\n${result.stderr}` } : result;
