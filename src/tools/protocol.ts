@@ -1,5 +1,5 @@
 /**
- * What every tool adapter (cli, mcp, http, toolable) provides to the registry. Parameters are
+ * What every tool adapter (cli, mcp, http, openapi, toolable) provides to the registry. Parameters are
  * described in one small JSON-Schema-like shape so that discovery (`tools.describe`, signatures,
  * search) and argument validation work the same for every adapter.
  */
@@ -29,7 +29,7 @@ export interface CallableInfo {
   returns: string;
 }
 
-export type ToolType = "cli" | "mcp" | "http" | "toolable";
+export type ToolType = "cli" | "mcp" | "http" | "openapi" | "toolable";
 
 export interface ToolInfo {
   name: string;
