@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } from "../errors.js";
-import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
+import { LexicalRanker, tokenize, type Ranker, type ScoredId, type SearchDocument } from "../search/lexical.js";
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
 import { callableSignature, describeTool, describeToolSummary } from "./describe.js";
 import { describeToolPython } from "./describe-python.js";
@@ -54,6 +54,8 @@ const CALLABLE_WORD: Record<ToolType, string> = { cli: "recipe", mcp: "tool", ht
 const MAX_LISTED_NAMES = 20;
 /** Tools with more callables than this are searched callable by callable (see search()). */
 const PER_CALLABLE_SEARCH = 40;
+/** Results asked of the ranker beyond `limit`, so that ties at the cut are broken by `concise`, not by name. */
+const TIE_SLACK = 20;
 /** Tools with more callables than this are described by summaries; describe "tool.callable" gives one in full. */
 const MAX_DESCRIBED_CALLABLES = 100;
 const DEFAULT_SEARCH_LIMIT = 10;
@@ -239,7 +241,8 @@ export class ToolRegistry {
     if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer; got ${String(limit)}`);
     const infos = await this.allInfos();
     const byName = new Map(infos.map((i) => [i.name, i]));
-    const ranked = await this.ranker.rank(String(query), this.searchDocuments(infos), limit);
+    const docs = this.searchDocuments(infos);
+    const ranked = concise(await this.ranker.rank(String(query), docs, limit + TIE_SLACK), docs).slice(0, limit);
     return ranked.flatMap(({ id, score }) => {
       const dot = id.indexOf(".");
       const info = byName.get(dot < 0 ? id : id.slice(0, dot));
@@ -413,6 +416,26 @@ function listing(info: ToolInfo): ToolListing {
     callables: info.callables.map((c) => ({ name: c.name, description: c.description, signature: callableSignature(c.name, c) })),
     direct: info.direct ? { description: info.direct.description, signature: callableSignature(info.name, info.direct) } : null,
   };
+}
+
+/**
+ * Equal scores, most specific first: among callables that match every word of "delete a
+ * repository", `repos_delete` ("Delete a repository") before `actions_delete_actions_cache_by_id`
+ * ("Delete a GitHub Actions cache for a repository"). Specific = fewer words in the callable's name
+ * and first sentence. Whole-tool documents keep the ranker's order. Stable otherwise.
+ */
+function concise(ranked: ScoredId[], docs: readonly SearchDocument[]): ScoredId[] {
+  if (ranked.length < 2 || !ranked.some((r) => r.id.includes("."))) return ranked;
+  const byId = new Map(docs.map((d) => [d.id, d]));
+  const words = (id: string): number => {
+    const doc = byId.get(id);
+    if (!doc || !id.includes(".")) return 0;
+    return tokenize(`${doc.fields[0]?.text ?? ""} ${doc.fields[1]?.text ?? ""}`).length;
+  };
+  return ranked
+    .map((r, i) => ({ r, i, w: words(r.id) }))
+    .sort((a, b) => b.r.score - a.r.score || a.w - b.w || a.i - b.i)
+    .map((x) => x.r);
 }
 
 /** One callable of a large tool as a search document of its own (id `tool.callable`); its params are not read (they may be resolved lazily). */
