@@ -21,6 +21,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 

@@ -131,7 +131,8 @@ export class OpenApiToolAdapter implements ToolAdapter {
 
   private async read(): Promise<Loaded> {
     const label = `${this.spec.source} (tool ${this.name})`;
-    const doc = await parseSpec(await readSpecBytes(this.spec.spec, label, this.options), label, this.options);
+    const where = this.spec.spec;
+    const doc = where.kind === "document" ? where.document : await parseSpec(await readSpecBytes(where, label, this.options), label, this.options);
     const { operations } = readOperations(doc, this.spec.filter, label, this.options.maxOperations);
     const root = retained(doc as Record<string, unknown>);
     const baseUrl = serverUrl(root, this.spec);

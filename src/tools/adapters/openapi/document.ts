@@ -74,7 +74,7 @@ async function fetchBounded(url: string, cap: number, timeoutMs: number, label: 
 }
 
 /** The spec's bytes, decompressed when they are gzip (by their magic bytes, whatever the name). */
-export async function readSpecBytes(location: SpecLocation, label: string, limits: SpecLimits = {}): Promise<Uint8Array> {
+export async function readSpecBytes(location: Exclude<SpecLocation, { kind: "document" }>, label: string, limits: SpecLimits = {}): Promise<Uint8Array> {
   const cap = limits.maxBytes ?? MAX_SPEC_BYTES;
   const raw = location.kind === "file" ? await readFileBounded(location.path, cap, label) : await fetchBounded(location.url, cap, limits.fetchTimeoutMs ?? SPEC_FETCH_TIMEOUT_MS, label);
   if (raw[0] !== 0x1f || raw[1] !== 0x8b) return raw;

@@ -25,7 +25,8 @@ import type { ToolSource } from "../index.js";
 
 export const DEFAULT_OPENAPI_TIMEOUT_SECONDS = 30;
 
-export type SpecLocation = { kind: "file"; path: string } | { kind: "url"; url: string };
+/** Where the document comes from: a file, a URL, or (from code) the parsed document itself. */
+export type SpecLocation = { kind: "file"; path: string } | { kind: "url"; url: string } | { kind: "document"; document: unknown };
 
 export interface OperationFilter {
   /** Keep operations with at least one of these tags (case-insensitive); empty: any. */
