@@ -406,7 +406,7 @@ function findCallable(info: ToolInfo, callable: string | null): CallableInfo {
   if (found) return found;
   const close = closestNames(callable, names);
   throw new NotFoundError(
-    `Unknown ${word} '${callable}' of tool '${info.name}'.${didYouMean(callable, names)} Available: ${names.join(", ") || "(none)"}`,
+    `Unknown ${word} '${callable}' of tool '${info.name}'.${didYouMean(callable, names)} Available: ${names.slice(0, MAX_LISTED_NAMES).join(", ") || "(none)"}${names.length > MAX_LISTED_NAMES ? `, … (${names.length} in all; use tools.search)` : ""}`,
     close,
   );
 }
