@@ -29,3 +29,5 @@ export type { ToolableHostOptions, ToolableEvent, SampleRequest, Sampler } from 
 export type { ToolableSession, SessionEvent } from "./adapters/toolable/session.js";
 export type { PartialResult, ToolableEventBody } from "./adapters/toolable/envelope.js";
 export * from "./code/index.js";
+export { OpenApiToolAdapter, type OpenApiToolAdapterOptions } from "./adapters/openapi/adapter.js";
+export { openapiTools, type OpenApiToolsOptions } from "./adapters/openapi/tools.js";

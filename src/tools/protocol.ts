@@ -1,5 +1,5 @@
 /**
- * What every tool adapter (cli, mcp, http, toolable) provides to the registry. Parameters are
+ * What every tool adapter (cli, mcp, http, openapi, toolable) provides to the registry. Parameters are
  * described in one small JSON-Schema-like shape so that discovery (`tools.describe`, signatures,
  * search) and argument validation work the same for every adapter.
  */
@@ -36,7 +36,7 @@ export interface CallableInfo {
 }
 
 /** "code": defined in the host program (defineTool, AI SDK tools, an MCP client, a tool source). */
-export type ToolType = "cli" | "mcp" | "http" | "toolable" | "code";
+export type ToolType = "cli" | "mcp" | "http" | "openapi" | "toolable" | "code";
 
 export interface ToolInfo {
   name: string;

@@ -128,7 +128,7 @@ describe("ToolRegistry.load", () => {
     const http = await tempDir({ "h.yaml": "name: h\ntype: http\n" });
     await expect(ToolRegistry.load(http)).rejects.toThrow(/h\.yaml[\s\S]*base_url/);
     const other = await tempDir({ "o.yaml": "name: o\ntype: grpc\n" });
-    await expect(ToolRegistry.load(other)).rejects.toThrow(/type: expected one of cli, mcp, http, toolable \(absent means cli\); got "grpc"/);
+    await expect(ToolRegistry.load(other)).rejects.toThrow(/type: expected one of cli, mcp, http, openapi, toolable \(absent means cli\); got "grpc"/);
   });
 
   it("lists a tool whose info() fails as unavailable instead of failing discovery of the others", async () => {

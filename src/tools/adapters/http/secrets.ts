@@ -81,6 +81,28 @@ export function resolveHeaders(templates: ReadonlyArray<{ name: string; template
 }
 
 /**
+ * Why resolved templates cannot be sent (an unset variable, a value with a line break), or null.
+ * Names the variable, never a value. `kind` says what the templates are ("header", "query parameter").
+ */
+export function unresolvedMessage(label: string, resolved: ResolvedHeaders, source: string, kind = "header"): string | null {
+  const missing = resolved.missing[0];
+  if (missing) {
+    const others = resolved.missing.slice(1).map((m) => m.variable);
+    return (
+      `${label}: ${kind} '${missing.header}' needs the environment variable ${missing.variable}, which is not set (or empty)` +
+      `${others.length ? `; also missing: ${[...new Set(others)].join(", ")}` : ""}. ` +
+      `Set it in the environment of the process that runs the tools (${source}).`
+    );
+  }
+  const invalid = resolved.invalid[0];
+  if (invalid) {
+    const from = invalid.variables.length ? ` (from ${invalid.variables.join(", ")})` : "";
+    return `${label}: the value of ${kind} '${invalid.header}'${from} contains a line break or control character`;
+  }
+  return null;
+}
+
+/**
  * `text` with every secret replaced by `***`, in the forms a server or library may echo it in:
  * as is, URL-encoded (percent and form style), JSON-escaped, hex (either case), and base64 /
  * base64url — also where the secret sits inside a longer base64 text (e.g. a base64-encoded JSON
