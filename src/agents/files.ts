@@ -36,6 +36,10 @@ const frontmatterSchema = lazy(() => z
     model: modelString.optional(),
     tools: z.array(z.string().min(1)).max(64).default([]),
     input: z.record(z.string(), z.unknown()).optional(),
+    /** Agents this agent's code may call as agents.<name>(...) (needs the code toolset). */
+    agents: z.array(z.string().min(1)).max(64).default([]),
+    /** JSON Schema of the answer: the model is asked for structured output, validated, and callers get the value. */
+    output: z.record(z.string(), z.unknown()).optional(),
     max_steps: z.number().int().min(1).max(200).optional(),
   })
   .strict());
@@ -60,6 +64,10 @@ const projectSchema = lazy(() => z
     approval_mode: z.enum(APPROVAL_MODES).default("prompt"),
     max_depth: z.number().int().min(1).max(50).default(5),
     agent_calls_need_approval: z.boolean().default(true),
+    /** Agent calls one run may make (tool calls to agents, agents.* from code and the code entry's), whatever the depth. */
+    max_agent_calls: z.number().int().min(1).max(10_000).default(100),
+    /** A code entry gets `tools` (the project's ts-code-mode tools) besides `agents`. */
+    entry_tools: z.boolean().default(false),
     /** "return": a rejected or refused tool call is the tool's result, so the model can adapt; "fatal": it ends the run. */
     permission_errors: z.enum(["return", "fatal"]).default("return"),
     overrides: z
@@ -132,6 +140,10 @@ export interface AgentSpec {
   model: string;
   tools: string[];
   input?: Record<string, unknown>;
+  /** Agents the code toolset's code may call (agents.*). */
+  agents: string[];
+  /** JSON Schema of the structured answer. */
+  output?: Record<string, unknown>;
   maxSteps: number;
   instructions: string;
   file: string;
@@ -234,14 +246,18 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
   const parsed = frontmatterSchema.safeParse(where.doc.toJS());
   if (!parsed.success) throw zodFileError(file, where, parsed.error);
   const fm = parsed.data;
-  if (fm.input) {
-    // The schema becomes the zod validator of the agent's tool input; one zod cannot build is refused here, not mid-run.
+  for (const key of ["input", "output"] as const) {
+    const schema = fm[key];
+    if (!schema) continue;
+    // The schema becomes a zod validator (of the agent's tool input, of its answer); one zod cannot build is refused here, not mid-run.
     try {
-      z.fromJSONSchema(fm.input as Parameters<typeof z.fromJSONSchema>[0]);
+      z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
     } catch (err) {
-      throw new AgentFileError(file, where.lineOf(["input"]), `input is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+      throw new AgentFileError(file, where.lineOf([key]), `${key} is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  if (fm.output && fm.output["type"] !== "object") throw new AgentFileError(file, where.lineOf(["output"]), 'output: the schema must be { type: "object", ... } (model APIs take structured output as an object)');
+  if (fm.agents.length && !fm.tools.includes("code")) throw new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools");
   const override = config.overrides[fm.name];
   const model = override?.model ?? fm.model ?? config.model;
   if (model === undefined) throw new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`);
@@ -251,6 +267,8 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     model,
     tools: fm.tools,
     ...(fm.input ? { input: fm.input } : {}),
+    agents: fm.agents,
+    ...(fm.output ? { output: fm.output } : {}),
     maxSteps: override?.max_steps ?? fm.max_steps ?? DEFAULT_MAX_STEPS,
     instructions: lines.slice(end + 1).join("\n").trim(),
     file,
@@ -270,6 +288,10 @@ async function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig
       throw new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${TOOLSET_NAMES.join(", ")}) nor an agent (${known(agents)})`);
     }
     if (new Set(agent.tools).size !== agent.tools.length) throw new AgentFileError(agent.file, lineOf(["tools"]), "a tool is listed twice");
+    for (const [i, name] of agent.agents.entries()) {
+      if (!agents.has(name)) throw new AgentFileError(agent.file, lineOf(["agents", i]), `agents: unknown agent ${JSON.stringify(name)} (${known(agents)})`);
+    }
+    if (new Set(agent.agents).size !== agent.agents.length) throw new AgentFileError(agent.file, lineOf(["agents"]), "an agent is listed twice");
     const provider = agent.model.slice(0, agent.model.indexOf(":"));
     if (!providers.includes(provider)) {
       throw new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`);
