@@ -14,6 +14,7 @@ import { z } from "zod";
 import { ToolError } from "../../errors.js";
 import { confinedArgv } from "../../tools/adapters/cli/confine.js";
 import { runCommand } from "../../tools/adapters/cli/run.js";
+import type { ExecResult } from "../../execution/container/exec.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 
 export const READONLY_COMMANDS = ["ls", "cat", "head", "tail", "wc", "grep", "find", "sort", "uniq", "git"] as const;
@@ -146,9 +147,13 @@ export function shellReadonlyToolset(root: string, options: ShellReadonlyOptions
   ];
 }
 
-/** What an executor offers when it can run a command where the agent's code runs (e.g. in its container). */
+/**
+ * What an executor offers when it can run a command where the agent's code runs: the container
+ * executor (in its container) and the remote executor (on the server) both answer with the
+ * command's interleaved output, its exit code and whether the output was cut.
+ */
 export interface CommandExecutor {
-  exec(argv: readonly string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  exec(argv: string[], options: { timeoutMs: number }): Promise<ExecResult>;
 }
 
 function canExec(executor: unknown): executor is CommandExecutor {
@@ -172,8 +177,9 @@ export function shellToolset(env: ToolsetEnv): AgentTool[] {
         const timeoutMs = a.timeout_ms ?? SHELL_TIMEOUT_MS;
         const session = await env.session();
         if (canExec(session.executor)) {
-          const r = await session.executor.exec(a.argv, { timeoutMs, signal });
-          return [`exit code ${r.exitCode}`, r.stdout && `stdout:\n${r.stdout}`, r.stderr && `stderr:\n${r.stderr}`].filter(Boolean).join("\n").slice(0, env.maxOutputChars);
+          signal.throwIfAborted();
+          const r = await session.executor.exec(a.argv, { timeoutMs });
+          return `exit code ${r.exitCode}\n${r.output}${r.truncated ? "\n[output cut]" : ""}`.slice(0, env.maxOutputChars);
         }
         const out = await runCommand(a.argv, { tool: "shell", callable: null, timeoutMs, maxStdoutBytes: SHELL_MAX_OUTPUT_BYTES, cwd: env.projectDir, signal });
         return `exit code 0\n${out}`.slice(0, env.maxOutputChars);
