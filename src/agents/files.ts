@@ -10,6 +10,7 @@ import { z } from "zod";
 import { lazy } from "../lazy.js";
 import { AgentFileError, locate, zodFileError, type Located } from "./locate.js";
 import { BUILTIN_PROVIDERS } from "./models.js";
+import { READONLY_COMMAND_NAMES } from "./toolsets/readonly-commands.js";
 
 /** Toolsets an agent may name in `tools`, besides other agents. */
 export const TOOLSET_NAMES = [
@@ -20,6 +21,7 @@ export const TOOLSET_NAMES = [
   "filesystem_cwd",
   "filesystem_cwd_ro",
   "shell_readonly",
+  "shell_file_ops",
   "shell",
   "skills",
 ] as const;
@@ -34,7 +36,8 @@ const frontmatterSchema = lazy(() => z
     name: agentName,
     description: z.string().min(1).max(2_000).optional(),
     model: modelString.optional(),
-    tools: z.array(z.string().min(1)).max(64).default([]),
+    /** Toolset and agent names; a toolset with options is written { name: { ...options } }. */
+    tools: z.array(z.union([z.string().min(1), z.record(z.string(), z.record(z.string(), z.unknown()))])).max(64).default([]),
     input: z.record(z.string(), z.unknown()).optional(),
     /** Agents this agent's code may call as agents.<name>(...) (needs the code toolset). */
     agents: z.array(z.string().min(1)).max(64).default([]),
@@ -144,6 +147,8 @@ export interface AgentSpec {
   agents: string[];
   /** JSON Schema of the structured answer. */
   output?: Record<string, unknown>;
+  /** Options of the toolsets written { name: { ... } } in `tools`, checked by toolsetOptionsSchema. */
+  toolOptions: Record<string, ToolsetOptions>;
   maxSteps: number;
   instructions: string;
   file: string;
@@ -246,6 +251,7 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
   const parsed = frontmatterSchema.safeParse(where.doc.toJS());
   if (!parsed.success) throw zodFileError(file, where, parsed.error);
   const fm = parsed.data;
+  const { names: tools, options: toolOptions } = readTools(file, where, fm.tools);
   for (const key of ["input", "output"] as const) {
     const schema = fm[key];
     if (!schema) continue;
@@ -257,7 +263,7 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     }
   }
   if (fm.output && fm.output["type"] !== "object") throw new AgentFileError(file, where.lineOf(["output"]), 'output: the schema must be { type: "object", ... } (model APIs take structured output as an object)');
-  if (fm.agents.length && !fm.tools.includes("code")) throw new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools");
+  if (fm.agents.length && !tools.includes("code")) throw new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools");
   const override = config.overrides[fm.name];
   const model = override?.model ?? fm.model ?? config.model;
   if (model === undefined) throw new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`);
@@ -265,7 +271,8 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     name: fm.name,
     description: fm.description ?? `The ${fm.name} agent.`,
     model,
-    tools: fm.tools,
+    tools,
+    toolOptions,
     ...(fm.input ? { input: fm.input } : {}),
     agents: fm.agents,
     ...(fm.output ? { output: fm.output } : {}),
@@ -276,6 +283,66 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
   };
   parsedAgents.set(spec, where);
   return spec;
+}
+
+/**
+ * Options a toolset takes in an agent file (`tools: [{ shell_readonly: { allowed_commands: [ls, cat] } }]`).
+ * They narrow a toolset, never widen it: allowed_commands is a subset of the read-only commands,
+ * base_path a folder inside the toolset's root, read_only only ever true.
+ */
+const toolsetOptionsSchemas = lazy(() => {
+  const filesystem = z
+    .object({
+      /** A folder under the toolset's root (project folder or cwd) that becomes its root. */
+      base_path: z.string().min(1).max(1_000).optional(),
+      read_only: z.literal(true, { error: "read_only can only be true (use the _ro toolset, or leave it out)" }).optional(),
+      /** Largest file read_file reads and write_file writes, in bytes. */
+      max_file_bytes: z.number().int().min(1).max(1024 * 1024 * 1024).optional(),
+    })
+    .strict();
+  return {
+    shell_readonly: z.object({ allowed_commands: z.array(z.enum(READONLY_COMMAND_NAMES)).min(1).max(READONLY_COMMAND_NAMES.length) }).strict(),
+    shell_file_ops: z.object({ allowed_commands: z.array(z.enum(["ls", "mv"])).min(1).max(2) }).strict(),
+    filesystem_project: filesystem,
+    filesystem_project_ro: filesystem,
+    filesystem_cwd: filesystem,
+    filesystem_cwd_ro: filesystem,
+  } as const;
+});
+export interface ToolsetOptions {
+  allowed_commands?: string[];
+  base_path?: string;
+  read_only?: true;
+  max_file_bytes?: number;
+}
+
+/** `tools` as names, and the options given to toolsets written as { name: options }. */
+function readTools(file: string, where: Located, entries: Array<string | Record<string, Record<string, unknown>>>): { names: string[]; options: Record<string, ToolsetOptions> } {
+  const names: string[] = [];
+  const options: Record<string, ToolsetOptions> = {};
+  for (const [i, entry] of entries.entries()) {
+    if (typeof entry === "string") {
+      names.push(entry);
+      continue;
+    }
+    const keys = Object.keys(entry);
+    if (keys.length !== 1) throw new AgentFileError(file, where.lineOf(["tools", i]), "tools: a toolset with options is written { name: { ...options } }, one toolset per entry");
+    const name = keys[0]!;
+    const schemas = toolsetOptionsSchemas as Record<string, z.ZodType<ToolsetOptions>>;
+    const schema = Object.hasOwn(toolsetOptionsSchemas, name) ? schemas[name] : undefined;
+    if (!schema) {
+      const takers = Object.keys(toolsetOptionsSchemas).join(", ");
+      throw new AgentFileError(file, where.lineOf(["tools", i]), `tools: ${JSON.stringify(name)} takes no options (toolsets with options: ${takers})`);
+    }
+    const checked = schema.safeParse(entry[name]);
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new AgentFileError(file, where.lineOf(["tools", i, name, ...(issue.path as PropertyKey[])]), `tools: ${name}${issue.path.length ? `.${issue.path.join(".")}` : ""}: ${issue.message}`);
+    }
+    names.push(name);
+    options[name] = checked.data;
+  }
+  return { names, options };
 }
 
 async function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig): Promise<void> {

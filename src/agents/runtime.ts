@@ -20,13 +20,14 @@ import { bounded } from "../mcp/format.js";
 import type { Session } from "../session.js";
 import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
-import type { AgentSpec, ApprovalMode, Project, ToolsetName } from "./files.js";
+import type { AgentSpec, ApprovalMode, Project, ToolsetName, ToolsetOptions } from "./files.js";
 import { resolveModel } from "./models.js";
 import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
 import type { Sampler } from "../tools/adapters/toolable/host.js";
 import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
+import { shellFileOpsToolset } from "./toolsets/file-ops.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
 import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
@@ -416,7 +417,7 @@ export class AgentRuntime {
     for (const name of ctx.spec.tools) {
       const child = this.project.agents.get(name);
       if (child) out.push(this.agentTool(ctx, child));
-      else out.push(...(await toolset(name as ToolsetName, env)));
+      else out.push(...(await toolset(name as ToolsetName, env, ctx.spec.toolOptions[name])));
     }
     return out;
   }
@@ -487,7 +488,7 @@ function structured(agent: string, result: { output: unknown }): Answer {
   return { text: JSON.stringify(value, null, 2) ?? "", value };
 }
 
-async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]> {
+async function toolset(name: ToolsetName, env: ToolsetEnv, options: ToolsetOptions = {}): Promise<AgentTool[]> {
   switch (name) {
     case "code":
       return codeToolset(env);
@@ -495,12 +496,19 @@ async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]>
       return directToolset(env);
     case "filesystem_project":
     case "filesystem_project_ro":
-      return filesystemToolset(env.projectDir, name.endsWith("_ro"), env.maxOutputChars);
     case "filesystem_cwd":
-    case "filesystem_cwd_ro":
-      return filesystemToolset(env.cwd, name.endsWith("_ro"), env.maxOutputChars);
+    case "filesystem_cwd_ro": {
+      const root = name.startsWith("filesystem_project") ? env.projectDir : env.cwd;
+      // base_path narrows the root to a folder inside it (checked here: the agent file named it).
+      const base = options.base_path === undefined ? root : path.resolve(root, options.base_path);
+      const back = path.relative(root, base);
+      if (back.startsWith("..") || path.isAbsolute(back)) throw new ValidationError(`${name}: base_path ${JSON.stringify(options.base_path)} is outside ${root}`);
+      return filesystemToolset(base, name.endsWith("_ro") || options.read_only === true, env.maxOutputChars, options.max_file_bytes);
+    }
     case "shell_readonly":
-      return shellReadonlyToolset(env.projectDir);
+      return shellReadonlyToolset(env.projectDir, options.allowed_commands ? { allowedCommands: options.allowed_commands } : {});
+    case "shell_file_ops":
+      return shellFileOpsToolset(env.projectDir, options.allowed_commands);
     case "shell":
       return shellToolset(env);
     case "skills":

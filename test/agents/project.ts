@@ -21,7 +21,7 @@ export function agentFile(a: AgentDef): string {
   const lines = ["---", `name: ${a.name}`];
   if (a.description) lines.push(`description: ${JSON.stringify(a.description)}`);
   lines.push(`model: ${a.model ?? "openai:test-model"}`);
-  lines.push(`tools: ${JSON.stringify(a.tools ?? [])}`);
+  if (!a.frontmatter?.some((l) => l.startsWith("tools:"))) lines.push(`tools: ${JSON.stringify(a.tools ?? [])}`);
   if (a.input) lines.push(`input: ${JSON.stringify(a.input)}`);
   if (a.agents) lines.push(`agents: ${JSON.stringify(a.agents)}`);
   if (a.output) lines.push(`output: ${JSON.stringify(a.output)}`);
