@@ -8,7 +8,8 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../lazy.js";
-import { AgentFileError, locate, zodFileError, type Located } from "./locate.js";
+import { ValidationError } from "../errors.js";
+import { AgentFileError, locate, zodFileErrors, type Located } from "./locate.js";
 import { BUILTIN_PROVIDERS } from "./models.js";
 import { READONLY_COMMAND_NAMES } from "./toolsets/readonly-commands.js";
 
@@ -169,38 +170,124 @@ export const DEFAULT_MAX_STEPS = 20;
 /** Agent files larger than this are refused: instructions are sent with every request. */
 const MAX_AGENT_FILE_BYTES = 256 * 1024;
 
-/** A folder (its project.json) or a project.json path. */
-export async function loadProject(target: string): Promise<Project> {
+/** What `agent run` may set over project.json. */
+export interface LoadOptions {
+  /** `--model provider:model`: the model of every agent, over their files and project.json. */
+  model?: string;
+  /** `--entry NAME`: the entry (an agent, or `file.ts#export` listed under code) instead of project.json's. */
+  entry?: string;
+}
+
+/**
+ * A folder (its project.json), a project.json path, or one `*.agent.md` file (a project of that
+ * agent alone, with project.json's defaults). Throws the first problem; checkProject lists all.
+ */
+export async function loadProject(target: string, options: LoadOptions = {}): Promise<Project> {
+  return (await load(target, options, null))!;
+}
+
+/** Every problem of project.json and of every agent file, at once (`agent check`); the project when there are none. */
+export async function checkProject(target: string, options: LoadOptions = {}): Promise<{ project: Project | null; problems: AgentFileError[] }> {
+  const problems: AgentFileError[] = [];
+  const project = await load(target, options, problems).catch((err: unknown) => {
+    if (!(err instanceof AgentFileError)) throw err;
+    problems.push(...(err instanceof AgentFileProblems ? err.all : [err]));
+    return null;
+  });
+  return { project: problems.length ? null : project, problems };
+}
+
+/** Several problems of one file (all the issues of its frontmatter); its message is the first one's. */
+export class AgentFileProblems extends AgentFileError {
+  constructor(readonly all: AgentFileError[]) {
+    super(all[0]!.file, all[0]!.line, all[0]!.problem);
+  }
+}
+
+async function load(target: string, options: LoadOptions, problems: AgentFileError[] | null): Promise<Project | null> {
+  const report = (err: unknown): void => {
+    if (!problems || !(err instanceof AgentFileError)) throw err;
+    problems.push(...(err instanceof AgentFileProblems ? err.all : [err]));
+  };
+  if (options.model !== undefined && !modelString.safeParse(options.model).success) throw new ValidationError(`--model ${JSON.stringify(options.model)}: expected "provider:model", e.g. "openai:gpt-4o-mini"`);
   let file = path.resolve(target);
   const info = await stat(file).catch(() => null);
-  if (info === null) throw new AgentFileError(target, 1, "no such file or folder; give a project folder or its project.json");
+  if (info === null) throw new AgentFileError(target, 1, "no such file or folder; give a project folder, its project.json, or an .agent.md file");
+  if (info.isFile() && file.endsWith(".agent.md")) return loadSingleAgent(file, options);
   if (info.isDirectory()) file = path.join(file, "project.json");
   const dir = path.dirname(file);
   const text = await readFile(file, "utf8").catch(() => {
     throw new AgentFileError(file, 1, "cannot read project.json (create one with: ts-code-mode agent new NAME)");
   });
-  const config = parseProjectJson(file, text);
+  let config: ProjectConfig;
+  try {
+    config = parseProjectJson(file, text);
+  } catch (err) {
+    report(err);
+    // Collecting: the agent files are still read, with project.json's defaults, so their problems show too.
+    const raw = (() => {
+      try {
+        return JSON.parse(text) as { agents?: unknown; entry?: unknown };
+      } catch {
+        return null;
+      }
+    })();
+    const listed = Array.isArray(raw?.agents) ? raw.agents.filter((a): a is string => typeof a === "string" && a !== "") : [];
+    if (!listed.length) return null;
+    config = projectSchema.parse({ version: 1, agents: listed, entry: typeof raw?.entry === "string" && raw.entry !== "" ? raw.entry : "-" });
+  }
+  if (options.entry !== undefined) config = { ...config, entry: options.entry };
   const where = locate(text);
 
   const agents = new Map<string, AgentSpec>();
   for (const [i, rel] of config.agents.entries()) {
-    const agentFile = inside(dir, rel, file, where.lineOf(["agents", i]));
-    const spec = await readAgentFile(agentFile, config);
-    const seen = agents.get(spec.name);
-    if (seen) throw new AgentFileError(agentFile, 2, `duplicate agent name ${JSON.stringify(spec.name)} (also in ${seen.file})`);
-    agents.set(spec.name, spec);
+    try {
+      const agentFile = inside(dir, rel, file, where.lineOf(["agents", i]));
+      const spec = await readAgentFile(agentFile, config, options.model);
+      const seen = agents.get(spec.name);
+      if (seen) throw new AgentFileError(agentFile, 2, `duplicate agent name ${JSON.stringify(spec.name)} (also in ${seen.file})`);
+      agents.set(spec.name, spec);
+    } catch (err) {
+      report(err);
+    }
   }
-  await checkAgents(agents, config);
+  checkAgents(agents, config, report);
   for (const [name] of Object.entries(config.overrides)) {
-    if (!agents.has(name)) throw new AgentFileError(file, where.lineOf(["overrides", name]), `overrides: unknown agent ${JSON.stringify(name)} (${known(agents)})`);
+    if (!agents.has(name)) report(new AgentFileError(file, where.lineOf(["overrides", name]), `overrides: unknown agent ${JSON.stringify(name)} (${known(agents)})`));
   }
   for (const [name] of Object.entries(config.providers)) {
     if ((BUILTIN_PROVIDERS as readonly string[]).includes(name)) {
-      throw new AgentFileError(file, where.lineOf(["providers", name]), `providers: ${name} is built in; pick another name for an OpenAI-compatible endpoint`);
+      report(new AgentFileError(file, where.lineOf(["providers", name]), `providers: ${name} is built in; pick another name for an OpenAI-compatible endpoint`));
     }
   }
-  for (const [i, rel] of config.code.entries()) inside(dir, rel, file, where.lineOf(["code", i]));
-  return { dir, file, config, agents, entry: parseEntry(config, agents, dir, file, where) };
+  for (const [i, rel] of config.code.entries()) {
+    try {
+      inside(dir, rel, file, where.lineOf(["code", i]));
+    } catch (err) {
+      report(err);
+    }
+  }
+  // An entry project.json did not give (it could not be read) is not checked a second time.
+  if (config.entry === "-") return null;
+  try {
+    return { dir, file, config, agents, entry: parseEntry(config, agents, dir, file, where, options.entry !== undefined) };
+  } catch (err) {
+    report(err);
+    return null;
+  }
+}
+
+/** `agent run file.agent.md`: the agent alone, project.json's defaults, its folder as the project folder. */
+async function loadSingleAgent(file: string, options: LoadOptions): Promise<Project> {
+  const base = projectSchema.parse({ version: 1, agents: [path.basename(file)], entry: "-" });
+  const spec = await readAgentFile(file, base, options.model);
+  if (options.entry !== undefined && options.entry !== spec.name) throw new ValidationError(`--entry ${options.entry}: ${path.basename(file)} holds one agent, ${spec.name}`);
+  const agents = new Map([[spec.name, spec]]);
+  const config = { ...base, entry: spec.name };
+  checkAgents(agents, config, (err) => {
+    throw err;
+  });
+  return { dir: path.dirname(file), file, config, agents, entry: { kind: "agent", name: spec.name } };
 }
 
 export function parseProjectJson(file: string, text: string): ProjectConfig {
@@ -215,7 +302,7 @@ export function parseProjectJson(file: string, text: string): ProjectConfig {
     throw new AgentFileError(file, line, `not valid JSON: ${message}`);
   }
   const parsed = projectSchema.safeParse(raw);
-  if (!parsed.success) throw zodFileError(file, locate(text), parsed.error);
+  if (!parsed.success) throw new AgentFileProblems(zodFileErrors(file, locate(text), parsed.error));
   return parsed.data;
 }
 
@@ -230,14 +317,14 @@ function inside(dir: string, rel: string, file: string, line: number): string {
 /** Where each parsed agent's frontmatter keys are, for the cross-file checks. */
 const parsedAgents = new WeakMap<AgentSpec, Located>();
 
-export async function readAgentFile(file: string, config: ProjectConfig): Promise<AgentSpec> {
+export async function readAgentFile(file: string, config: ProjectConfig, modelOverride?: string): Promise<AgentSpec> {
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) throw new AgentFileError(file, 1, "agent file not found");
   if (info.size > MAX_AGENT_FILE_BYTES) throw new AgentFileError(file, 1, `agent file is larger than ${MAX_AGENT_FILE_BYTES} bytes`);
-  return parseAgentFile(file, await readFile(file, "utf8"), config);
+  return parseAgentFile(file, await readFile(file, "utf8"), config, modelOverride);
 }
 
-export function parseAgentFile(file: string, text: string, config: ProjectConfig): AgentSpec {
+export function parseAgentFile(file: string, text: string, config: ProjectConfig, modelOverride?: string): AgentSpec {
   const lines = text.split(/\r?\n/);
   if (lines[0]?.trim() !== "---") throw new AgentFileError(file, 1, "expected YAML frontmatter starting with --- on the first line");
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === "---");
@@ -249,7 +336,7 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     throw new AgentFileError(file, (e.linePos?.[0]?.line ?? 1) + 1, `frontmatter is not valid YAML: ${e.message.split("\n")[0]}`);
   }
   const parsed = frontmatterSchema.safeParse(where.doc.toJS());
-  if (!parsed.success) throw zodFileError(file, where, parsed.error);
+  if (!parsed.success) throw new AgentFileProblems(zodFileErrors(file, where, parsed.error));
   const fm = parsed.data;
   const { names: tools, options: toolOptions } = readTools(file, where, fm.tools);
   for (const key of ["input", "output"] as const) {
@@ -265,7 +352,7 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
   if (fm.output && fm.output["type"] !== "object") throw new AgentFileError(file, where.lineOf(["output"]), 'output: the schema must be { type: "object", ... } (model APIs take structured output as an object)');
   if (fm.agents.length && !tools.includes("code")) throw new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools");
   const override = config.overrides[fm.name];
-  const model = override?.model ?? fm.model ?? config.model;
+  const model = modelOverride ?? override?.model ?? fm.model ?? config.model;
   if (model === undefined) throw new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`);
   const spec: AgentSpec = {
     name: fm.name,
@@ -279,7 +366,7 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     maxSteps: override?.max_steps ?? fm.max_steps ?? DEFAULT_MAX_STEPS,
     instructions: lines.slice(end + 1).join("\n").trim(),
     file,
-    modelLine: where.lineOf(fm.model ? ["model"] : ["name"]),
+    modelLine: where.lineOf(fm.model && !modelOverride ? ["model"] : ["name"]),
   };
   parsedAgents.set(spec, where);
   return spec;
@@ -345,29 +432,29 @@ function readTools(file: string, where: Located, entries: Array<string | Record<
   return { names, options };
 }
 
-async function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig): Promise<void> {
+function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, report: (err: AgentFileError) => void): void {
   const providers = [...BUILTIN_PROVIDERS, ...Object.keys(config.providers)];
   for (const agent of agents.values()) {
     const where = parsedAgents.get(agent);
     const lineOf = (p: PropertyKey[]) => where?.lineOf(p) ?? 1;
     for (const [i, name] of agent.tools.entries()) {
       if ((TOOLSET_NAMES as readonly string[]).includes(name) || agents.has(name)) continue;
-      throw new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${TOOLSET_NAMES.join(", ")}) nor an agent (${known(agents)})`);
+      report(new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${TOOLSET_NAMES.join(", ")}) nor an agent (${known(agents)})`));
     }
-    if (new Set(agent.tools).size !== agent.tools.length) throw new AgentFileError(agent.file, lineOf(["tools"]), "a tool is listed twice");
+    if (new Set(agent.tools).size !== agent.tools.length) report(new AgentFileError(agent.file, lineOf(["tools"]), "a tool is listed twice"));
     for (const [i, name] of agent.agents.entries()) {
-      if (!agents.has(name)) throw new AgentFileError(agent.file, lineOf(["agents", i]), `agents: unknown agent ${JSON.stringify(name)} (${known(agents)})`);
+      if (!agents.has(name)) report(new AgentFileError(agent.file, lineOf(["agents", i]), `agents: unknown agent ${JSON.stringify(name)} (${known(agents)})`));
     }
-    if (new Set(agent.agents).size !== agent.agents.length) throw new AgentFileError(agent.file, lineOf(["agents"]), "an agent is listed twice");
+    if (new Set(agent.agents).size !== agent.agents.length) report(new AgentFileError(agent.file, lineOf(["agents"]), "an agent is listed twice"));
     const provider = agent.model.slice(0, agent.model.indexOf(":"));
     if (!providers.includes(provider)) {
-      throw new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`);
+      report(new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`));
     }
   }
 }
 
-function parseEntry(config: ProjectConfig, agents: Map<string, AgentSpec>, dir: string, file: string, where: Located): Project["entry"] {
-  const line = where.lineOf(["entry"]);
+function parseEntry(config: ProjectConfig, agents: Map<string, AgentSpec>, dir: string, file: string, where: Located, fromFlag = false): Project["entry"] {
+  const line = fromFlag ? 1 : where.lineOf(["entry"]);
   const hash = config.entry.indexOf("#");
   if (hash < 0) {
     if (!agents.has(config.entry)) throw new AgentFileError(file, line, `entry: unknown agent ${JSON.stringify(config.entry)} (${known(agents)}; or a code function as "file.ts#export")`);
