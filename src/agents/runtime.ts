@@ -339,7 +339,7 @@ export class AgentRuntime {
     }
     try {
       const out = await tool.execute(runArgs, signal);
-      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: true, result: eventText(out) });
+      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: true, result: eventText(tool.show ? tool.show(out) : out) });
       return out;
     } catch (err) {
       const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -441,6 +441,7 @@ export class AgentRuntime {
       inputSchema: agentCallInput(child),
       needsApproval: true,
       precheck: () => this.countAgentCall(child.name, ctx.depth + 1, ctx.chain),
+      show: (answer) => answer.text,
       execute: async (args, signal) => {
         const a = args as { input: unknown; attachments?: string[] };
         const childInput = a.attachments?.length ? await this.withAttachments(a.input, a.attachments, signal) : a.input;
@@ -466,6 +467,8 @@ interface CallableTool<T> {
   needsApproval: boolean;
   precheck?: () => void;
   execute(args: unknown, signal: AbortSignal): Promise<T>;
+  /** What the tool_result event shows of a result (default: the result). */
+  show?: (out: T) => unknown;
 }
 
 /** `{ input, attachments? }`, input by the child's input schema (else a string saying what is wanted). */
