@@ -14,6 +14,7 @@ import { FileStorage } from "./storage/file/storage.js";
 import type { ArtifactData, ArtifactInfo, SaveArtifactOptions, StorageBackend } from "./storage/protocol.js";
 import { isStorageBackend } from "./storage/protocol.js";
 import type { ToolListing } from "./tools/registry.js";
+import { CodeToolSet, type CodeToolsInput } from "./tools/code/tool-set.js";
 import type { DepEntry, InstallResult } from "./deps/service.js";
 import type { SkillDetails, SkillSummary } from "./skills/library.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
@@ -21,8 +22,14 @@ import type { TrustLevel, UntrustedWorkflowPolicy } from "./workflows/provenance
 
 export interface SessionOptions {
   storage: StorageBackend;
-  /** Default: a SubprocessExecutor with no tools. */
+  /** Default: a SubprocessExecutor with no tools (or with `tools`). */
   executor?: Executor;
+  /**
+   * Tools defined in code for the default executor: `[defineTool(...)]`, `{ weather: tool(...) }`,
+   * `{ github: { createIssue } }`, an MCP client... (see SubprocessExecutorOptions.tools). With an
+   * executor of your own, give them to it: `new SandboxExecutor({ tools })`.
+   */
+  tools?: CodeToolsInput;
   /**
    * When this session's executor is trusted and the agent runs a workflow an untrusted (sandbox)
    * session saved: "refuse" (default; UntrustedWorkflowError), or a function that sees the workflow
@@ -36,6 +43,8 @@ export interface FromBaseOptions {
   executor?: Executor;
   /** Default timeout of runs, when the executor is created here. */
   defaultTimeoutMs?: number;
+  /** Tools defined in code, beside the YAML tools of `<base>/tools` (for the executor created here; see SessionOptions.tools). */
+  tools?: CodeToolsInput;
   /** As for `new Session`. */
   untrustedWorkflows?: UntrustedWorkflowPolicy;
 }
@@ -65,12 +74,15 @@ export class Session {
     if (options.executor !== undefined && !isExecutor(options.executor)) {
       throw new TypeError("new Session({ executor }): executor must implement start(), run() and close(), e.g. new SubprocessExecutor()");
     }
+    if (options.tools !== undefined && options.executor !== undefined) {
+      throw new TypeError("new Session({ tools }): tools go to the executor when you give one, e.g. new SubprocessExecutor({ tools }); Session's own tools option is for its default executor");
+    }
     const policy = options.untrustedWorkflows ?? "refuse";
     if (policy !== "refuse" && typeof policy !== "function") {
       throw new TypeError('new Session({ untrustedWorkflows }): expected "refuse" or a function (workflow) => boolean | Promise<boolean>');
     }
     this.storage = options.storage;
-    this.executor = options.executor ?? new SubprocessExecutor();
+    this.executor = options.executor ?? new SubprocessExecutor(options.tools !== undefined ? { tools: CodeToolSet.from(options.tools, "new Session({ tools })") } : {});
     this.untrustedWorkflows = policy;
   }
 
@@ -85,11 +97,16 @@ export class Session {
    */
   static async fromBase(base: string, options: FromBaseOptions = {}): Promise<Session> {
     if (typeof base !== "string" || base.length === 0) throw new TypeError("Session.fromBase(base): base must be a folder path");
+    if (options.tools !== undefined && options.executor !== undefined) {
+      throw new TypeError("Session.fromBase(base, { tools }): tools go to the executor when you give one, e.g. new SubprocessExecutor({ toolsPath, tools })");
+    }
+    const tools = options.tools === undefined ? undefined : CodeToolSet.from(options.tools, "Session.fromBase(base, { tools })");
     const storage = new FileStorage({ basePath: base });
     const executor =
       options.executor ??
       new SubprocessExecutor({
         toolsPath: path.join(storage.basePath, "tools"),
+        ...(tools ? { tools } : {}),
         ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
       });
     const session = new Session({ storage, executor, ...(options.untrustedWorkflows !== undefined ? { untrustedWorkflows: options.untrustedWorkflows } : {}) });

@@ -46,6 +46,8 @@ export interface StorageFlags {
 
 export interface ExecutorFlags {
   executor: ExecutorName;
+  /** --tools-module FILE: a module exporting tools defined in code (run, mcp, serve). */
+  toolsModule?: string;
   timeout?: number;
   allow?: string[];
   deny?: string[];
@@ -112,6 +114,11 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--skills <dir>", "also offer the Agent Skills in this read-only folder (repeatable; after <base>/skills, a later folder wins a name clash)").argParser(collectFolder))
     .addOption(searchOption())
     .addOption(samplerOption());
+}
+
+/** `--tools-module <file>` (run, mcp, serve): tools defined in code, see src/cli/tools-module.ts. */
+export function addToolsModuleOption(cmd: Command): Command {
+  return cmd.option("--tools-module <file>", "a module exporting tools defined in code (defineTool, AI SDK tools; .ts loads without a build step), beside the YAML tools");
 }
 
 /** `--search <how>`: which embedder ranks searches (run, workflows index). */
@@ -381,6 +388,8 @@ export async function withSession<T>(
     storage = new FileStorage({ basePath: paths.storagePath, ...(options.workspaceId !== undefined ? { workspaceId: options.workspaceId } : {}) });
     if (!options.executor) await loadExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, flags.language);
     const sampler = options.executor ? undefined : await samplerFromFlag(flags.sampler);
+    if (options.executor && flags.toolsModule !== undefined) throw new CliUsageError("--tools-module: a remote session has the server's tools; start the server with serve --tools-module");
+    const codeTools = options.executor ? {} : await (await import("./tools-module.js")).toolsModuleOption(flags);
     const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
       toolsPath: paths.toolsPath,
       defaultTimeoutMs: flags.timeout,
@@ -391,6 +400,7 @@ export async function withSession<T>(
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
       ...executorOptionsOf(flags),
+      ...codeTools,
     });
     session = new Session({ storage, executor });
     return await fn(session);

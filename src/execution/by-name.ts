@@ -8,6 +8,7 @@
  * subprocess executor does not parse the in-process REPL, the sandbox engines or the container
  * client first, and its child process is spawned that much sooner (issue 24).
  */
+import type { CodeToolSet } from "../tools/code/tool-set.js";
 import { ValidationError } from "../errors.js";
 import type { InProcessExecutor } from "./in-process/executor.js";
 import type { Executor } from "./protocol.js";
@@ -85,6 +86,8 @@ const PLANNED_EXECUTOR_NAMES: readonly string[] = [];
 export interface CliExecutorOptions {
   /** Folder of tool YAML files. */
   toolsPath: string;
+  /** --tools-module: tools defined in code, beside the YAML tools. */
+  tools?: CodeToolSet;
   /** Timeout of each run; the executor's own default when undefined. */
   defaultTimeoutMs?: number;
   /** false: agent code may not call deps.add/deps.remove (the executor then lacks "depsInstall"). */
@@ -157,6 +160,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
     ...(options.agents !== undefined ? { agents: options.agents } : {}),
     ...(options.skillRoots?.length ? { skillRoots: options.skillRoots } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
   };
   const timeout = options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {};
   const common = { ...middleware, ...timeout, ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}) };

@@ -26,6 +26,7 @@ import { callLabel } from "../tools/validate.js";
 import { callableSignature } from "../tools/describe.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
+import type { CodeToolSet } from "../tools/code/tool-set.js";
 import { ToolSessions } from "./tool-sessions.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { WorkflowLibrary } from "../workflows/library.js";
@@ -47,6 +48,8 @@ export interface HostServicesOptions {
   toolsPath?: string;
   /** A registry built elsewhere (tests, in-process adapters); wins over toolsPath. */
   tools?: ToolRegistry;
+  /** Tools defined in code (the executors' `tools` option), registered beside the YAML tools. */
+  codeTools?: CodeToolSet;
   /** Tool middleware, added to the registry (after any it already has). */
   middleware?: ToolMiddleware[];
   /** Behind the `deps` namespace; absent: this executor cannot install packages. */
@@ -278,6 +281,8 @@ export class HostServices {
     const search = SearchSetup.create(options.storage, options.search);
     const tools = options.tools ?? ToolRegistry.deferred(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) });
     if (options.middleware?.length) tools.use(...options.middleware);
+    // A YAML tool of the same name fails the (deferred) load with both sources named.
+    if (options.codeTools) await options.codeTools.registerInto(tools);
     // The model is not loaded here: it costs ~130 MiB and a worker thread, and most sessions never
     // search. The first search loads it (answering by words until it is ready, see SemanticRanker).
     const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes, options.skillRoots);

@@ -28,3 +28,4 @@ export { parseToolableTool, type ToolableSpec } from "./adapters/toolable/schema
 export type { ToolableHostOptions, ToolableEvent, SampleRequest, Sampler } from "./adapters/toolable/host.js";
 export type { ToolableSession, SessionEvent } from "./adapters/toolable/session.js";
 export type { PartialResult, ToolableEventBody } from "./adapters/toolable/envelope.js";
+export * from "./code/index.js";

@@ -27,9 +27,15 @@ export interface CallableInfo {
   params: ParamSpec[];
   /** TypeScript type text of the resolved value, e.g. "string" or "unknown". */
   returns: string;
+  /**
+   * Arguments not listed in `params` are passed on instead of refused: the tool checks them itself
+   * (a code tool whose schema library cannot describe its schema as JSON Schema).
+   */
+  open?: boolean;
 }
 
-export type ToolType = "cli" | "mcp" | "http" | "toolable";
+/** "code": defined in the host program (defineTool, AI SDK tools, an MCP client, a tool source). */
+export type ToolType = "cli" | "mcp" | "http" | "toolable" | "code";
 
 export interface ToolInfo {
   name: string;

@@ -50,7 +50,7 @@ export interface ToolRegistryOptions {
 }
 
 /** What a callable is called for each tool type, in messages. */
-const CALLABLE_WORD: Record<ToolType, string> = { cli: "recipe", mcp: "tool", http: "endpoint", toolable: "command" };
+const CALLABLE_WORD: Record<ToolType, string> = { cli: "recipe", mcp: "tool", http: "endpoint", toolable: "command", code: "tool" };
 const MAX_LISTED_NAMES = 20;
 const DEFAULT_SEARCH_LIMIT = 10;
 
@@ -174,9 +174,13 @@ export class ToolRegistry {
     }
   }
 
-  /** Add an adapter built elsewhere (an in-process tool, a test double). Same name rules as YAML tools. */
-  register(adapter: ToolAdapter): void {
-    this.add(adapter, `registered adapter '${adapter.name}'`, "toolable");
+  /**
+   * Add an adapter built elsewhere (code tools, an in-process tool, a test double). Same name rules
+   * as YAML tools. `source` names where it came from in a duplicate-name error; `type` is what
+   * discovery shows if its info() fails.
+   */
+  register(adapter: ToolAdapter, options: { source?: string; type?: ToolType } = {}): void {
+    this.add(adapter, options.source ?? `registered adapter '${adapter.name}'`, options.type ?? "toolable");
   }
 
   private add(adapter: ToolAdapter, source: string, type: ToolType): void {

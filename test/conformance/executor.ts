@@ -24,10 +24,14 @@ import { MAX_DISPLAY_CHARS } from "../../src/execution/result.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { languageConformance, type GuestLanguage } from "./languages.js";
+import type { CodeToolsInput } from "../../src/tools/code/tool-set.js";
+import * as conformanceCodeTools from "../fixtures/code-tools/tools.js";
 
 export interface ExecutorFactoryOptions {
   toolsPath: string;
   defaultTimeoutMs: number;
+  /** Tools defined in code (the code-tools case passes test/fixtures/code-tools); absent elsewhere. */
+  tools?: CodeToolsInput;
 }
 
 export type ExecutorFactory = (opts: ExecutorFactoryOptions) => Executor;
@@ -122,9 +126,9 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     }
 
     /** A started session with a fresh executor; `base` reuses a storage folder (a second session on the same data). */
-    async function openSession(base?: string): Promise<Session> {
+    async function openSession(base?: string, extra: Pick<ExecutorFactoryOptions, "tools"> = {}): Promise<Session> {
       const storage = new FileStorage({ basePath: base ?? (await tempDir()) });
-      const session = new Session({ storage, executor: factory({ toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: DEFAULT_TIMEOUT_MS }) });
+      const session = new Session({ storage, executor: factory({ toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: DEFAULT_TIMEOUT_MS, ...extra }) });
       opened.push(session);
       await session.start();
       return session;
@@ -157,7 +161,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       return caught as GuestError;
     }
 
-    languageConformance(options.language ?? "typescript", { openSession: () => openSession(), value, failure, shortTimeoutMs: SHORT_TIMEOUT_MS });
+    languageConformance(options.language ?? "typescript", { openSession: () => openSession(), openCodeToolsSession: () => openSession(undefined, { tools: { ...conformanceCodeTools } }), value, failure, shortTimeoutMs: SHORT_TIMEOUT_MS });
     // The rest of the suite is written in TypeScript snippets.
     if ((options.language ?? "typescript") !== "typescript") return;
 

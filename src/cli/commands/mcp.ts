@@ -4,6 +4,7 @@
  * the chosen mode or backend is a usage error (exit 2) rather than silently ignored. Logs go to
  * stderr: on stdio, stdout is the protocol stream.
  */
+import { toolsModuleOption } from "../tools-module.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { authConfigProblem, isLoopbackHost } from "../../mcp/auth.js";
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "../../mcp/limits.js";
@@ -20,7 +21,7 @@ import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -64,6 +65,7 @@ export function registerMcpCommand(program: Command): void {
     .option("--prefix <prefix>", "key prefix in Redis, e.g. myapp (required with --redis)")
     .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>); with --remote, also that tenant's workspace on a server started with --workspace-header");
   addExecutorOptions(cmd);
+  addToolsModuleOption(cmd);
   cmd
     .addOption(
       new Option(
@@ -186,7 +188,7 @@ async function serve(flags: McpFlags): Promise<void> {
   // --sampler: this model answers toolable sampling requests instead of the client's.
   const sampler = flags.remote === undefined ? await samplerFromFlag(flags.sampler) : undefined;
   // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
-  const executorExtras = executorOptionsOf(flags);
+  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags)) };
   const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
     flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,

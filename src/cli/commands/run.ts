@@ -7,6 +7,7 @@ import { OUTPUT_JSON_LIMITS } from "../../values/limits.js";
 import { validateWorkspaceId } from "../../storage/names.js";
 import {
   addExecutorOptions,
+  addToolsModuleOption,
   addJsonOption,
   addStorageOptions,
   CliUsageError,
@@ -33,6 +34,7 @@ export function registerRunCommand(program: Command): void {
     .argument("[code]", "the code; '-' (or no argument with piped input) reads it from stdin");
   addStorageOptions(cmd);
   addExecutorOptions(cmd);
+  addToolsModuleOption(cmd);
   addJsonOption(cmd, "print the whole ExecutionResult as JSON on stdout");
   addRemoteOptions(cmd, "--token");
   cmd.option("--workspace <id>", "one tenant's workflows and artifacts (<storage>/workspaces/<id>); with --remote, the tenant's workspace on a server started with --workspace-header");

@@ -3,6 +3,7 @@
  * Every flag is checked before a port is bound. Fail closed: a token is required unless --no-auth
  * is given, and --no-auth is refused anywhere but loopback. hono is loaded only by this command.
  */
+import { toolsModuleOption } from "../tools-module.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
@@ -13,7 +14,7 @@ import { samplerFromFlag } from "../sampler.js";
 import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8787;
@@ -45,6 +46,7 @@ export function registerServeCommand(program: Command): void {
     .option("--workspace-header <name>", "per-tenant workspaces: each request names its tenant in this header (e.g. X-Workspace); ids as for --workspace")
     .option("--client-storage", "let a session name its own storage (a folder or Redis URL of the client's): only for trusted clients");
   addExecutorOptions(cmd);
+  addToolsModuleOption(cmd);
   cmd
     .option("--host <address>", "address to bind", "127.0.0.1")
     .addOption(new Option("--port <port>", `port (0 picks a free one; default ${DEFAULT_PORT})`).default(DEFAULT_PORT).argParser(intIn(0, 65_535, "a port number")))
@@ -131,7 +133,11 @@ async function serve(flags: ServeFlags): Promise<void> {
   await loadExecutor(flags.executor, flags.language);
   const sampler = await samplerFromFlag(flags.sampler);
   // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
-  const executorExtras = executorOptionsOf(flags);
+  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags).catch(async (err: unknown) => {
+    await redisTools?.remove();
+    await storage.close();
+    throw err;
+  })) };
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,

@@ -23,6 +23,7 @@ import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import { ToolRegistry } from "../../tools/registry.js";
+import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import type { SearchOptions } from "../../search/config.js";
 import type { HostServices, SkillRunner } from "../host.js";
 import type { CallContext } from "../../tools/protocol.js";
@@ -55,8 +56,12 @@ export interface ContainerExecutorOptions {
   /** A dockerode client; default from DOCKER_HOST, else podman's or Docker's socket. */
   docker?: DockerClient;
   toolsPath?: string;
-  /** A ready registry; wins over toolsPath. The `shell` tool is registered into it (unless shell: false). */
-  tools?: ToolRegistry;
+  /**
+   * Tools defined in code (as for SubprocessExecutor: `[defineTool(...)]`, `{ weather: tool(...) }`,
+   * ...); they run on the host, never in the container. Or a ready registry, which wins over
+   * toolsPath; the `shell` tool is registered into it (unless shell: false).
+   */
+  tools?: ToolRegistry | CodeToolsInput;
   middleware?: ToolMiddleware[];
   search?: SearchOptions;
   maxInFlightBytes?: number;
@@ -115,6 +120,7 @@ export class ContainerExecutor implements Executor {
   readonly trust = "untrusted" as const;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>>;
   private readonly registry: ToolRegistry | undefined;
+  private readonly codeTools: CodeToolSet | undefined;
   private inner: SubprocessExecutor | null = null;
   private current: ContainerGuest | null = null;
   private starting: Promise<void> | null = null;
@@ -123,7 +129,7 @@ export class ContainerExecutor implements Executor {
   constructor(options: ContainerExecutorOptions = {}) {
     const { tools, ...rest } = options;
     this.options = parseOptions(optionsShape, rest, "ContainerExecutor");
-    this.registry = tools;
+    ({ registry: this.registry, codeTools: this.codeTools } = toolsOption(tools, "ContainerExecutor({ tools })"));
   }
 
   get image(): string {
@@ -186,10 +192,12 @@ export class ContainerExecutor implements Executor {
       // The sampler and event listener of toolable tools hold for this registry as for one loaded later.
       registry ??= await ToolRegistry.load(this.options.toolsPath, this.options.toolable ? { toolable: this.options.toolable } : {});
       registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
+      if (this.codeTools && registry !== this.registry) await this.codeTools.registerInto(registry);
     }
     const inner = new SubprocessExecutor(
       {
         ...(registry ? { tools: registry } : this.options.toolsPath !== undefined ? { toolsPath: this.options.toolsPath } : {}),
+        ...(!registry && this.codeTools ? { tools: this.codeTools } : {}),
         ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
         ...(this.options.search ? { search: this.options.search } : {}),
         ...(this.options.maxInFlightBytes !== undefined ? { maxInFlightBytes: this.options.maxInFlightBytes } : {}),
