@@ -12,6 +12,7 @@ import { ValidationError } from "../errors.js";
 import { AgentFileError, locate, zodFileErrors, type Located } from "./locate.js";
 import { BUILTIN_PROVIDERS } from "./models.js";
 import { READONLY_COMMAND_NAMES } from "./toolsets/readonly-commands.js";
+import type { AgentToolset } from "./code-toolsets.js";
 
 /** Toolsets an agent may name in `tools`, besides other agents. */
 export const TOOLSET_NAMES = [
@@ -63,6 +64,8 @@ const projectSchema = lazy(() => z
     version: z.literal(1, { error: "expected version 1 (the only version of project.json)" }),
     agents: z.array(z.string().min(1)).min(1, "list at least one *.agent.md file"),
     code: z.array(z.string().min(1)).default([]),
+    /** Modules of toolsets written in code (TypeScript loads without a build step); agents name their exports in tools. */
+    toolsets: z.array(z.string().min(1)).max(100).default([]),
     entry: z.string().min(1),
     model: modelString.optional(),
     approval_mode: z.enum(APPROVAL_MODES).default("prompt"),
@@ -163,6 +166,8 @@ export interface Project {
   file: string;
   config: ProjectConfig;
   agents: Map<string, AgentSpec>;
+  /** Toolsets written in code, by export name (project.json `toolsets`). */
+  toolsets: Map<string, AgentToolset>;
   entry: { kind: "agent"; name: string } | { kind: "code"; file: string; exportName: string };
 }
 
@@ -238,6 +243,7 @@ async function load(target: string, options: LoadOptions, problems: AgentFileErr
   }
   if (options.entry !== undefined) config = { ...config, entry: options.entry };
   const where = locate(text);
+  const toolsets = await loadToolsets(config, dir, file, where, report);
 
   const agents = new Map<string, AgentSpec>();
   for (const [i, rel] of config.agents.entries()) {
@@ -251,7 +257,7 @@ async function load(target: string, options: LoadOptions, problems: AgentFileErr
       report(err);
     }
   }
-  checkAgents(agents, config, report);
+  checkAgents(agents, config, report, toolsets);
   for (const [name] of Object.entries(config.overrides)) {
     if (!agents.has(name)) report(new AgentFileError(file, where.lineOf(["overrides", name]), `overrides: unknown agent ${JSON.stringify(name)} (${known(agents)})`));
   }
@@ -270,7 +276,7 @@ async function load(target: string, options: LoadOptions, problems: AgentFileErr
   // An entry project.json did not give (it could not be read) is not checked a second time.
   if (config.entry === "-") return null;
   try {
-    return { dir, file, config, agents, entry: parseEntry(config, agents, dir, file, where, options.entry !== undefined) };
+    return { dir, file, config, agents, toolsets, entry: parseEntry(config, agents, dir, file, where, options.entry !== undefined) };
   } catch (err) {
     report(err);
     return null;
@@ -287,7 +293,7 @@ async function loadSingleAgent(file: string, options: LoadOptions): Promise<Proj
   checkAgents(agents, config, (err) => {
     throw err;
   });
-  return { dir: path.dirname(file), file, config, agents, entry: { kind: "agent", name: spec.name } };
+  return { dir: path.dirname(file), file, config, agents, toolsets: new Map(), entry: { kind: "agent", name: spec.name } };
 }
 
 export function parseProjectJson(file: string, text: string): ProjectConfig {
@@ -432,14 +438,15 @@ function readTools(file: string, where: Located, entries: Array<string | Record<
   return { names, options };
 }
 
-function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, report: (err: AgentFileError) => void): void {
+function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, report: (err: AgentFileError) => void, toolsets: Map<string, AgentToolset> = new Map()): void {
   const providers = [...BUILTIN_PROVIDERS, ...Object.keys(config.providers)];
   for (const agent of agents.values()) {
     const where = parsedAgents.get(agent);
     const lineOf = (p: PropertyKey[]) => where?.lineOf(p) ?? 1;
     for (const [i, name] of agent.tools.entries()) {
-      if ((TOOLSET_NAMES as readonly string[]).includes(name) || agents.has(name)) continue;
-      report(new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${TOOLSET_NAMES.join(", ")}) nor an agent (${known(agents)})`));
+      if ((TOOLSET_NAMES as readonly string[]).includes(name) || agents.has(name) || toolsets.has(name)) continue;
+      const all = [...TOOLSET_NAMES, ...toolsets.keys()].join(", ");
+      report(new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${all}) nor an agent (${known(agents)})`));
     }
     if (new Set(agent.tools).size !== agent.tools.length) report(new AgentFileError(agent.file, lineOf(["tools"]), "a tool is listed twice"));
     for (const [i, name] of agent.agents.entries()) {
@@ -451,6 +458,37 @@ function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, repo
       report(new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`));
     }
   }
+}
+
+/** The named toolset exports of project.json's `toolsets` modules; a name clashing with a built-in toolset or another module's is refused. */
+async function loadToolsets(config: ProjectConfig, dir: string, file: string, where: Located, report: (err: unknown) => void): Promise<Map<string, AgentToolset>> {
+  const out = new Map<string, AgentToolset>();
+  if (!config.toolsets.length) return out;
+  const { asToolset } = await import("./code-toolsets.js");
+  const { importUserModule } = await import("../tools/code/load-module.js");
+  for (const [i, rel] of config.toolsets.entries()) {
+    const line = where.lineOf(["toolsets", i]);
+    try {
+      const abs = inside(dir, rel, file, line);
+      const mod = await importUserModule(abs).catch((err: unknown) => {
+        const e = err instanceof Error ? err : new Error(String(err));
+        throw new AgentFileError(file, line, `toolsets: ${rel} failed to load: ${e.name}: ${e.message.split("\n")[0]}`);
+      });
+      let found = 0;
+      for (const [name, value] of Object.entries(mod)) {
+        const toolset = name === "default" ? null : asToolset(value);
+        if (!toolset) continue;
+        found++;
+        if ((TOOLSET_NAMES as readonly string[]).includes(name)) throw new AgentFileError(file, line, `toolsets: ${rel} exports ${name}, the name of a built-in toolset; rename the export`);
+        if (out.has(name)) throw new AgentFileError(file, line, `toolsets: ${rel} exports ${name}, already exported by another toolset module`);
+        out.set(name, toolset);
+      }
+      if (!found) throw new AgentFileError(file, line, `toolsets: ${rel} exports no toolset (export const name = defineToolset({...}), or an array of defineTool tools)`);
+    } catch (err) {
+      report(err);
+    }
+  }
+  return out;
 }
 
 function parseEntry(config: ProjectConfig, agents: Map<string, AgentSpec>, dir: string, file: string, where: Located, fromFlag = false): Project["entry"] {

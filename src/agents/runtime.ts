@@ -25,6 +25,7 @@ import { resolveModel } from "./models.js";
 import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
 import type { Sampler } from "../tools/adapters/toolable/host.js";
+import { agentToolsOf } from "./code-toolsets.js";
 import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { shellFileOpsToolset } from "./toolsets/file-ops.js";
@@ -104,6 +105,8 @@ interface CallContext {
   model: LanguageModel;
   abort: AbortController;
   fatal: Error | null;
+  /** Closers of the call's code toolset instances. */
+  cleanups: Array<() => void | Promise<void>>;
 }
 
 /**
@@ -215,7 +218,7 @@ export class AgentRuntime {
     if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
     const ai = await import("ai");
     const model = this.observed(ai, await this.model(spec), name, depth);
-    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null };
+    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null, cleanups: [] };
     const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;
     const prompt = typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "");
     this.emit(name, depth, { type: "agent_start", input: eventText(prompt) });
@@ -250,7 +253,10 @@ export class AgentRuntime {
     } catch (err) {
       throw ctx.fatal ?? err;
     } finally {
+      ctx.abort.abort();
       if (ctx.session) await ctx.session.then((s) => s.close(), () => undefined);
+      // A toolset's close failing must not hide the call's result or error.
+      for (const close of ctx.cleanups) await Promise.resolve().then(close).catch(() => undefined);
     }
   }
 
@@ -416,7 +422,14 @@ export class AgentRuntime {
     const out: AgentTool[] = [];
     for (const name of ctx.spec.tools) {
       const child = this.project.agents.get(name);
+      const code = this.project.toolsets.get(name);
       if (child) out.push(this.agentTool(ctx, child));
+      else if (code) {
+        // A fresh instance for this call, closed when the call ends.
+        const instance = await code.instance({ agent: ctx.spec.name, depth: ctx.depth, projectDir: this.project.dir, signal: ctx.abort.signal });
+        if (instance.close) ctx.cleanups.push(instance.close);
+        out.push(...agentToolsOf(code, instance, this.maxOutputChars, `${ctx.spec.name}@${ctx.depth}`));
+      }
       else out.push(...(await toolset(name as ToolsetName, env, ctx.spec.toolOptions[name])));
     }
     return out;
