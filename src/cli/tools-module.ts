@@ -10,25 +10,18 @@
  * is loaded once per process; each session gets fresh adapters of its tools.
  */
 import { existsSync } from "node:fs";
-import { register } from "node:module";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { importUserModule } from "../tools/code/load-module.js";
 import type { CodeToolSet } from "../tools/code/tool-set.js";
 import { CliUsageError, userPath } from "./shared.js";
-
-let hookRegistered = false;
 
 /** Loads FILE and reads its exports as a `tools` option. Throws CliUsageError naming the file and the problem. */
 export async function loadToolsModule(file: string): Promise<CodeToolSet> {
   const abs = userPath(file, "--tools-module");
   if (!existsSync(abs)) throw new CliUsageError(`--tools-module ${file}: no such file (${abs})`);
-  if (/\.[mc]?ts$/.test(abs) && !hookRegistered) {
-    register(new URL("../toolable/ts-hook.js", import.meta.url));
-    hookRegistered = true;
-  }
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(abs).href)) as Record<string, unknown>;
+    mod = await importUserModule(abs);
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     throw new CliUsageError(`--tools-module ${file}: the module failed to load: ${e.name}: ${e.message}`);

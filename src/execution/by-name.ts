@@ -15,6 +15,7 @@ import type { Executor } from "./protocol.js";
 import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
+import type { AgentsHost } from "./host.js";
 import type { SandboxExecutor } from "./sandbox/executor.js";
 import type { SubprocessExecutor } from "./subprocess/executor.js";
 import type { PythonExecutor } from "./python/executor.js";
@@ -101,6 +102,8 @@ export interface CliExecutorOptions {
   engine?: "quickjs" | "deno";
   /** Sampler / event listener of `type: toolable` tools. */
   toolable?: ToolableHostOptions;
+  /** The agents the code may call as agents.* (the agent runtime's call); every executor serves them on the host. */
+  agents?: AgentsHost;
   /** --language: python runs the code in a python3 process (subprocess) or in Pyodide in deno (sandbox). */
   language?: "typescript" | "python";
   /** --image, --network: only with the container executor. */
@@ -155,6 +158,7 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.middleware?.length ? { middleware: options.middleware } : {}),
     ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
+    ...(options.agents !== undefined ? { agents: options.agents } : {}),
     ...(options.skillRoots?.length ? { skillRoots: options.skillRoots } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
   };

@@ -41,7 +41,7 @@ import { withWriteDeadline } from "../storage/write-deadline.js";
 import { prepareModule } from "./prepare.js";
 import { traceNamespaceCall } from "../telemetry/calls.js";
 
-export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills"] as const;
+export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills", "agents"] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
 export interface HostServicesOptions {
@@ -68,6 +68,17 @@ export interface HostServicesOptions {
   maxInFlightBytes?: number;
   /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
   toolable?: ToolableHostOptions;
+  /** Behind the `agents` namespace: the agents the code may call (an agent runtime's call). Absent: agents.* is refused. */
+  agents?: AgentsHost;
+}
+
+/**
+ * The agents guest code may call (`agents.analyst({ input })`), served host-side like tools: the
+ * agent runtime answers each call as a child call of the agent whose code runs here.
+ */
+export interface AgentsHost {
+  list(): Array<{ name: string; description: string }>;
+  call(name: string, args: unknown, ctx: CallContext): Promise<unknown>;
 }
 
 /** Runs a checked skill script where the executor's code runs (ContainerExecutor: inside its container); returns stdout. */
@@ -171,6 +182,13 @@ const buildOperations = (): Record<Namespace, Record<string, Operation>> => ({
     remove: op("remove(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.remove(spec) : h.depsUnsupported("remove"))),
     sync: op("sync()", z.tuple([]), async (h) => (h.deps ? h.deps.sync() : h.depsUnsupported("sync"))),
   },
+  agents: {
+    list: op("list()", z.tuple([]), async (h) => h.agents?.list() ?? []),
+    call: op("call(name, { input, attachments? })", z.tuple([str("name"), z.unknown()]), (h, [name, args], ctx) => {
+      if (!h.agents) throw new ValidationError(`agents.${short(name)}: no agents can be called here; agents.* works in code run by an agent whose file lists them under agents: [...]`);
+      return h.agents.call(name, args, ctx);
+    }),
+  },
   skills: {
     list: op("list()", z.tuple([]), (h) => h.skills.list()),
     search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.skills.search(q, o ?? {})),
@@ -218,6 +236,8 @@ export class HostServices {
   /** Where the guest's command-line tool calls run when not on the host (the container). */
   readonly commandRunner: CommandRunner | undefined;
   readonly executorKind: string;
+  /** The agents this session's code may call (agents.*), when an agent runtime serves them. */
+  agents: AgentsHost | undefined;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
   /** What this session's calls hold now (arguments and replies). */
@@ -269,6 +289,7 @@ export class HostServices {
     // search. The first search loads it (answering by words until it is ready, see SemanticRanker).
     const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes, options.skillRoots);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
+    host.agents = options.agents;
     return host;
   }
 
@@ -360,6 +381,7 @@ export function messagePrefix(ns: string, opName: string, args: readonly unknown
   // A name too long to accept is not quoted in the prefix either (the message says how long it is).
   const fits = (v: unknown) => typeof v === "string" && v.length <= MAX_NAME_CHARS;
   if (ns === "tools" && opName === "call" && fits(tool) && (fits(callable) || callable === null)) return callLabel(tool as string, callable as string | null);
+  if (ns === "agents" && opName === "call" && fits(tool)) return `agents.${short(tool as string)}`;
   return `${short(ns)}.${short(opName)}`;
 }
 

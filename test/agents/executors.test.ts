@@ -35,6 +35,15 @@ describe("agents on every executor", () => {
     expect(out).not.toContain(hostname());
   }, 180_000);
 
+  it("container: the shell toolset runs in the container and the model reads the command's output", async () => {
+    const image = await ensureTestImage();
+    const dir = await project([{ name: "main", tools: ["shell"] }], { code_mode: { base: ".code-mode", executor: "container", image } });
+    const model = scripted([{ tool: "shell", args: { argv: ["sh", "-c", "echo out-line; echo err-line >&2; exit 3"] } }, { text: "done" }]);
+    await (await createRuntime(dir, { model })).run("go");
+    // The container's exec answers { output, exitCode, truncated }: the output was lost when read as stdout/stderr.
+    expect(toolResults(model.prompts[1])).toEqual([expect.stringMatching(/^exit code 3\n(out-line\nerr-line|err-line\nout-line)\n?$/)]);
+  }, 180_000);
+
   it("python (CPython): run_code takes Python", async () => {
     const out = await runCodeOnce({ executor: "subprocess", language: "python" }, "import sys\nsys.version_info[0] * 14");
     expect(out).toContain("42");

@@ -14,9 +14,11 @@ import { z } from "zod";
 import { ToolError } from "../../errors.js";
 import { confinedArgv } from "../../tools/adapters/cli/confine.js";
 import { runCommand } from "../../tools/adapters/cli/run.js";
+import { READONLY_COMMAND_NAMES } from "./readonly-commands.js";
+import type { ExecResult } from "../../execution/container/exec.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 
-export const READONLY_COMMANDS = ["ls", "cat", "head", "tail", "wc", "grep", "find", "sort", "uniq", "git"] as const;
+export const READONLY_COMMANDS = READONLY_COMMAND_NAMES;
 const GIT_SUBCOMMANDS = ["log", "diff", "show", "status"];
 export const READONLY_TIMEOUT_MS = 30_000;
 export const READONLY_MAX_OUTPUT_BYTES = 50 * 1024;
@@ -90,14 +92,14 @@ function refuse(message: string): ToolError {
 }
 
 /** The argv of an allowed command, or a ToolError saying what was refused and why. */
-export function readonlyArgv(command: string): string[] {
+export function readonlyArgv(command: string, allowed: readonly string[] = READONLY_COMMANDS): string[] {
   const bad = METACHARACTERS.exec(command);
   if (bad) throw refuse(`refused: ${JSON.stringify(bad[0])} is shell syntax; this tool runs one command without a shell (no pipes, redirection, substitution or quotes; arguments are split on spaces)`);
   const argv = command.trim().split(/\s+/).filter(Boolean);
   const name = argv[0];
   if (name === undefined) throw refuse("refused: empty command");
-  if (!(READONLY_COMMANDS as readonly string[]).includes(name)) {
-    throw refuse(`refused: ${name} is not an allowed read-only command (allowed: ${READONLY_COMMANDS.join(", ")}; git only with ${GIT_SUBCOMMANDS.join("/")})`);
+  if (!allowed.includes(name)) {
+    throw refuse(`refused: ${name} is not an allowed read-only command (allowed: ${allowed.join(", ")}${allowed.includes("git") ? `; git only with ${GIT_SUBCOMMANDS.join("/")}` : ""})`);
   }
   if (name === "git" && !GIT_SUBCOMMANDS.includes(argv[1] ?? "")) throw refuse(`refused: git ${argv[1] ?? ""} (allowed: git ${GIT_SUBCOMMANDS.join(", git ")})`);
   for (const arg of argv.slice(1)) {
@@ -108,22 +110,25 @@ export function readonlyArgv(command: string): string[] {
 }
 
 export interface ShellReadonlyOptions {
+  /** A subset of READONLY_COMMANDS (the agent file's allowed_commands); default all of them. */
+  allowedCommands?: readonly string[];
   /** Where bwrap is (default: `$TS_CODE_MODE_BWRAP`, else `bwrap` on PATH, looked up per call). */
   bwrap?: string;
 }
 
 export function shellReadonlyToolset(root: string, options: ShellReadonlyOptions = {}): AgentTool[] {
+  const allowed = options.allowedCommands ?? READONLY_COMMANDS;
   return [
     {
       name: "shell_readonly",
       description:
-        `Run one read-only command in the project folder: ${READONLY_COMMANDS.join(", ")} (git: ${GIT_SUBCOMMANDS.join(", ")}). ` +
+        `Run one read-only command in the project folder: ${allowed.join(", ")}${allowed.includes("git") ? ` (git: ${GIT_SUBCOMMANDS.join(", ")})` : ""}. ` +
         "It runs in a sandbox that sees the project (read-only) and nothing else: no network, no files outside, symlinks out of the project dangle. " +
         `No shell: no pipes, redirection, quotes or $; arguments are split on spaces; relative paths only. Output over ${READONLY_MAX_OUTPUT_BYTES / 1024} KB or ${READONLY_TIMEOUT_MS / 1000} s stops the command.`,
       inputSchema: z.object({ command: z.string().min(1).max(4_000).describe("e.g. grep -rn TODO src") }),
       needsApproval: false,
       async execute(args, signal) {
-        const argv = readonlyArgv((args as { command: string }).command);
+        const argv = readonlyArgv((args as { command: string }).command, allowed);
         // The sandbox is the wall; the checks above are a second layer. Without bwrap: refused.
         // Seam: in a container session this should run through the container's exec instead
         // (the container executor's `exec`), once the project folder is what the container sees.
@@ -146,9 +151,13 @@ export function shellReadonlyToolset(root: string, options: ShellReadonlyOptions
   ];
 }
 
-/** What an executor offers when it can run a command where the agent's code runs (e.g. in its container). */
+/**
+ * What an executor offers when it can run a command where the agent's code runs: the container
+ * executor (in its container) and the remote executor (on the server) both answer with the
+ * command's interleaved output, its exit code and whether the output was cut.
+ */
 export interface CommandExecutor {
-  exec(argv: readonly string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  exec(argv: string[], options: { timeoutMs: number }): Promise<ExecResult>;
 }
 
 function canExec(executor: unknown): executor is CommandExecutor {
@@ -172,8 +181,9 @@ export function shellToolset(env: ToolsetEnv): AgentTool[] {
         const timeoutMs = a.timeout_ms ?? SHELL_TIMEOUT_MS;
         const session = await env.session();
         if (canExec(session.executor)) {
-          const r = await session.executor.exec(a.argv, { timeoutMs, signal });
-          return [`exit code ${r.exitCode}`, r.stdout && `stdout:\n${r.stdout}`, r.stderr && `stderr:\n${r.stderr}`].filter(Boolean).join("\n").slice(0, env.maxOutputChars);
+          signal.throwIfAborted();
+          const r = await session.executor.exec(a.argv, { timeoutMs });
+          return `exit code ${r.exitCode}\n${r.output}${r.truncated ? "\n[output cut]" : ""}`.slice(0, env.maxOutputChars);
         }
         const out = await runCommand(a.argv, { tool: "shell", callable: null, timeoutMs, maxStdoutBytes: SHELL_MAX_OUTPUT_BYTES, cwd: env.projectDir, signal });
         return `exit code 0\n${out}`.slice(0, env.maxOutputChars);

@@ -204,6 +204,8 @@ export class ContainerExecutor implements Executor {
         // Given to the inner executor so they are not silently dropped (the matrix found both missing).
         ...(this.options.toolable ? { toolable: this.options.toolable } : {}),
         ...(this.options.skillRoots ? { skillRoots: this.options.skillRoots } : {}),
+        // agents.* is served on the host (the agent runtime), like MCP and HTTP tools.
+        ...(this.options.agents ? { agents: this.options.agents } : {}),
         ...(this.options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: this.options.defaultTimeoutMs } : {}),
         startupTimeoutMs: this.options.startupTimeoutMs ?? CONTAINER_DEFAULTS.startupTimeoutMs,
         maxMemoryMb: this.memoryMb,
