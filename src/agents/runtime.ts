@@ -26,7 +26,7 @@ import type { Sampler } from "../tools/adapters/toolable/host.js";
 import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
-import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
+import { sessionCommandPlace, shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
 import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
 
@@ -268,6 +268,7 @@ export class AgentRuntime {
       projectDir: this.project.dir,
       cwd: this.options.cwd ?? process.cwd(),
       maxOutputChars: this.maxOutputChars,
+      containerSession: this.project.config.code_mode.executor === "container",
       session: () => (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project, { sampler: this.sampler(ctx), env: this.options.env ?? process.env })),
     };
   }
@@ -350,7 +351,7 @@ async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]>
     case "filesystem_cwd_ro":
       return filesystemToolset(env.cwd, name.endsWith("_ro"), env.maxOutputChars);
     case "shell_readonly":
-      return shellReadonlyToolset(env.projectDir);
+      return shellReadonlyToolset(env.projectDir, env.containerSession ? { place: async () => sessionCommandPlace(await env.session()) } : {});
     case "shell":
       return shellToolset(env);
     case "skills":

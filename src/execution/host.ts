@@ -21,7 +21,7 @@ import { NotFoundError, ValidationError, closestNames, didYouMean } from "../err
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
-import type { CallContext, CommandRunner } from "../tools/protocol.js";
+import type { CallContext, CommandPlace } from "../tools/protocol.js";
 import { callLabel } from "../tools/validate.js";
 import { callableSignature } from "../tools/describe.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
@@ -56,7 +56,7 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; runCommand?: CommandRunner | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; place?: CommandPlace | undefined };
   /** Read-only folders of Agent Skills merged after the storage's (later wins). */
   skillRoots?: readonly string[];
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
@@ -211,7 +211,7 @@ export class HostServices {
   /** Where skills.run runs when not on the host (the container). */
   readonly skillRunner: SkillRunner | undefined;
   /** Where the guest's command-line tool calls run when not on the host (the container). */
-  readonly commandRunner: CommandRunner | undefined;
+  readonly commandPlace: CommandPlace | undefined;
   readonly executorKind: string;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
@@ -244,7 +244,7 @@ export class HostServices {
     this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal });
     this.runsCommands = origin?.runsCommands === true;
     this.skillRunner = origin?.runSkill;
-    this.commandRunner = origin?.runCommand;
+    this.commandPlace = origin?.place;
     this.executorKind = origin?.kind ?? "unknown";
   }
 
@@ -310,7 +310,7 @@ export class HostServices {
         release: () => replyLease.release(),
       };
       // The guest's CLI tool calls run where the guest runs (a container session's container).
-      const value = await operation.run(this, parsed.data, this.commandRunner && !ctx.runCommand ? { ...ctx, runCommand: this.commandRunner } : ctx, lease);
+      const value = await operation.run(this, parsed.data, this.commandPlace && !ctx.place ? { ...ctx, place: this.commandPlace } : ctx, lease);
       if (!reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
       return { value, release: () => replyLease.release() };
     } catch (err) {

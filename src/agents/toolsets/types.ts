@@ -22,4 +22,6 @@ export interface ToolsetEnv {
   session(): Promise<Session>;
   /** Longest text a tool returns to the model. */
   maxOutputChars: number;
+  /** The session's executor is a container (code_mode.executor "container"): commands run inside it. */
+  containerSession?: boolean;
 }
