@@ -107,6 +107,10 @@ const projectSchema = lazy(() => z
         image: z.string().min(1).max(300).optional(),
         network: z.enum(["none", "bridge"]).optional(),
         memory_mb: z.number().int().min(16).max(1_048_576).optional(),
+        /** Container executor: a host folder (relative to project.json) mounted read-write at the same path inside, the workdir (as --workspace-dir). */
+        workspace_dir: z.string().min(1).max(4_096).optional(),
+        /** Container executor: "SRC:DST[:ro|rw]" mounts, SRC relative to project.json (as --mount). */
+        mounts: z.array(z.string().min(1).max(8_192)).max(64).optional(),
         /** executor "remote": the server, the environment variable holding its token (never the token itself), the workspace. */
         remote: z
           .object({
@@ -126,7 +130,7 @@ const projectSchema = lazy(() => z
         if ((executor === "remote") !== (c.remote !== undefined)) {
           ctx.addIssue({ code: "custom", path: ["remote"], message: executor === "remote" ? 'executor "remote" needs remote: { url, token_env?, workspace? }' : 'remote applies to executor "remote" only' });
         }
-        for (const key of ["image", "network", "memory_mb"] as const) {
+        for (const key of ["image", "network", "memory_mb", "workspace_dir", "mounts"] as const) {
           if (c[key] !== undefined && executor !== "container") ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to executor "container" only` });
         }
         if (c.engine !== undefined && executor !== "sandbox") ctx.addIssue({ code: "custom", path: ["engine"], message: 'engine applies to executor "sandbox" only' });

@@ -30,7 +30,7 @@ import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { shellFileOpsToolset } from "./toolsets/file-ops.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
-import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
+import { sessionCommandPlace, shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
 import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
 import { noteAgentUsage, traceAgentCall } from "../telemetry/agents.js";
@@ -397,6 +397,7 @@ export class AgentRuntime {
           ...(ctx.spec.agents.length ? { agents: this.agentsHost(ctx) } : {}),
         })),
       callableAgents: ctx.spec.agents.map((n) => this.project.agents.get(n)!),
+      containerSession: this.project.config.code_mode.executor === "container",
     };
   }
 
@@ -532,7 +533,10 @@ async function toolset(name: ToolsetName, env: ToolsetEnv, options: ToolsetOptio
       return filesystemToolset(base, name.endsWith("_ro") || options.read_only === true, env.maxOutputChars, options.max_file_bytes);
     }
     case "shell_readonly":
-      return shellReadonlyToolset(env.projectDir, options.allowed_commands ? { allowedCommands: options.allowed_commands } : {});
+      return shellReadonlyToolset(env.projectDir, {
+        ...(options.allowed_commands ? { allowedCommands: options.allowed_commands } : {}),
+        ...(env.containerSession ? { place: async () => sessionCommandPlace(await env.session()) } : {}),
+      });
     case "shell_file_ops":
       return shellFileOpsToolset(env.projectDir, options.allowed_commands);
     case "shell":

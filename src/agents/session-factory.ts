@@ -11,8 +11,9 @@
  */
 import path from "node:path";
 import { ValidationError } from "../errors.js";
-import { createExecutor, loadExecutor } from "../execution/by-name.js";
+import { createExecutor, loadExecutor, type ContainerFlags } from "../execution/by-name.js";
 import type { AgentsHost } from "../execution/host.js";
+import { parseMountSpec, parseWorkspaceDir } from "../execution/container/mount-spec.js";
 import type { Executor } from "../execution/protocol.js";
 import { ExecutorPool } from "../execution/pool.js";
 import { Session } from "../session.js";
@@ -61,6 +62,21 @@ class CallSlot {
   };
 }
 
+/**
+ * code_mode's container keys, with workspace_dir and mounts checked as --workspace-dir and --mount
+ * are (mount-spec.ts), host paths relative to project.json's folder.
+ */
+function containerFolders(project: Project): ContainerFlags {
+  const config = project.config.code_mode;
+  const resolve = (p: string) => path.resolve(project.dir, p);
+  return {
+    ...(config.image !== undefined ? { image: config.image } : {}),
+    ...(config.network !== undefined ? { network: config.network } : {}),
+    ...(config.workspace_dir !== undefined ? { workspace: parseWorkspaceDir(config.workspace_dir, "workspace_dir", resolve) } : {}),
+    ...(config.mounts?.length ? { mounts: config.mounts.map((m, i) => parseMountSpec(m, `mounts[${i}]`, resolve)) } : {}),
+  };
+}
+
 /** Where the project's sessions live and how their executor is made (its module loaded first). */
 async function executorOf(project: Project, context: SessionContext): Promise<{ base: string; make: (slot: CallSlot) => Executor }> {
   const config = project.config.code_mode;
@@ -80,7 +96,7 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
         toolable: { sampler: slot.sampler },
         agents: slot.agents,
         ...(config.engine !== undefined ? { engine: config.engine } : {}),
-        ...(name === "container" ? { container: { ...(config.image !== undefined ? { image: config.image } : {}), ...(config.network !== undefined ? { network: config.network } : {}) } } : {}),
+        ...(name === "container" ? { container: containerFolders(project) } : {}),
         ...(config.memory_mb !== undefined ? { memoryMb: config.memory_mb } : {}),
       });
     } catch (err) {

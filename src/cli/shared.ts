@@ -4,13 +4,15 @@
  * is closed on every path, option parsers, JSON output, and turning an error into a message and
  * an exit code: 0 success, 1 failure, 2 usage error.
  */
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { readdir, rmdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { CommanderError, InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
 import type { Executor } from "../execution/protocol.js";
+import { parseMountSpec, parseWorkspaceDir, type MountSpec } from "../execution/container/mount-spec.js";
+import { ValidationError } from "../errors.js";
 import { Session } from "../session.js";
 import { FileStorage } from "../storage/file/storage.js";
 import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
@@ -222,44 +224,24 @@ export function parseTimeout(value: string): number {
   return ms;
 }
 
-/**
- * A container path from a flag: absolute, normalised, no `..`, and none of the characters that
- * separate fields in engine mount strings (`,` `:`) or end C strings; refused, never repaired.
- */
-function containerPathProblem(p: string): string | null {
-  if (!p.startsWith("/")) return "must be an absolute path inside the container";
-  if (p.split("/").includes("..")) return "must not contain '..'";
-  if (/[,:\0\n]/.test(p)) return "must not contain ',', ':', NUL or a newline";
-  if (path.posix.normalize(p) !== p && path.posix.normalize(p) !== p.replace(/\/+$/, "")) return "must be a normalised path (no '.', '//')";
-  return null;
-}
-
-function existingHostPath(value: string, flag: string): string {
-  if (/[,\0\n]/.test(value)) throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: the host path must not contain ',', NUL or a newline`);
-  const full = userPath(value, flag);
-  if (!existsSync(full)) throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: ${full} does not exist`);
-  return full;
+/** A ValidationError of mount-spec.ts as commander's usage error. */
+function asFlagProblem<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof ValidationError) throw new InvalidArgumentError(e.message);
+    throw e;
+  }
 }
 
 /** --workspace-dir DIR: an existing folder, absolute (it is the same path inside the container). */
 export function parseWorkspace(value: string): string {
-  const full = existingHostPath(value, "--workspace-dir");
-  const problem = containerPathProblem(full);
-  if (problem) throw new InvalidArgumentError(`--workspace-dir ${full}: the path is used inside the container too, so it ${problem}`);
-  return full;
+  return asFlagProblem(() => parseWorkspaceDir(value, "--workspace-dir", (v) => userPath(v, "--workspace-dir")));
 }
 
 /** --mount SRC:DST[:ro|rw] (read-only unless rw), collected. */
-export function collectMount(value: string, previous: Array<{ source: string; target: string; readOnly: boolean }> = []): Array<{ source: string; target: string; readOnly: boolean }> {
-  const parts = value.split(":");
-  if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === "")) {
-    throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: expected SRC:DST or SRC:DST:ro or SRC:DST:rw (a host path, an absolute path inside; no other ':')`);
-  }
-  const [src = "", dst = "", mode = "ro"] = parts;
-  if (mode !== "ro" && mode !== "rw") throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: the mode must be ro or rw, got ${JSON.stringify(mode)}`);
-  const problem = containerPathProblem(dst);
-  if (problem) throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: DST ${problem}`);
-  return [...previous, { source: existingHostPath(src, "--mount"), target: dst.length > 1 ? dst.replace(/\/+$/, "") : dst, readOnly: mode === "ro" }];
+export function collectMount(value: string, previous: MountSpec[] = []): MountSpec[] {
+  return [...previous, asFlagProblem(() => parseMountSpec(value, "--mount", (v) => userPath(v, "--mount")))];
 }
 
 /** The smallest and largest --memory-mb; each executor may narrow it (the sandbox: 32 to 2048). */

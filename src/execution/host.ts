@@ -21,7 +21,7 @@ import { NotFoundError, ValidationError, closestNames, didYouMean, withMessage }
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
-import type { CallContext, CommandRunner } from "../tools/protocol.js";
+import type { CallContext, CommandPlace } from "../tools/protocol.js";
 import { callLabel } from "../tools/validate.js";
 import { callableSignature } from "../tools/describe.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
@@ -61,7 +61,7 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; runCommand?: CommandRunner | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; place?: CommandPlace | undefined };
   /** Read-only folders of Agent Skills merged after the storage's (later wins). */
   skillRoots?: readonly string[];
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
@@ -234,7 +234,7 @@ export class HostServices {
   /** Where skills.run runs when not on the host (the container). */
   readonly skillRunner: SkillRunner | undefined;
   /** Where the guest's command-line tool calls run when not on the host (the container). */
-  readonly commandRunner: CommandRunner | undefined;
+  readonly commandPlace: CommandPlace | undefined;
   readonly executorKind: string;
   /** The agents this session's code may call (agents.*), when an agent runtime serves them. */
   agents: AgentsHost | undefined;
@@ -269,7 +269,7 @@ export class HostServices {
     this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal });
     this.runsCommands = origin?.runsCommands === true;
     this.skillRunner = origin?.runSkill;
-    this.commandRunner = origin?.runCommand;
+    this.commandPlace = origin?.place;
     this.executorKind = origin?.kind ?? "unknown";
   }
 
@@ -346,7 +346,7 @@ export class HostServices {
       // Storage writes of the call never land after the run's deadline (a run that reported
       // TimeoutError has no ghost writes; storage/write-deadline.ts).
       const value = await withWriteDeadline(ctx.deadline, () =>
-        operation.run(this, parsed.data, this.commandRunner && !ctx.runCommand ? { ...ctx, runCommand: this.commandRunner } : ctx, lease),
+        operation.run(this, parsed.data, this.commandPlace && !ctx.place ? { ...ctx, place: this.commandPlace } : ctx, lease),
       );
       if (!reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
       return { value, release: () => replyLease.release() };

@@ -3,6 +3,7 @@
  * described in one small JSON-Schema-like shape so that discovery (`tools.describe`, signatures,
  * search) and argument validation work the same for every adapter.
  */
+import type { Readable, Writable } from "node:stream";
 import type { JsonValue } from "../storage/protocol.js";
 import type { TraceContext } from "../telemetry/spans.js";
 
@@ -67,11 +68,11 @@ export interface CallContext {
    */
   holdDeadline?: () => () => void;
   /**
-   * Where a command-line tool's argv runs when it is not the host: a container session runs it in
-   * its container, so the tool sees the guest's files. Absent: on the host. A tool with
-   * `runs_on: host` ignores it.
+   * Where command-line tools and toolable executables run when it is not the host: a container
+   * session runs them in its container, so they see the guest's files. Absent: on the host. A tool
+   * with `runs_on: host` ignores it.
    */
-  runCommand?: CommandRunner;
+  place?: CommandPlace;
   /** The run's OpenTelemetry context (telemetry/spans.ts): the parent of the call's span. Absent without an SDK. */
   trace?: TraceContext;
 }
@@ -83,10 +84,60 @@ export interface CommandCall {
   timeoutMs: number;
   okExitCodes?: readonly number[];
   signal?: AbortSignal;
+  /** stdout past this many bytes stops the program (default 16 MiB). */
+  maxStdoutBytes?: number;
+  /** How messages name the call (default `tools.<tool>[.<callable>]`). */
+  label?: string;
 }
 
 /** Runs argv (no shell) and resolves to its stdout; rejects with a ToolError like the host's runCommand. */
 export type CommandRunner = (argv: readonly string[], call: CommandCall) => Promise<string>;
+
+/** How a started program ended. */
+export interface ProgramExit {
+  /** Exit code; null when it was killed by a signal or could not start. */
+  code: number | null;
+  signal: string | null;
+  /** Set when the program could not start (code "ENOENT": not there; "EACCES": not executable). */
+  startError?: { code: string; message: string };
+}
+
+/** A program started by a ProgramSpawner: its three streams, its end, and a kill for its whole process group. */
+export interface RunningProgram {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Settles (never rejects) once the program exited and its output ended. */
+  readonly exit: Promise<ProgramExit>;
+  /** SIGKILL the program's process group now (idempotent). */
+  kill(): void;
+  /** The host process id, for a program on the host. */
+  readonly pid?: number | undefined;
+}
+
+export interface ProgramOptions {
+  /** Working directory; default the place's own (the host: this process's; a container: its workdir). */
+  cwd?: string;
+  /** The whole environment on the host; added to the container's own inside one. */
+  env?: Record<string, string>;
+}
+
+/** Starts argv (no shell) with stdin, stdout and stderr as pipes; spawn failures arrive in `exit`, never as a throw. */
+export type ProgramSpawner = (argv: readonly string[], options: ProgramOptions) => RunningProgram;
+
+/**
+ * Where a session runs commands (a container session's container): one place for CLI tools
+ * (`run`), toolable executables (`spawn`, streaming) and skill scripts, so they all see the files
+ * the guest sees.
+ */
+export interface CommandPlace {
+  /** For messages and descriptions, e.g. "the container (image localhost/x:1)". */
+  readonly where: string;
+  readonly run: CommandRunner;
+  readonly spawn: ProgramSpawner;
+  /** How to add a missing command to the place, for error messages (e.g. "ts-code-mode image build --with X"). */
+  fixFor(command: string): string;
+}
 
 export interface ToolAdapter {
   readonly name: string;

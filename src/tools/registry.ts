@@ -200,6 +200,20 @@ export class ToolRegistry {
     this.adapters.set(adapter.name, { adapter, source, type });
   }
 
+  /**
+   * Host files that tools' programs need where they run (toolable executables, mounted read-only at
+   * the same paths into a container session). Loads deferred files first.
+   */
+  async hostFiles(): Promise<string[]> {
+    if (this.unloaded) await this.loaded();
+    const files = new Set<string>();
+    for (const { adapter } of this.adapters.values()) {
+      const needs = (adapter as Partial<{ hostFiles(): string[] }>).hostFiles;
+      if (typeof needs === "function") for (const f of needs.call(adapter)) files.add(f);
+    }
+    return [...files].sort();
+  }
+
   /** Tool names, sorted. */
   names(): string[] {
     return [...this.adapters.keys()].sort();
@@ -313,7 +327,7 @@ export class ToolRegistry {
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
       ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
-      ...(ctx.runCommand ? { runCommand: ctx.runCommand } : {}),
+      ...(ctx.place ? { place: ctx.place } : {}),
     };
     // Read from the current args: a middleware may have edited them since the call began.
     if (adapter.sameCommandAs) call.sameCommandAs = () => adapter.sameCommandAs!(callable, call.args).map((name) => `${tool}.${name}`);
@@ -332,10 +346,12 @@ export class ToolRegistry {
     if (!opensSessions(adapter)) {
       throw new ToolError({ tool, callable, code: "INVALID_INPUT", message: `${callLabel(tool, callable)}.session: only toolable session tools can be opened as sessions; call ${callLabel(tool, callable)}(args)` });
     }
-    const open = (c: ToolCallContext) => adapter.openSession(callable, c.args, { ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), runId: c.runId, ...(c.signal ? { signal: c.signal } : {}) });
-    if (this.middleware.length === 0) return open({ tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+    const open = (c: ToolCallContext) =>
+      adapter.openSession(callable, c.args, { ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), runId: c.runId, ...(c.signal ? { signal: c.signal } : {}), ...(c.place ? { place: c.place } : {}) });
+    const first: ToolCallContext = { tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal, ...(ctx.place ? { place: ctx.place } : {}) };
+    if (this.middleware.length === 0) return open(first);
     const chain = compose(this.middleware, (c) => open({ ...c, args: validateArgs(c.tool, callable, target, c.args) }));
-    return (await chain({ tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal })) as ToolableSession;
+    return (await chain(first)) as ToolableSession;
   }
 
   /** The end of the middleware chain. Middleware (approval) may have edited the arguments: check them again. */
@@ -346,8 +362,8 @@ export class ToolRegistry {
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
     if (c.signal) ctx.signal = c.signal;
-    // Without it a container session's CLI tools would run on the host whenever middleware is set (--deny, --audit-log).
-    if (c.runCommand) ctx.runCommand = c.runCommand;
+    // Without this a container session's tools ran on the host whenever middleware was configured.
+    if (c.place) ctx.place = c.place;
     return adapter.call(c.callable, validateArgs(c.tool, c.callable, target, c.args), ctx);
   }
 

@@ -12,7 +12,7 @@ import { RemoteExecutor } from "../../src/execution/remote/executor.js";
 import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../agents/fake-openai.js";
-import { ensureTestImage } from "../helpers/container.js";
+import { ensurePythonTestImage } from "../helpers/container.js";
 import { ensureBuilt, startServe, TOKEN, type ServeProcess } from "../server/harness.js";
 import type { ExecutorId } from "./cells.js";
 import type { ExecutorOptions, MatrixExecutor } from "./harness.js";
@@ -42,7 +42,8 @@ export const MATRIX_EXECUTORS: Record<ExecutorId, MatrixExecutor> = {
     id: "container",
     language: "typescript",
     setup: async () => {
-      image = await ensureTestImage();
+      // Toolable tools run inside the container, and the matrix's fixture is in Python.
+      image = await ensurePythonTestImage();
     },
     make: (o) => new ContainerExecutor({ ...common(o), image, ...(o.memoryMb !== undefined ? { memoryMb: o.memoryMb } : {}) }),
   },

@@ -12,7 +12,7 @@ import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { approval, auditLog, callsPerRun, compose, globToRegExp, policy, retry, type AuditEvent, type ToolCallContext, type ToolMiddleware } from "../../src/tools/middleware/index.js";
-import type { CallContext, ToolAdapter, ToolInfo } from "../../src/tools/protocol.js";
+import type { CallContext, CommandPlace, ToolAdapter, ToolInfo } from "../../src/tools/protocol.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 
@@ -255,8 +255,15 @@ describe("a rule on a recipe covers every call running the same command", () => 
   it("with middleware set, a CLI tool still runs where the session's code runs (a container session's runner), not on the host", async () => {
     const tools = await ToolRegistry.load(dir, { middleware: [policy({ deny: ["other.*"] })] });
     const ran: string[][] = [];
-    const runCommand = async (argv: readonly string[]) => (ran.push([...argv]), "ran in the container\n");
-    expect(await tools.call("date", "epoch", {}, { runCommand })).toBe("ran in the container\n");
+    const place: CommandPlace = {
+      where: "a test place",
+      run: async (argv: readonly string[]) => (ran.push([...argv]), "ran in the container\n"),
+      spawn: () => {
+        throw new Error("not used");
+      },
+      fixFor: () => "",
+    };
+    expect(await tools.call("date", "epoch", {}, { place })).toBe("ran in the container\n");
     expect(ran).toEqual([["date", "--", "+%s"]]);
     await tools.close();
   });

@@ -25,4 +25,6 @@ export interface ToolsetEnv {
   maxOutputChars: number;
   /** The agents this call's code may call (agents.*), for run_code's description. */
   callableAgents: AgentSpec[];
+  /** The session's executor is a container (code_mode.executor "container"): commands run inside it. */
+  containerSession?: boolean;
 }

@@ -3,6 +3,7 @@
  * executor, in order, after the arguments were validated against the tool's schema and before the
  * adapter runs. Each concern (audit, policy, approval, retry, limits) is one small function.
  */
+import type { CommandPlace } from "../protocol.js";
 
 import type { CommandRunner } from "../protocol.js";
 
@@ -31,6 +32,8 @@ export interface ToolCallContext {
   runCommand?: CommandRunner;
   /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
   holdDeadline?: () => () => void;
+  /** Where commands of the call run (see CallContext.place); carried through the chain to the adapter. */
+  place?: CommandPlace;
 }
 
 export type ToolMiddleware = (ctx: ToolCallContext, next: () => Promise<unknown>) => Promise<unknown>;

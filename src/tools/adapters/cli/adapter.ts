@@ -91,7 +91,7 @@ export class CliToolAdapter implements ToolAdapter {
     const options = { tool: this.name, callable, timeoutMs, okExitCodes: this.spec.okExitCodes };
     const runOptions = ctx.signal ? { ...options, signal: ctx.signal } : options;
     // Where the session's code runs (a container session's container, which confines it), unless the YAML says runs_on: host.
-    if (this.spec.runsOn !== "host" && ctx.runCommand) return ctx.runCommand(argv, runOptions);
+    if (this.spec.runsOn !== "host" && ctx.place) return ctx.place.run(argv, runOptions);
     // confine: the working folder read-only and nothing else of the host (refused without bwrap).
     const run = this.spec.confine ? confinedArgv(argv, { root: process.cwd(), tool: this.name, label: `tools.${this.name}` }) : argv;
     return runCommand(run, runOptions);
