@@ -82,12 +82,13 @@ for (const file of [...Object.values(library), ...Object.values(processes)])
 /**
  * The process entries' build: the CLI imports each executor and tool adapter when a command first
  * needs it. Its tool adapters form one chunk: without the group, each adapter and each helper they
- * share would be a chunk of its own. cli/run.js (the one command runner) and toolable/host.js
- * (event lines) are used on the run path too, so they stay out of the group.
+ * share would be a chunk of its own. cli/run.js (the one command runner), toolable/host.js
+ * (event lines) and mcp/json-schema.js (code tools' schemas) are used on the run path too, so they
+ * stay out of the group.
  */
 const PROCESS_CHUNKS = {
   includeDependenciesRecursively: false,
-  groups: [{ name: "tool-adapters", test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host)\.js$/.test(id) }],
+  groups: [{ name: "tool-adapters", test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host|mcp[\\/]json-schema)\.js$/.test(id) }],
 };
 
 // Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.

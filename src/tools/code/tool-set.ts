@@ -19,7 +19,7 @@ import { recipeNameProblem, toolNameProblem } from "../validate.js";
 import { CodeToolAdapter } from "./adapter.js";
 import { describeTool } from "../describe.js";
 import { CODE_TOOL, isCodeTool, type CodeTool, type ToolCallOptions } from "./define.js";
-import { McpClientAdapter, type McpClientLike } from "./mcp-client.js";
+import type { McpClientLike } from "./mcp-client.js";
 
 /** Brand of `defineToolSource` results. */
 export const TOOL_SOURCE: unique symbol = Symbol.for("ts-code-mode.tool-source");
@@ -178,7 +178,8 @@ function mapEntry(name: string, value: unknown, where: string): Entry {
   const hint = foreignHint(value);
   if (hint) throw new TypeError(`${where}: ${hint}`);
   if (isAiSdkTool(value)) return toolEntry(name, fromAiSdkTool(name, value, where), where);
-  if (isMcpClient(value)) return { name, create: () => new McpClientAdapter(name, value) };
+  // Loaded when used: the MCP adapter code it shares is in the tool adapters' chunk, which a run without tools never loads.
+  if (isMcpClient(value)) return { name, create: async () => new (await import("./mcp-client.js")).McpClientAdapter(name, value) };
   if (isMcpParams(value)) return mcpParamsEntry(name, value, where);
   if (isPlainRecord(value)) return namespaceEntry(name, value, where);
   throw new TypeError(`${where}: expected a tool (defineTool, an AI SDK tool), a namespace of tools, an MCP client or MCP server parameters ({ command } / { url }); got ${kind(value)}`);
