@@ -24,14 +24,16 @@ export class RunBudget {
   private readonly controller = new AbortController();
   private deadline: number;
   private holds = 0;
+  private readonly runId: string;
   private heldSince = 0;
 
   /** `executor` and the generated run id reach tool middleware (audit logs, per-run limits). */
   constructor(
     timeoutMs: number,
     private readonly executor: string,
-    private readonly runId: string = randomUUID(),
+    runId?: string,
   ) {
+    this.runId = runId ?? randomUUID();
     this.deadline = performance.now() + timeoutMs;
   }
 

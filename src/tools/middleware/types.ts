@@ -21,6 +21,14 @@ export interface ToolCallContext {
   signal: AbortSignal | undefined;
   /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
   holdDeadline?: () => () => void;
+  /** In a durable run: ends the run as paused, this call waiting for a decision (see CallContext.pause). */
+  pause?: (reason: string) => Promise<never>;
+  /** Set once a human approved the call (an approval step, or a decision on a paused run); approval steps let it through. */
+  approved?: boolean;
+  /** The tool marks this call `needs_approval` (the reason): it runs only once approved. */
+  needsApproval?: string;
+  /** Where a command-line tool's argv runs (see CallContext.runCommand). */
+  runCommand?: import("../protocol.js").CommandRunner;
 }
 
 export type ToolMiddleware = (ctx: ToolCallContext, next: () => Promise<unknown>) => Promise<unknown>;
