@@ -6,8 +6,8 @@
  *   operation, same arguments; anything else is a ReplayDivergenceError naming the call),
  * - decided when the ledger holds it as pending (approve / edit → run now; reject → the agent's
  *   code gets a PERMISSION ToolError),
- * - otherwise run for real and logged (one storage write per call, committed before the reply
- *   reaches the guest, so the ledger holds everything the code has seen).
+ * - otherwise run for real and logged (written behind the run in batches, all committed before
+ *   the run pauses or ends, so a paused run's ledger holds everything its code has seen).
  *
  * A call that needs a human's decision calls `ctx.pause(reason)`: its entry is logged as pending and
  * its promise never settles. Once every call in flight is either done or pending, and no new call
@@ -56,7 +56,8 @@ export class ActiveRun {
   private liveInFlight = 0;
   private activity = 0;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
-  private readonly writes = new Set<Promise<void>>();
+  private readonly queued = new Map<number, LedgerEntry>();
+  private flushing: Promise<void> | null = null;
   /** Entries logged by this pass (and those replayed), by seq. */
   readonly entries = new Map<number, LedgerEntry>();
   readonly pending: LedgerEntry[] = [];
@@ -139,7 +140,7 @@ export class ActiveRun {
     }
   }
 
-  /** Logs a finished call; the write is committed before the reply goes back to the guest. */
+  /** Logs a finished call (queued: see write()). */
   private async settle(entry: LedgerEntry, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Promise<void> {
     entry.endedAt = new Date().toISOString();
     if (outcome.ok) {
@@ -164,12 +165,26 @@ export class ActiveRun {
     await this.write(entry);
   }
 
+  /**
+   * Queues an entry for the ledger. Writes go behind the run, in batches (one putEntries per batch:
+   * one HSET on Redis): nothing can resume a run before it pauses, and a pause or the run's end
+   * waits for every write (`flushed`). A process killed mid-run may leave its last calls unlogged;
+   * such a run was never resumable.
+   */
   private write(entry: LedgerEntry): Promise<void> {
-    const p = this.store.putEntries(this.id, [entry]).catch((err: unknown) => {
-      this.unresumable ??= `the ledger could not be written: ${err instanceof Error ? err.message : String(err)}`;
-    });
-    this.writes.add(p);
-    return p.finally(() => this.writes.delete(p));
+    this.queued.set(entry.seq, entry);
+    this.flushing ??= this.flushLoop().finally(() => (this.flushing = null));
+    return Promise.resolve();
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.queued.size > 0) {
+      const batch = [...this.queued.values()];
+      this.queued.clear();
+      await this.store.putEntries(this.id, batch).catch((err: unknown) => {
+        this.unresumable ??= `the ledger could not be written: ${err instanceof Error ? err.message : String(err)}`;
+      });
+    }
   }
 
   private async replay(seq: number, logged: LedgerEntry, args: EncodedValue, call: Parameters<RunHook>[0], next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
@@ -247,7 +262,7 @@ export class ActiveRun {
 
   /** Every ledger write of this pass, done. */
   async flushed(): Promise<void> {
-    while (this.writes.size > 0) await Promise.all([...this.writes]);
+    while (this.flushing) await this.flushing;
   }
 
   /** Stops the quiet timer (the run ended). */

@@ -2,7 +2,8 @@
  * FileStorage's run ledger:
  *
  *   <root>/runs/<id>/run.json            the header (atomic replace)
- *   <root>/runs/<id>/calls/<seq>.json    one file per logged call (atomic replace), seq zero-padded
+ *   <root>/runs/<id>/calls/<time>-<n>-<pid>.json   a batch of logged calls (a later batch's entry
+ *                                        replaces an earlier one of the same seq: a decision, a revert)
  *   <root>/runs/<id>/claims/<token>      created exclusively: a token is claimed once
  *   <root>/runs/.tmp/                    temp files of writes in progress
  *
@@ -11,10 +12,12 @@
  */
 import { mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
+import { ValidationError } from "../../errors.js";
 import { guardFs, isErrno, readFileIfExists, writeFileAtomic } from "../atomic.js";
 import { parseLedgerEntry, parseRunHeader, validateClaimToken, validateRunId, type LedgerEntry, type RunHeader, type RunListOptions, type RunStore } from "../runs.js";
 
 export const RUNS_TEMP_DIR = ".tmp";
+let batchCounter = 0;
 
 export class FileRunStore implements RunStore {
   private readonly tempDir: string;
@@ -39,25 +42,30 @@ export class FileRunStore implements RunStore {
   }
 
   async putEntries(id: string, entries: readonly LedgerEntry[]): Promise<void> {
-    const calls = path.join(this.runDir(id), "calls");
-    await Promise.all(
-      entries.map((e) => {
-        const file = path.join(calls, `${String(e.seq).padStart(6, "0")}.json`);
-        return guardFs("write ledger entry", file, () => writeFileAtomic(file, JSON.stringify(e), { tempDir: this.tempDir }));
-      }),
-    );
+    if (entries.length === 0) return;
+    // One file per batch (one rename: its commit point); a later batch's entry replaces an earlier
+    // one with the same seq. Names sort by time, then by a per-process counter.
+    const name = `${String(Date.now()).padStart(15, "0")}-${String(++batchCounter).padStart(9, "0")}-${process.pid}.json`;
+    const file = path.join(this.runDir(id), "calls", name);
+    await guardFs("write ledger entries", file, () => writeFileAtomic(file, JSON.stringify(entries), { tempDir: this.tempDir }));
   }
 
   async entries(id: string): Promise<LedgerEntry[]> {
     const calls = path.join(this.runDir(id), "calls");
     const names = await guardFs("list ledger", calls, () => readdirIfExists(calls));
-    const out: LedgerEntry[] = [];
+    const bySeq = new Map<number, LedgerEntry>();
     for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
       const file = path.join(calls, name);
-      const bytes = await guardFs("read ledger entry", file, () => readFileIfExists(file));
-      if (bytes) out.push(parseLedgerEntry(bytes.toString("utf8"), file));
+      const bytes = await guardFs("read ledger entries", file, () => readFileIfExists(file));
+      if (!bytes) continue;
+      const batch: unknown = JSON.parse(bytes.toString("utf8"));
+      if (!Array.isArray(batch)) throw new ValidationError(`${file} is not a batch of ledger entries`);
+      for (const raw of batch) {
+        const entry = parseLedgerEntry(JSON.stringify(raw), file);
+        bySeq.set(entry.seq, entry);
+      }
     }
-    return out.sort((a, b) => a.seq - b.seq);
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   }
 
   async list(options: RunListOptions = {}): Promise<RunHeader[]> {
