@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { FileStorage, InProcessExecutor, Session } from "../../src/index.js";
+import { approval, FileStorage, InProcessExecutor, Session } from "../../src/index.js";
 import { journalFixture, SECRET, type JournalFixture } from "./fixture.js";
 
 const CODE = `
@@ -116,5 +116,18 @@ describe("durable runs (in-process)", () => {
     expect(r.error?.message).toMatch(/needs approval \(payments need a human's approval\); this run cannot wait for one/);
     expect(await fx.lines()).toEqual([]);
     await plain.close();
+  }, 60_000);
+
+  test('an approver answering "pending" pauses the run; the resumed call is not asked again', async () => {
+    const asked: string[] = [];
+    const middleware = [approval((c) => (asked.push(String(c.args["line"])), "pending"), { only: ["journal.add"] })];
+    const a = new Session({ storage: new FileStorage({ basePath: fx.storage }), executor: new InProcessExecutor({ toolsPath: fx.tools, middleware }), durable: { secret: SECRET } });
+    const paused = await a.run(`(await tools.journal.add({ line: "x" })).trim()`);
+    expect(paused.pending).toEqual([{ id: "call-0", tool: "journal", callable: "add", args: { line: "x" }, reason: "journal.add needs approval" }]);
+    expect(await fx.lines()).toEqual([]);
+    const done = await a.resume(paused.continuation!, [{ id: "call-0", decision: "approve" }]);
+    expect(done.value).toBe("1");
+    expect(asked).toEqual(["x"]);
+    await a.close();
   }, 60_000);
 });

@@ -103,7 +103,9 @@ export function policy(options: PolicyOptions): ToolMiddleware {
 
 /**
  * What an approver decides: `true` runs the call, `false` refuses it, `{ approve: false, reason }`
- * refuses with a reason the agent sees, `{ approve: true, args }` runs it with edited arguments.
+ * refuses with a reason the agent sees, `{ approve: true, args }` runs it with edited arguments;
+ * `"pending"` / `{ pending: true, reason }`: a human decides later — a durable run pauses
+ * (docs/durable-runs.md), any other run refuses the call.
  */
 export type ApprovalDecision = boolean | "pending" | { approve: false; reason?: string } | { approve: true; args?: Record<string, unknown> } | { pending: true; reason?: string };
 /** `signal` aborts when the run is stopped (timeout, cancel, close): an approver asking a human can give up then. */
