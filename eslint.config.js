@@ -13,11 +13,12 @@ export default tseslint.config(
   },
   {
     // CommonJS fixtures (packages the deps tests install).
-    files: ["test/fixtures/**/*.js"],
+    files: ["test/fixtures/**/*.js", "test/fixtures/**/*.cjs"],
     languageOptions: { sourceType: "commonjs", globals: { module: "writable", exports: "writable", require: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
   },
   {
-    files: ["**/*.mjs", "**/*.js"],
+    files: ["**/*.mjs", "**/*.js", "**/*.cjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", setTimeout: "readonly", clearTimeout: "readonly", Buffer: "readonly" } },
   },
 );

@@ -3,6 +3,7 @@
  * one way to print them. Kept free of anything ts-code-mode specific so new executors and cases
  * only touch the tables in run.mjs.
  */
+import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -164,4 +165,34 @@ export async function untilIndexed(search) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error("the search index was not built within 5 minutes");
+}
+
+/** A child node that answers each IPC message at once; one per bench run, killed at exit. */
+let echoChild = null;
+export function ipcEcho() {
+  if (!echoChild) {
+    const child = spawn(process.execPath, ["-e", 'process.on("message", (m) => process.send({ type: "result", runId: m.runId, result: { ok: true, value: 2, logs: [] } }))'], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      serialization: "advanced",
+    });
+    let waiting = null;
+    child.on("message", () => waiting?.());
+    process.once("exit", () => child.kill());
+    let runId = 0;
+    echoChild = {
+      roundTrip: () =>
+        new Promise((resolve) => {
+          waiting = resolve;
+          child.send({ type: "run", runId: ++runId, script: "(async () => { return (1+1); })()", timeoutMs: 30000 });
+        }),
+      close: () => child.kill(),
+    };
+  }
+  return echoChild;
+}
+
+/** Ends ipcEcho's child, if one was started. */
+export function closeIpcEcho() {
+  echoChild?.close();
+  echoChild = null;
 }

@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
@@ -192,30 +192,6 @@ const CASES = [
   },
 ];
 
-/** A child node that answers each IPC message at once; one per bench run, killed at exit. */
-let echoChild = null;
-function ipcEcho() {
-  if (!echoChild) {
-    const child = spawn(process.execPath, ["-e", 'process.on("message", (m) => process.send({ type: "result", runId: m.runId, result: { ok: true, value: 2, logs: [] } }))'], {
-      stdio: ["ignore", "ignore", "inherit", "ipc"],
-      serialization: "advanced",
-    });
-    let waiting = null;
-    child.on("message", () => waiting?.());
-    process.once("exit", () => child.kill());
-    let runId = 0;
-    echoChild = {
-      roundTrip: () =>
-        new Promise((resolve) => {
-          waiting = resolve;
-          child.send({ type: "run", runId: ++runId, script: "(async () => { return (1+1); })()", timeoutMs: 30000 });
-        }),
-      close: () => child.kill(),
-    };
-  }
-  return echoChild;
-}
-
 /** Spawn as src/tools/adapters/cli/run.ts does (no shell, own process group, piped output) and wait for exit. */
 function spawnAndWait(command, args) {
   return new Promise((resolve, reject) => {
@@ -316,7 +292,7 @@ async function main() {
     );
   }
 
-  echoChild?.close();
+  closeIpcEcho();
   if (values.only === undefined || "cold".includes(values.only)) rows.push(...(await coldRows()));
   if (values.only === undefined || "warm".includes(values.only)) rows.push(...(await (await import("./warm.mjs")).warmRows()));
   printTable(rows);

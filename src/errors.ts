@@ -19,6 +19,24 @@ export class NotFoundError extends Error {
   }
 }
 
+/**
+ * A copy of `err` — same class, name and fields — whose message is `message` (the stack's first
+ * line follows). For adding context to an error that may be shared: a cached load failure reaches
+ * every caller as one object, so editing it in place would change what all of them see, once more
+ * per call.
+ */
+export function withMessage<E extends Error>(err: E, message: string): E {
+  const copy = Object.create(Object.getPrototypeOf(err) as object) as E;
+  for (const key of Reflect.ownKeys(err)) {
+    const descriptor = Object.getOwnPropertyDescriptor(err, key);
+    if (descriptor) Object.defineProperty(copy, key, descriptor);
+  }
+  Object.defineProperty(copy, "message", { value: message, writable: true, enumerable: false, configurable: true });
+  const stack = typeof err.stack === "string" ? err.stack.replace(err.message, message) : `${err.name}: ${message}`;
+  Object.defineProperty(copy, "stack", { value: stack, writable: true, enumerable: false, configurable: true });
+  return copy;
+}
+
 /** Input that failed validation at a boundary (bad options, bad YAML, bad arguments). */
 export class ValidationError extends Error {
   override readonly name = "ValidationError";
@@ -30,7 +48,8 @@ export class ValidationError extends Error {
  * answer in time; the next call on the same storage settles it, so retrying the same call is safe
  * and leaves that call's value), "IO" for everything else (unreachable server, disk error, ...).
  */
-export type StorageErrorCode = "IO" | "QUOTA_EXCEEDED" | "OUTCOME_UNKNOWN";
+/** DEADLINE: a write of a run whose time ran out first; it was not applied (storage/write-deadline.ts). */
+export type StorageErrorCode = "IO" | "QUOTA_EXCEEDED" | "OUTCOME_UNKNOWN" | "DEADLINE";
 
 export interface StorageErrorOptions extends ErrorOptions {
   code?: StorageErrorCode;

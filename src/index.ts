@@ -53,3 +53,4 @@ export * from "./skills/index.js";
 export { ExecutorPool, type ExecutorPoolOptions, type Prestartable } from "./execution/pool.js";
 export * from "./runs/index.js";
 export type { PendingCall } from "./execution/protocol.js";
+export { configureTelemetry, type TelemetryOptions } from "./telemetry/content.js";

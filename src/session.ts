@@ -3,6 +3,7 @@
  * see. `run()` never throws for a problem in the agent's code; misuse of the API by the host
  * program (no storage, an executor given as a string) throws a TypeError at once.
  */
+import { statSync } from "node:fs";
 import path from "node:path";
 import { NotFoundError, ValidationError } from "./errors.js";
 import { SubprocessExecutor } from "./execution/subprocess/executor.js";
@@ -14,6 +15,7 @@ import { FileStorage } from "./storage/file/storage.js";
 import type { ArtifactData, ArtifactInfo, SaveArtifactOptions, StorageBackend } from "./storage/protocol.js";
 import { isStorageBackend } from "./storage/protocol.js";
 import type { ToolListing } from "./tools/registry.js";
+import { CodeToolSet, type CodeToolsInput } from "./tools/code/tool-set.js";
 import type { DepEntry, InstallResult } from "./deps/service.js";
 import type { SkillDetails, SkillSummary } from "./skills/library.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
@@ -21,11 +23,19 @@ import type { TrustLevel, UntrustedWorkflowPolicy } from "./workflows/provenance
 import { DurableRuns, type DurableOptions, type RollbackReport } from "./runs/durable.js";
 import type { Decision } from "./runs/recorder.js";
 import { DurableRunsUnsupportedError } from "./runs/errors.js";
+import { recordSessionClosed, recordSessionOpened } from "./telemetry/metrics.js";
+import { traceRun } from "./telemetry/runs.js";
 
 export interface SessionOptions {
   storage: StorageBackend;
-  /** Default: a SubprocessExecutor with no tools. */
+  /** Default: a SubprocessExecutor with no tools (or with `tools`). */
   executor?: Executor;
+  /**
+   * Tools defined in code for the default executor: `[defineTool(...)]`, `{ weather: tool(...) }`,
+   * `{ github: { createIssue } }`, an MCP client... (see SubprocessExecutorOptions.tools). With an
+   * executor of your own, give them to it: `new SandboxExecutor({ tools })`.
+   */
+  tools?: CodeToolsInput;
   /**
    * When this session's executor is trusted and the agent runs a workflow an untrusted (sandbox)
    * session saved: "refuse" (default; UntrustedWorkflowError), or a function that sees the workflow
@@ -42,10 +52,12 @@ export interface SessionOptions {
 }
 
 export interface FromBaseOptions {
-  /** Executor to use; default as for `new Session`. Its toolsPath should point at `<base>/tools`. */
+  /** Executor to use; default as for `new Session`. Give it `toolsPath: <base>/tools`: without one, fromBase refuses it when that folder exists. */
   executor?: Executor;
   /** Default timeout of runs, when the executor is created here. */
   defaultTimeoutMs?: number;
+  /** Tools defined in code, beside the YAML tools of `<base>/tools` (for the executor created here; see SessionOptions.tools). */
+  tools?: CodeToolsInput;
   /** As for `new Session`. */
   untrustedWorkflows?: UntrustedWorkflowPolicy;
 }
@@ -57,6 +69,8 @@ export class Session {
   private readonly durableRuns: DurableRuns | null;
   private starting: Promise<void> | null = null;
   private closed = false;
+  /** Counted in the open-sessions metric (started, not yet closed). */
+  private counted = false;
 
   constructor(options: SessionOptions) {
     if (typeof options !== "object" || options === null) {
@@ -76,12 +90,15 @@ export class Session {
     if (options.executor !== undefined && !isExecutor(options.executor)) {
       throw new TypeError("new Session({ executor }): executor must implement start(), run() and close(), e.g. new SubprocessExecutor()");
     }
+    if (options.tools !== undefined && options.executor !== undefined) {
+      throw new TypeError("new Session({ tools }): tools go to the executor when you give one, e.g. new SubprocessExecutor({ tools }); Session's own tools option is for its default executor");
+    }
     const policy = options.untrustedWorkflows ?? "refuse";
     if (policy !== "refuse" && typeof policy !== "function") {
       throw new TypeError('new Session({ untrustedWorkflows }): expected "refuse" or a function (workflow) => boolean | Promise<boolean>');
     }
     this.storage = options.storage;
-    this.executor = options.executor ?? new SubprocessExecutor();
+    this.executor = options.executor ?? new SubprocessExecutor(options.tools !== undefined ? { tools: CodeToolSet.from(options.tools, "new Session({ tools })") } : {});
     this.untrustedWorkflows = policy;
     const durable = options.durable;
     if (durable !== undefined && durable !== true && (typeof durable !== "object" || durable === null)) {
@@ -101,15 +118,30 @@ export class Session {
    */
   static async fromBase(base: string, options: FromBaseOptions = {}): Promise<Session> {
     if (typeof base !== "string" || base.length === 0) throw new TypeError("Session.fromBase(base): base must be a folder path");
+    if (options.tools !== undefined && options.executor !== undefined) {
+      throw new TypeError("Session.fromBase(base, { tools }): tools go to the executor when you give one, e.g. new SubprocessExecutor({ toolsPath, tools })");
+    }
+    const tools = options.tools === undefined ? undefined : CodeToolSet.from(options.tools, "Session.fromBase(base, { tools })");
     const storage = new FileStorage({ basePath: base });
     const executor =
       options.executor ??
       new SubprocessExecutor({
         toolsPath: path.join(storage.basePath, "tools"),
+        ...(tools ? { tools } : {}),
         ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
       });
     const session = new Session({ storage, executor, ...(options.untrustedWorkflows !== undefined ? { untrustedWorkflows: options.untrustedWorkflows } : {}) });
     await session.start();
+    const toolsFolder = path.join(storage.basePath, "tools");
+    const host = session.executor.host;
+    if (options.executor && host && "toolsPath" in host && host.toolsPath === undefined && statSync(toolsFolder, { throwIfNoEntry: false })?.isDirectory()) {
+      // Silently offering no tools would be worse than refusing: the folder says tools were meant.
+      await session.close();
+      throw new ValidationError(
+        `Session.fromBase(${JSON.stringify(base)}): the executor given has no toolsPath, so the tools in ${toolsFolder} would be missing; ` +
+          `create it with its toolsPath, e.g. new ${session.executor.constructor.name}({ toolsPath: ${JSON.stringify(toolsFolder)} })`,
+      );
+    }
     return session;
   }
 
@@ -122,7 +154,11 @@ export class Session {
     this.starting ??= this.executor
       .start(this.storage)
       // Before any run can reach it: the policy for untrusted workflows is the host's, not the executor's.
-      .then(() => this.executor.host?.workflows.setUntrustedWorkflowPolicy(this.untrustedWorkflows))
+      .then(() => {
+        this.executor.host?.workflows.setUntrustedWorkflowPolicy(this.untrustedWorkflows);
+        this.counted = true;
+        recordSessionOpened(this.executor.kind);
+      })
       .catch((err: unknown) => {
         this.starting = null;
         throw err;
@@ -131,7 +167,14 @@ export class Session {
   }
 
   /** Runs agent code. Resolves ok:false (never rejects) for any problem in the code or the session. */
-  async run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+  run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
+    return traceRun(this.executor.kind, this.language, code, () => this.runUntraced(code, options));
+  }
+
+  /** Known once started (a Python executor's guest speaks Python). */
+  private readonly language = (): string => this.executor.host?.language ?? "typescript";
+
+  private async runUntraced(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
     if (this.closed) {
       return errorResult({ name: "SessionClosedError", message: "The session is closed; create a new Session to run more code." }, startedAt);
@@ -197,6 +240,7 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     await this.starting?.catch(() => undefined);
+    if (this.counted) recordSessionClosed(this.executor.kind);
     await this.executor.close();
   }
 

@@ -130,6 +130,18 @@ describe("Session", () => {
       expect(r.error?.message).toContain("200");
     });
 
+    it("refuses an executor without a toolsPath when <base>/tools exists, rather than offering no tools", async () => {
+      await mkdir(path.join(dir, "tools"), { recursive: true });
+      await writeFile(path.join(dir, "tools", "hello.yaml"), HELLO_TOOL);
+      const err = await Session.fromBase(dir, { executor: new InProcessExecutor() }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as Error).name).toBe("ValidationError");
+      expect((err as Error).message).toContain(`new InProcessExecutor({ toolsPath: ${JSON.stringify(path.join(dir, "tools"))} })`);
+      // Without a tools folder there is nothing to miss.
+      const empty = track(await Session.fromBase(path.join(dir, "bare"), { executor: new InProcessExecutor() }));
+      expect(await empty.listTools()).toEqual([]);
+    });
+
     it("rejects an empty base", async () => {
       await expect(Session.fromBase("")).rejects.toThrow(TypeError);
     });

@@ -14,6 +14,7 @@ import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT } from "../mcp/limits.js";
 import { inputs } from "../mcp/schemas.js";
 import type { Session } from "../session.js";
 import { ValidationError } from "../errors.js";
+import { count } from "../values/count.js";
 
 export type { RunCodeOutput };
 
@@ -195,6 +196,3 @@ export async function codeModeSystemPrompt(session: Session): Promise<string> {
   ].join("\n");
 }
 
-function count(n: number, what: string): string {
-  return `${n.toLocaleString("en-US")} ${what}${n === 1 ? "" : "s"}`;
-}

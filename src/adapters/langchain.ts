@@ -9,8 +9,15 @@
  * as the ToolMessage content and the structured result as its `artifact`. LangChain has no
  * approval flag on a tool; its human-in-the-loop middleware is the equivalent, so approval is
  * `codeModeApproval()` in `createAgent({ middleware, checkpointer })`.
+ *
+ * Your own LangChain tools become `tools.*` inside the code with `fromLangChainTools`:
+ *
+ * ```ts
+ * const session = new Session({ storage, tools: fromLangChainTools([getWeather]) });
+ * ```
  */
-import type { DynamicStructuredTool } from "@langchain/core/tools";
+import type { DynamicStructuredTool, StructuredToolInterface } from "@langchain/core/tools";
+import { defineTool, type CodeTool } from "../tools/code/define.js";
 import type { AgentMiddleware } from "langchain";
 import { codeModeSystemPrompt, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type NeedsApproval, type ToolSpec } from "./core.js";
 import { loadPeer } from "./peer.js";
@@ -45,6 +52,28 @@ function toLangChainTool(spec: ToolSpec): DynamicStructuredTool {
     { name: spec.name, description: spec.description, schema: spec.inputSchema, responseFormat: "content_and_artifact" },
   );
   return t as unknown as DynamicStructuredTool;
+}
+
+/**
+ * LangChain tools (`tool(fn, { name, description, schema })`, any StructuredTool) as code tools,
+ * by name: `new Session({ storage, tools: fromLangChainTools([a, b]) })` gives `tools.a(args)` in
+ * the code. Each call is the tool's own `invoke(args, { signal })`; the schema (zod or JSON Schema)
+ * gives discovery and validation. Names must be identifiers.
+ */
+export function fromLangChainTools(tools: readonly StructuredToolInterface[]): Record<string, CodeTool> {
+  if (!Array.isArray(tools)) throw new TypeError("fromLangChainTools(tools): expected an array of LangChain tools");
+  const out: Record<string, CodeTool> = {};
+  tools.forEach((t: StructuredToolInterface, i) => {
+    if (typeof t?.invoke !== "function" || typeof t.name !== "string") throw new TypeError(`fromLangChainTools: tools[${i}] is not a LangChain tool (tool(fn, { name, description, schema }))`);
+    if (Object.hasOwn(out, t.name)) throw new TypeError(`fromLangChainTools: two tools are named '${t.name}'`);
+    out[t.name] = defineTool({
+      name: t.name,
+      description: t.description ?? "",
+      input: t.schema as Record<string, unknown>,
+      execute: async (args, { signal }) => (t.invoke as (input: unknown, config: { signal: AbortSignal }) => Promise<unknown>)(args, { signal }),
+    });
+  });
+  return out;
 }
 
 /**

@@ -8,8 +8,15 @@
  * Each tool returns the text a model reads (the same text as the MCP server's). `needsApproval`
  * maps to the SDK's own: the run stops with an interruption, and the code runs only after
  * `result.state.approve(interruption)` and a resumed run.
+ *
+ * Your own function tools become `tools.*` inside the code with `fromAgentsTools`:
+ *
+ * ```ts
+ * const session = new Session({ storage, tools: fromAgentsTools([getWeather, sendEmail]) });
+ * ```
  */
 import type { FunctionTool } from "@openai/agents";
+import { defineTool, type CodeTool } from "../tools/code/define.js";
 import { z } from "zod";
 import { codeModeSystemPrompt, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type ToolSpec } from "./core.js";
 import { loadPeer } from "./peer.js";
@@ -40,6 +47,37 @@ function toAgentsTool(spec: ToolSpec, needsApproval: ((code: string) => Promise<
     ...(needsApproval ? { needsApproval: async (_context: unknown, input: unknown) => needsApproval(String((input as { code?: unknown }).code)) } : {}),
   });
   return t as unknown as FunctionTool;
+}
+
+/**
+ * OpenAI Agents function tools (`tool({ name, parameters, execute })`) as code tools, by name:
+ * `new Session({ storage, tools: fromAgentsTools([a, b]) })` gives `tools.a(args)` and `tools.b(args)`
+ * in the code. Each call goes through the tool's own `invoke` (its parsing, its error handling),
+ * with a fresh RunContext and the run's abort signal. Names must be identifiers.
+ */
+/** What fromAgentsTools reads of a function tool (any context and parameter types). */
+export interface AgentsFunctionToolLike {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: unknown;
+  invoke(runContext: never, input: string, details?: never): Promise<unknown>;
+}
+
+export function fromAgentsTools(tools: readonly AgentsFunctionToolLike[]): Record<string, CodeTool> {
+  if (!Array.isArray(tools)) throw new TypeError("fromAgentsTools(tools): expected an array of function tools");
+  const out: Record<string, CodeTool> = {};
+  tools.forEach((t: AgentsFunctionToolLike, i) => {
+    if (t?.type !== "function" || typeof t.invoke !== "function") throw new TypeError(`fromAgentsTools: tools[${i}] is not a function tool (tool({ name, parameters, execute }) from @openai/agents)`);
+    if (Object.hasOwn(out, t.name)) throw new TypeError(`fromAgentsTools: two tools are named '${t.name}'`);
+    out[t.name] = defineTool({
+      name: t.name,
+      description: t.description,
+      input: t.parameters as Record<string, unknown>,
+      execute: async (args, { signal }) => (t.invoke as unknown as (runContext: unknown, input: string, details: { signal: AbortSignal }) => Promise<unknown>)(new agents.RunContext(), JSON.stringify(args), { signal }),
+    });
+  });
+  return out;
 }
 
 /** The zod input schema as the JSON schema the SDK sends (properties and required, nothing else). */

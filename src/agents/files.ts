@@ -8,8 +8,11 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../lazy.js";
-import { AgentFileError, locate, zodFileError, type Located } from "./locate.js";
+import { ValidationError } from "../errors.js";
+import { AgentFileError, locate, zodFileErrors, type Located } from "./locate.js";
 import { BUILTIN_PROVIDERS } from "./models.js";
+import { READONLY_COMMAND_NAMES } from "./toolsets/readonly-commands.js";
+import type { AgentToolset } from "./code-toolsets.js";
 
 /** Toolsets an agent may name in `tools`, besides other agents. */
 export const TOOLSET_NAMES = [
@@ -20,6 +23,7 @@ export const TOOLSET_NAMES = [
   "filesystem_cwd",
   "filesystem_cwd_ro",
   "shell_readonly",
+  "shell_file_ops",
   "shell",
   "skills",
 ] as const;
@@ -34,8 +38,13 @@ const frontmatterSchema = lazy(() => z
     name: agentName,
     description: z.string().min(1).max(2_000).optional(),
     model: modelString.optional(),
-    tools: z.array(z.string().min(1)).max(64).default([]),
+    /** Toolset and agent names; a toolset with options is written { name: { ...options } }. */
+    tools: z.array(z.union([z.string().min(1), z.record(z.string(), z.record(z.string(), z.unknown()))])).max(64).default([]),
     input: z.record(z.string(), z.unknown()).optional(),
+    /** Agents this agent's code may call as agents.<name>(...) (needs the code toolset). */
+    agents: z.array(z.string().min(1)).max(64).default([]),
+    /** JSON Schema of the answer: the model is asked for structured output, validated, and callers get the value. */
+    output: z.record(z.string(), z.unknown()).optional(),
     max_steps: z.number().int().min(1).max(200).optional(),
   })
   .strict());
@@ -55,11 +64,17 @@ const projectSchema = lazy(() => z
     version: z.literal(1, { error: "expected version 1 (the only version of project.json)" }),
     agents: z.array(z.string().min(1)).min(1, "list at least one *.agent.md file"),
     code: z.array(z.string().min(1)).default([]),
+    /** Modules of toolsets written in code (TypeScript loads without a build step); agents name their exports in tools. */
+    toolsets: z.array(z.string().min(1)).max(100).default([]),
     entry: z.string().min(1),
     model: modelString.optional(),
     approval_mode: z.enum(APPROVAL_MODES).default("prompt"),
     max_depth: z.number().int().min(1).max(50).default(5),
     agent_calls_need_approval: z.boolean().default(true),
+    /** Agent calls one run may make (tool calls to agents, agents.* from code and the code entry's), whatever the depth. */
+    max_agent_calls: z.number().int().min(1).max(10_000).default(100),
+    /** A code entry gets `tools` (the project's ts-code-mode tools) besides `agents`. */
+    entry_tools: z.boolean().default(false),
     /** "return": a rejected or refused tool call is the tool's result, so the model can adapt; "fatal": it ends the run. */
     permission_errors: z.enum(["return", "fatal"]).default("return"),
     overrides: z
@@ -92,6 +107,10 @@ const projectSchema = lazy(() => z
         image: z.string().min(1).max(300).optional(),
         network: z.enum(["none", "bridge"]).optional(),
         memory_mb: z.number().int().min(16).max(1_048_576).optional(),
+        /** Container executor: a host folder (relative to project.json) mounted read-write at the same path inside, the workdir (as --workspace-dir). */
+        workspace_dir: z.string().min(1).max(4_096).optional(),
+        /** Container executor: "SRC:DST[:ro|rw]" mounts, SRC relative to project.json (as --mount). */
+        mounts: z.array(z.string().min(1).max(8_192)).max(64).optional(),
         /** executor "remote": the server, the environment variable holding its token (never the token itself), the workspace. */
         remote: z
           .object({
@@ -111,7 +130,7 @@ const projectSchema = lazy(() => z
         if ((executor === "remote") !== (c.remote !== undefined)) {
           ctx.addIssue({ code: "custom", path: ["remote"], message: executor === "remote" ? 'executor "remote" needs remote: { url, token_env?, workspace? }' : 'remote applies to executor "remote" only' });
         }
-        for (const key of ["image", "network", "memory_mb"] as const) {
+        for (const key of ["image", "network", "memory_mb", "workspace_dir", "mounts"] as const) {
           if (c[key] !== undefined && executor !== "container") ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to executor "container" only` });
         }
         if (c.engine !== undefined && executor !== "sandbox") ctx.addIssue({ code: "custom", path: ["engine"], message: 'engine applies to executor "sandbox" only' });
@@ -132,6 +151,12 @@ export interface AgentSpec {
   model: string;
   tools: string[];
   input?: Record<string, unknown>;
+  /** Agents the code toolset's code may call (agents.*). */
+  agents: string[];
+  /** JSON Schema of the structured answer. */
+  output?: Record<string, unknown>;
+  /** Options of the toolsets written { name: { ... } } in `tools`, checked by toolsetOptionsSchema. */
+  toolOptions: Record<string, ToolsetOptions>;
   maxSteps: number;
   instructions: string;
   file: string;
@@ -145,6 +170,8 @@ export interface Project {
   file: string;
   config: ProjectConfig;
   agents: Map<string, AgentSpec>;
+  /** Toolsets written in code, by export name (project.json `toolsets`). */
+  toolsets: Map<string, AgentToolset>;
   entry: { kind: "agent"; name: string } | { kind: "code"; file: string; exportName: string };
 }
 
@@ -152,38 +179,125 @@ export const DEFAULT_MAX_STEPS = 20;
 /** Agent files larger than this are refused: instructions are sent with every request. */
 const MAX_AGENT_FILE_BYTES = 256 * 1024;
 
-/** A folder (its project.json) or a project.json path. */
-export async function loadProject(target: string): Promise<Project> {
+/** What `agent run` may set over project.json. */
+export interface LoadOptions {
+  /** `--model provider:model`: the model of every agent, over their files and project.json. */
+  model?: string;
+  /** `--entry NAME`: the entry (an agent, or `file.ts#export` listed under code) instead of project.json's. */
+  entry?: string;
+}
+
+/**
+ * A folder (its project.json), a project.json path, or one `*.agent.md` file (a project of that
+ * agent alone, with project.json's defaults). Throws the first problem; checkProject lists all.
+ */
+export async function loadProject(target: string, options: LoadOptions = {}): Promise<Project> {
+  return (await load(target, options, null))!;
+}
+
+/** Every problem of project.json and of every agent file, at once (`agent check`); the project when there are none. */
+export async function checkProject(target: string, options: LoadOptions = {}): Promise<{ project: Project | null; problems: AgentFileError[] }> {
+  const problems: AgentFileError[] = [];
+  const project = await load(target, options, problems).catch((err: unknown) => {
+    if (!(err instanceof AgentFileError)) throw err;
+    problems.push(...(err instanceof AgentFileProblems ? err.all : [err]));
+    return null;
+  });
+  return { project: problems.length ? null : project, problems };
+}
+
+/** Several problems of one file (all the issues of its frontmatter); its message is the first one's. */
+export class AgentFileProblems extends AgentFileError {
+  constructor(readonly all: AgentFileError[]) {
+    super(all[0]!.file, all[0]!.line, all[0]!.problem);
+  }
+}
+
+async function load(target: string, options: LoadOptions, problems: AgentFileError[] | null): Promise<Project | null> {
+  const report = (err: unknown): void => {
+    if (!problems || !(err instanceof AgentFileError)) throw err;
+    problems.push(...(err instanceof AgentFileProblems ? err.all : [err]));
+  };
+  if (options.model !== undefined && !modelString.safeParse(options.model).success) throw new ValidationError(`--model ${JSON.stringify(options.model)}: expected "provider:model", e.g. "openai:gpt-4o-mini"`);
   let file = path.resolve(target);
   const info = await stat(file).catch(() => null);
-  if (info === null) throw new AgentFileError(target, 1, "no such file or folder; give a project folder or its project.json");
+  if (info === null) throw new AgentFileError(target, 1, "no such file or folder; give a project folder, its project.json, or an .agent.md file");
+  if (info.isFile() && file.endsWith(".agent.md")) return loadSingleAgent(file, options);
   if (info.isDirectory()) file = path.join(file, "project.json");
   const dir = path.dirname(file);
   const text = await readFile(file, "utf8").catch(() => {
     throw new AgentFileError(file, 1, "cannot read project.json (create one with: ts-code-mode agent new NAME)");
   });
-  const config = parseProjectJson(file, text);
+  let config: ProjectConfig;
+  try {
+    config = parseProjectJson(file, text);
+  } catch (err) {
+    report(err);
+    // Collecting: the agent files are still read, with project.json's defaults, so their problems show too.
+    const raw = (() => {
+      try {
+        return JSON.parse(text) as { agents?: unknown; entry?: unknown };
+      } catch {
+        return null;
+      }
+    })();
+    const listed = Array.isArray(raw?.agents) ? raw.agents.filter((a): a is string => typeof a === "string" && a !== "") : [];
+    if (!listed.length) return null;
+    config = projectSchema.parse({ version: 1, agents: listed, entry: typeof raw?.entry === "string" && raw.entry !== "" ? raw.entry : "-" });
+  }
+  if (options.entry !== undefined) config = { ...config, entry: options.entry };
   const where = locate(text);
+  const toolsets = await loadToolsets(config, dir, file, where, report);
 
   const agents = new Map<string, AgentSpec>();
   for (const [i, rel] of config.agents.entries()) {
-    const agentFile = inside(dir, rel, file, where.lineOf(["agents", i]));
-    const spec = await readAgentFile(agentFile, config);
-    const seen = agents.get(spec.name);
-    if (seen) throw new AgentFileError(agentFile, 2, `duplicate agent name ${JSON.stringify(spec.name)} (also in ${seen.file})`);
-    agents.set(spec.name, spec);
+    try {
+      const agentFile = inside(dir, rel, file, where.lineOf(["agents", i]));
+      const spec = await readAgentFile(agentFile, config, options.model);
+      const seen = agents.get(spec.name);
+      if (seen) throw new AgentFileError(agentFile, 2, `duplicate agent name ${JSON.stringify(spec.name)} (also in ${seen.file})`);
+      agents.set(spec.name, spec);
+    } catch (err) {
+      report(err);
+    }
   }
-  await checkAgents(agents, config);
+  checkAgents(agents, config, report, toolsets);
   for (const [name] of Object.entries(config.overrides)) {
-    if (!agents.has(name)) throw new AgentFileError(file, where.lineOf(["overrides", name]), `overrides: unknown agent ${JSON.stringify(name)} (${known(agents)})`);
+    if (!agents.has(name)) report(new AgentFileError(file, where.lineOf(["overrides", name]), `overrides: unknown agent ${JSON.stringify(name)} (${known(agents)})`));
   }
   for (const [name] of Object.entries(config.providers)) {
     if ((BUILTIN_PROVIDERS as readonly string[]).includes(name)) {
-      throw new AgentFileError(file, where.lineOf(["providers", name]), `providers: ${name} is built in; pick another name for an OpenAI-compatible endpoint`);
+      report(new AgentFileError(file, where.lineOf(["providers", name]), `providers: ${name} is built in; pick another name for an OpenAI-compatible endpoint`));
     }
   }
-  for (const [i, rel] of config.code.entries()) inside(dir, rel, file, where.lineOf(["code", i]));
-  return { dir, file, config, agents, entry: parseEntry(config, agents, dir, file, where) };
+  for (const [i, rel] of config.code.entries()) {
+    try {
+      inside(dir, rel, file, where.lineOf(["code", i]));
+    } catch (err) {
+      report(err);
+    }
+  }
+  // An entry project.json did not give (it could not be read) is not checked a second time.
+  if (config.entry === "-") return null;
+  try {
+    return { dir, file, config, agents, toolsets, entry: parseEntry(config, agents, dir, file, where, options.entry !== undefined) };
+  } catch (err) {
+    report(err);
+    return null;
+  }
+}
+
+/** `agent run file.agent.md`: the agent alone, project.json's defaults, its folder as the project folder. */
+async function loadSingleAgent(file: string, options: LoadOptions): Promise<Project> {
+  const base = projectSchema.parse({ version: 1, agents: [path.basename(file)], entry: "-" });
+  const spec = await readAgentFile(file, base, options.model);
+  if (options.entry !== undefined && options.entry !== spec.name) throw new ValidationError(`--entry ${options.entry}: ${path.basename(file)} holds one agent, ${spec.name}`);
+  const agents = new Map([[spec.name, spec]]);
+  const config = { ...base, entry: spec.name };
+  checkAgents(agents, config, (err) => {
+    throw err;
+  });
+  return { dir: path.dirname(file), file, config, agents, toolsets: new Map(), entry: { kind: "agent", name: spec.name } };
 }
 
 export function parseProjectJson(file: string, text: string): ProjectConfig {
@@ -198,7 +312,7 @@ export function parseProjectJson(file: string, text: string): ProjectConfig {
     throw new AgentFileError(file, line, `not valid JSON: ${message}`);
   }
   const parsed = projectSchema.safeParse(raw);
-  if (!parsed.success) throw zodFileError(file, locate(text), parsed.error);
+  if (!parsed.success) throw new AgentFileProblems(zodFileErrors(file, locate(text), parsed.error));
   return parsed.data;
 }
 
@@ -213,14 +327,14 @@ function inside(dir: string, rel: string, file: string, line: number): string {
 /** Where each parsed agent's frontmatter keys are, for the cross-file checks. */
 const parsedAgents = new WeakMap<AgentSpec, Located>();
 
-export async function readAgentFile(file: string, config: ProjectConfig): Promise<AgentSpec> {
+export async function readAgentFile(file: string, config: ProjectConfig, modelOverride?: string): Promise<AgentSpec> {
   const info = await stat(file).catch(() => null);
   if (!info?.isFile()) throw new AgentFileError(file, 1, "agent file not found");
   if (info.size > MAX_AGENT_FILE_BYTES) throw new AgentFileError(file, 1, `agent file is larger than ${MAX_AGENT_FILE_BYTES} bytes`);
-  return parseAgentFile(file, await readFile(file, "utf8"), config);
+  return parseAgentFile(file, await readFile(file, "utf8"), config, modelOverride);
 }
 
-export function parseAgentFile(file: string, text: string, config: ProjectConfig): AgentSpec {
+export function parseAgentFile(file: string, text: string, config: ProjectConfig, modelOverride?: string): AgentSpec {
   const lines = text.split(/\r?\n/);
   if (lines[0]?.trim() !== "---") throw new AgentFileError(file, 1, "expected YAML frontmatter starting with --- on the first line");
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === "---");
@@ -232,53 +346,157 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     throw new AgentFileError(file, (e.linePos?.[0]?.line ?? 1) + 1, `frontmatter is not valid YAML: ${e.message.split("\n")[0]}`);
   }
   const parsed = frontmatterSchema.safeParse(where.doc.toJS());
-  if (!parsed.success) throw zodFileError(file, where, parsed.error);
+  if (!parsed.success) throw new AgentFileProblems(zodFileErrors(file, where, parsed.error));
   const fm = parsed.data;
-  if (fm.input) {
-    // The schema becomes the zod validator of the agent's tool input; one zod cannot build is refused here, not mid-run.
+  const { names: tools, options: toolOptions } = readTools(file, where, fm.tools);
+  for (const key of ["input", "output"] as const) {
+    const schema = fm[key];
+    if (!schema) continue;
+    // The schema becomes a zod validator (of the agent's tool input, of its answer); one zod cannot build is refused here, not mid-run.
     try {
-      z.fromJSONSchema(fm.input as Parameters<typeof z.fromJSONSchema>[0]);
+      z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
     } catch (err) {
-      throw new AgentFileError(file, where.lineOf(["input"]), `input is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+      throw new AgentFileError(file, where.lineOf([key]), `${key} is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  if (fm.output && fm.output["type"] !== "object") throw new AgentFileError(file, where.lineOf(["output"]), 'output: the schema must be { type: "object", ... } (model APIs take structured output as an object)');
+  if (fm.agents.length && !tools.includes("code")) throw new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools");
   const override = config.overrides[fm.name];
-  const model = override?.model ?? fm.model ?? config.model;
+  const model = modelOverride ?? override?.model ?? fm.model ?? config.model;
   if (model === undefined) throw new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`);
   const spec: AgentSpec = {
     name: fm.name,
     description: fm.description ?? `The ${fm.name} agent.`,
     model,
-    tools: fm.tools,
+    tools,
+    toolOptions,
     ...(fm.input ? { input: fm.input } : {}),
+    agents: fm.agents,
+    ...(fm.output ? { output: fm.output } : {}),
     maxSteps: override?.max_steps ?? fm.max_steps ?? DEFAULT_MAX_STEPS,
     instructions: lines.slice(end + 1).join("\n").trim(),
     file,
-    modelLine: where.lineOf(fm.model ? ["model"] : ["name"]),
+    modelLine: where.lineOf(fm.model && !modelOverride ? ["model"] : ["name"]),
   };
   parsedAgents.set(spec, where);
   return spec;
 }
 
-async function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig): Promise<void> {
+/**
+ * Options a toolset takes in an agent file (`tools: [{ shell_readonly: { allowed_commands: [ls, cat] } }]`).
+ * They narrow a toolset, never widen it: allowed_commands is a subset of the read-only commands,
+ * base_path a folder inside the toolset's root, read_only only ever true.
+ */
+const toolsetOptionsSchemas = lazy(() => {
+  const filesystem = z
+    .object({
+      /** A folder under the toolset's root (project folder or cwd) that becomes its root. */
+      base_path: z.string().min(1).max(1_000).optional(),
+      read_only: z.literal(true, { error: "read_only can only be true (use the _ro toolset, or leave it out)" }).optional(),
+      /** Largest file read_file reads and write_file writes, in bytes. */
+      max_file_bytes: z.number().int().min(1).max(1024 * 1024 * 1024).optional(),
+    })
+    .strict();
+  return {
+    shell_readonly: z.object({ allowed_commands: z.array(z.enum(READONLY_COMMAND_NAMES)).min(1).max(READONLY_COMMAND_NAMES.length) }).strict(),
+    shell_file_ops: z.object({ allowed_commands: z.array(z.enum(["ls", "mv"])).min(1).max(2) }).strict(),
+    filesystem_project: filesystem,
+    filesystem_project_ro: filesystem,
+    filesystem_cwd: filesystem,
+    filesystem_cwd_ro: filesystem,
+  } as const;
+});
+export interface ToolsetOptions {
+  allowed_commands?: string[];
+  base_path?: string;
+  read_only?: true;
+  max_file_bytes?: number;
+}
+
+/** `tools` as names, and the options given to toolsets written as { name: options }. */
+function readTools(file: string, where: Located, entries: Array<string | Record<string, Record<string, unknown>>>): { names: string[]; options: Record<string, ToolsetOptions> } {
+  const names: string[] = [];
+  const options: Record<string, ToolsetOptions> = {};
+  for (const [i, entry] of entries.entries()) {
+    if (typeof entry === "string") {
+      names.push(entry);
+      continue;
+    }
+    const keys = Object.keys(entry);
+    if (keys.length !== 1) throw new AgentFileError(file, where.lineOf(["tools", i]), "tools: a toolset with options is written { name: { ...options } }, one toolset per entry");
+    const name = keys[0]!;
+    const schemas = toolsetOptionsSchemas as Record<string, z.ZodType<ToolsetOptions>>;
+    const schema = Object.hasOwn(toolsetOptionsSchemas, name) ? schemas[name] : undefined;
+    if (!schema) {
+      const takers = Object.keys(toolsetOptionsSchemas).join(", ");
+      throw new AgentFileError(file, where.lineOf(["tools", i]), `tools: ${JSON.stringify(name)} takes no options (toolsets with options: ${takers})`);
+    }
+    const checked = schema.safeParse(entry[name]);
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      throw new AgentFileError(file, where.lineOf(["tools", i, name, ...(issue.path as PropertyKey[])]), `tools: ${name}${issue.path.length ? `.${issue.path.join(".")}` : ""}: ${issue.message}`);
+    }
+    names.push(name);
+    options[name] = checked.data;
+  }
+  return { names, options };
+}
+
+function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, report: (err: AgentFileError) => void, toolsets: Map<string, AgentToolset> = new Map()): void {
   const providers = [...BUILTIN_PROVIDERS, ...Object.keys(config.providers)];
   for (const agent of agents.values()) {
     const where = parsedAgents.get(agent);
     const lineOf = (p: PropertyKey[]) => where?.lineOf(p) ?? 1;
     for (const [i, name] of agent.tools.entries()) {
-      if ((TOOLSET_NAMES as readonly string[]).includes(name) || agents.has(name)) continue;
-      throw new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${TOOLSET_NAMES.join(", ")}) nor an agent (${known(agents)})`);
+      if ((TOOLSET_NAMES as readonly string[]).includes(name) || agents.has(name) || toolsets.has(name)) continue;
+      const all = [...TOOLSET_NAMES, ...toolsets.keys()].join(", ");
+      report(new AgentFileError(agent.file, lineOf(["tools", i]), `unknown tool ${JSON.stringify(name)}: not a toolset (${all}) nor an agent (${known(agents)})`));
     }
-    if (new Set(agent.tools).size !== agent.tools.length) throw new AgentFileError(agent.file, lineOf(["tools"]), "a tool is listed twice");
+    if (new Set(agent.tools).size !== agent.tools.length) report(new AgentFileError(agent.file, lineOf(["tools"]), "a tool is listed twice"));
+    for (const [i, name] of agent.agents.entries()) {
+      if (!agents.has(name)) report(new AgentFileError(agent.file, lineOf(["agents", i]), `agents: unknown agent ${JSON.stringify(name)} (${known(agents)})`));
+    }
+    if (new Set(agent.agents).size !== agent.agents.length) report(new AgentFileError(agent.file, lineOf(["agents"]), "an agent is listed twice"));
     const provider = agent.model.slice(0, agent.model.indexOf(":"));
     if (!providers.includes(provider)) {
-      throw new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`);
+      report(new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`));
     }
   }
 }
 
-function parseEntry(config: ProjectConfig, agents: Map<string, AgentSpec>, dir: string, file: string, where: Located): Project["entry"] {
-  const line = where.lineOf(["entry"]);
+/** The named toolset exports of project.json's `toolsets` modules; a name clashing with a built-in toolset or another module's is refused. */
+async function loadToolsets(config: ProjectConfig, dir: string, file: string, where: Located, report: (err: unknown) => void): Promise<Map<string, AgentToolset>> {
+  const out = new Map<string, AgentToolset>();
+  if (!config.toolsets.length) return out;
+  const { asToolset } = await import("./code-toolsets.js");
+  const { importUserModule } = await import("../tools/code/load-module.js");
+  for (const [i, rel] of config.toolsets.entries()) {
+    const line = where.lineOf(["toolsets", i]);
+    try {
+      const abs = inside(dir, rel, file, line);
+      const mod = await importUserModule(abs).catch((err: unknown) => {
+        const e = err instanceof Error ? err : new Error(String(err));
+        throw new AgentFileError(file, line, `toolsets: ${rel} failed to load: ${e.name}: ${e.message.split("\n")[0]}`);
+      });
+      let found = 0;
+      for (const [name, value] of Object.entries(mod)) {
+        const toolset = name === "default" ? null : asToolset(value);
+        if (!toolset) continue;
+        found++;
+        if ((TOOLSET_NAMES as readonly string[]).includes(name)) throw new AgentFileError(file, line, `toolsets: ${rel} exports ${name}, the name of a built-in toolset; rename the export`);
+        if (out.has(name)) throw new AgentFileError(file, line, `toolsets: ${rel} exports ${name}, already exported by another toolset module`);
+        out.set(name, toolset);
+      }
+      if (!found) throw new AgentFileError(file, line, `toolsets: ${rel} exports no toolset (export const name = defineToolset({...}), or an array of defineTool tools)`);
+    } catch (err) {
+      report(err);
+    }
+  }
+  return out;
+}
+
+function parseEntry(config: ProjectConfig, agents: Map<string, AgentSpec>, dir: string, file: string, where: Located, fromFlag = false): Project["entry"] {
+  const line = fromFlag ? 1 : where.lineOf(["entry"]);
   const hash = config.entry.indexOf("#");
   if (hash < 0) {
     if (!agents.has(config.entry)) throw new AgentFileError(file, line, `entry: unknown agent ${JSON.stringify(config.entry)} (${known(agents)}; or a code function as "file.ts#export")`);

@@ -5,9 +5,10 @@
 import { AgentRuntime, type AgentRunResult, type RuntimeOptions } from "./runtime.js";
 import { loadProject, type Project } from "./files.js";
 
-export { AgentRuntime, MaxDepthError, PermissionDeniedError, type AgentRunResult, type EntryContext as AgentEntryContext, type RuntimeOptions as AgentRuntimeOptions } from "./runtime.js";
+export { AgentRuntime, AgentCallLimitError, AgentCallRejectedError, MaxDepthError, PermissionDeniedError, type AgentRunResult, type EntryContext as AgentEntryContext, type RuntimeOptions as AgentRuntimeOptions } from "./runtime.js";
 export { loadProject as loadAgentProject, APPROVAL_MODES, TOOLSET_NAMES, type AgentSpec, type ApprovalMode, type Project as AgentProject, type ProjectConfig as AgentProjectConfig } from "./files.js";
 export { AgentFileError } from "./locate.js";
+export { defineToolset, type AgentToolset, type ToolsetCall, type ToolsetDefinition, type ToolsetInstance } from "./code-toolsets.js";
 export type { ApprovalDecision as AgentApprovalDecision, ApprovalHandler as AgentApprovalHandler, ApprovalRequest as AgentApprovalRequest } from "./approvals.js";
 export type { AgentEvent, RuntimeEvent as AgentRuntimeEvent, Usage as AgentUsage, UsageReport as AgentUsageReport } from "./events.js";
 
@@ -16,7 +17,10 @@ export async function createRuntime(project: string | Project, options: RuntimeO
   return new AgentRuntime(typeof project === "string" ? await loadProject(project) : project, options);
 }
 
-/** Loads the project, runs its entry once with `input`, and returns the answer, usage and events. */
-export async function runAgent(project: string | Project, input: unknown, options: RuntimeOptions = {}): Promise<AgentRunResult> {
-  return (await createRuntime(project, options)).run(input);
+/**
+ * Loads the project, runs its entry once with `input`, and returns the answer, usage and events.
+ * `output` is the entry's validated value when it declares `output:` (name its type: runAgent<Review>(...)).
+ */
+export async function runAgent<Output = unknown>(project: string | Project, input: unknown, options: RuntimeOptions = {}): Promise<AgentRunResult<Output>> {
+  return (await (await createRuntime(project, options)).run(input)) as AgentRunResult<Output>;
 }

@@ -55,7 +55,15 @@ export function locate(text: string, firstLine = 1): Located {
 
 /** The first zod issue as an AgentFileError at the line it points to. */
 export function zodFileError(file: string, where: Located, error: z.ZodError): AgentFileError {
-  const issue = error.issues[0]!;
+  return issueError(file, where, error.issues[0]!);
+}
+
+/** Every zod issue, each at its line. */
+export function zodFileErrors(file: string, where: Located, error: z.ZodError): AgentFileError[] {
+  return error.issues.map((issue) => issueError(file, where, issue));
+}
+
+function issueError(file: string, where: Located, issue: z.core.$ZodIssue): AgentFileError {
   const path = issue.path as PropertyKey[];
   const at = path.length ? `${path.join(".")}: ` : "";
   if (issue.code === "unrecognized_keys") {

@@ -13,22 +13,29 @@ import { pathToFileURL } from "node:url";
 import { readFile } from "node:fs/promises";
 import type { LanguageModel, ModelMessage, Tool } from "ai";
 import { z } from "zod";
-import { ValidationError } from "../errors.js";
+import { NotFoundError, ValidationError } from "../errors.js";
+import type { AgentsHost } from "../execution/host.js";
+import type { CallContext as HostCallContext } from "../tools/protocol.js";
 import { bounded } from "../mcp/format.js";
 import type { Session } from "../session.js";
 import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
-import type { AgentSpec, ApprovalMode, Project, ToolsetName } from "./files.js";
+import type { AgentSpec, ApprovalMode, Project, ToolsetName, ToolsetOptions } from "./files.js";
 import { resolveModel } from "./models.js";
 import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
 import type { Sampler } from "../tools/adapters/toolable/host.js";
+import { agentToolsOf } from "./code-toolsets.js";
 import { codeToolset } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
+import { shellFileOpsToolset } from "./toolsets/file-ops.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
-import { shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
+import { sessionCommandPlace, shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
 import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
+import { noteAgentUsage, traceAgentCall } from "../telemetry/agents.js";
+import type { Span } from "../telemetry/spans.js";
+import { telemetryRegistered } from "../telemetry/api.js";
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 24_000;
 /** Files one agent call may attach. */
@@ -57,8 +64,10 @@ export interface RuntimeOptions {
   signal?: AbortSignal;
 }
 
-export interface AgentRunResult {
+export interface AgentRunResult<Output = unknown> {
   answer: string;
+  /** The entry's answer as a value: the validated object when the agent declares `output:`, else the answer text. */
+  output: Output;
   usage: UsageReport;
   events: RuntimeEvent[];
 }
@@ -73,6 +82,22 @@ export class PermissionDeniedError extends Error {
   override readonly name = "PermissionDeniedError";
 }
 
+/** A run made more agent calls than project.json's `max_agent_calls`. */
+export class AgentCallLimitError extends Error {
+  override readonly name = "AgentCallLimitError";
+}
+
+/** An agent call from code (agents.*) was rejected at approval: the code reads this error. */
+export class AgentCallRejectedError extends Error {
+  override readonly name = "AgentCallRejectedError";
+}
+
+/** What one agent call answered: its text and, with `output:`, the validated value (else the text). */
+interface Answer {
+  text: string;
+  value: unknown;
+}
+
 interface CallContext {
   spec: AgentSpec;
   depth: number;
@@ -83,11 +108,20 @@ interface CallContext {
   model: LanguageModel;
   abort: AbortController;
   fatal: Error | null;
+  /** Closers of the call's code toolset instances. */
+  cleanups: Array<() => void | Promise<void>>;
 }
 
-/** What a code entry (`file#export`) receives: it may call agents and nothing else. */
+/**
+ * What a code entry (`file#export`) receives: it calls agents (`agents.analyst({ input })` or
+ * `callAgent(name, input)`), and the project's tools when project.json says `entry_tools: true`.
+ * An agent with `output:` answers with its validated value, otherwise with its text.
+ */
 export interface EntryContext {
-  callAgent(name: string, input: unknown): Promise<string>;
+  callAgent(name: string, input: unknown): Promise<unknown>;
+  agents: Record<string, (args: { input: unknown; attachments?: string[] }) => Promise<unknown>>;
+  /** `tools.<tool>.<callable>(args)`; present only with `entry_tools: true`. */
+  tools?: Record<string, Record<string, (args?: Record<string, unknown>) => Promise<unknown>>>;
 }
 
 export class AgentRuntime {
@@ -96,6 +130,8 @@ export class AgentRuntime {
   private readonly approvals: Approvals;
   private readonly entryHistory: ModelMessage[] = [];
   private readonly maxOutputChars: number;
+  /** Agent calls made in the current run (max_agent_calls). */
+  private agentCalls = 0;
 
   constructor(
     readonly project: Project,
@@ -112,7 +148,8 @@ export class AgentRuntime {
   /** One turn of the entry. The entry agent keeps its history across turns (a chat). */
   async run(input: unknown): Promise<AgentRunResult> {
     const entry = this.project.entry;
-    let answer: string;
+    this.agentCalls = 0;
+    let result: Answer;
     if (entry.kind === "agent") {
       const schema = this.project.agents.get(entry.name)?.input;
       if (schema) {
@@ -120,15 +157,57 @@ export class AgentRuntime {
         const checked = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(input);
         if (!checked.success) throw new ValidationError(`the input does not match agent ${entry.name}'s input schema: ${z.prettifyError(checked.error).replace(/\n+/g, " ")}`);
       }
-      answer = await this.callAgent(entry.name, input, 0, this.entryHistory, []);
-    }
-    else {
+      result = await this.callAgent(entry.name, input, 0, this.entryHistory, []);
+    } else {
       const fn = await loadEntryFunction(entry.file, entry.exportName);
-      const context: EntryContext = Object.freeze({ callAgent: (name: string, childInput: unknown) => this.callAgent(name, childInput, 1, [], ["(entry code)"]) });
-      const value = await fn(input, context);
-      answer = typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? "");
+      const { context, close } = this.entryContext();
+      try {
+        const value = await fn(input, context);
+        result = { text: typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? ""), value };
+      } finally {
+        await close();
+      }
     }
-    return { answer, usage: this.usage.report(), events: this.events };
+    return { answer: result.text, output: result.value, usage: this.usage.report(), events: this.events };
+  }
+
+  /** The code entry's context: agents at depth 1 (trusted code: no approval for the call itself), tools if allowed. */
+  private entryContext(): { context: EntryContext; close: () => Promise<void> } {
+    const chain = ["(entry code)"];
+    const call = async (name: string, input: unknown, attachments?: string[]): Promise<unknown> => {
+      const spec = this.project.agents.get(name);
+      if (!spec) throw new NotFoundError(`agents.${name}: no such agent (${[...this.project.agents.keys()].join(", ")})`);
+      this.countAgentCall(name, 1, chain);
+      const childInput = attachments?.length ? await this.withAttachments(input, attachments, this.options.signal ?? new AbortController().signal) : input;
+      return (await this.callAgent(name, childInput, 1, [], chain)).value;
+    };
+    const agents = new Proxy({} as EntryContext["agents"], {
+      get: (_t, name) => (typeof name === "string" ? (args: { input: unknown; attachments?: string[] }) => call(name, args?.input, args?.attachments) : undefined),
+    });
+    let session: Promise<Session> | null = null;
+    const context: EntryContext = { callAgent: (name, input) => call(name, input), agents };
+    if (this.project.config.entry_tools) {
+      const open = () => (session ??= (this.options.createSession ?? defaultSessionFactory)(this.project, { env: this.options.env ?? process.env }));
+      context.tools = new Proxy({} as NonNullable<EntryContext["tools"]>, {
+        get: (_t, tool) =>
+          typeof tool !== "string"
+            ? undefined
+            : new Proxy({} as Record<string, (args?: Record<string, unknown>) => Promise<unknown>>, {
+                get: (_u, callable) => (typeof callable === "string" ? async (args?: Record<string, unknown>) => (await open()).callTool(tool, callable, args ?? {}) : undefined),
+              }),
+      });
+    }
+    return { context: Object.freeze(context), close: async () => void (await session?.then((s) => s.close(), () => undefined)) };
+  }
+
+  /** Counted before approval and before the call: a call past the cap or max_depth is refused without asking anyone. */
+  private countAgentCall(name: string, depth: number, chain: string[]): void {
+    const max = this.project.config.max_depth;
+    if (depth > max) {
+      throw new MaxDepthError(`calling agent ${name} would run at depth ${depth}, past max_depth ${max} (project.json); call chain: ${[...chain, name].join(" → ")}. Answer without this call.`);
+    }
+    const cap = this.project.config.max_agent_calls;
+    if (++this.agentCalls > cap) throw new AgentCallLimitError(`calling agent ${name}: this run already made ${cap} agent calls, the most project.json's max_agent_calls allows. Answer with what you have.`);
   }
 
   private emit(agent: string, depth: number, event: AgentEvent): void {
@@ -137,16 +216,16 @@ export class AgentRuntime {
     this.options.onEvent?.(e);
   }
 
-  async callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<string> {
+  private callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<Answer> {
+    return traceAgentCall(name, depth, this.project.agents.get(name)?.model, (span) => this.callAgentIn(span, name, input, depth, history, chain));
+  }
+
+  private async callAgentIn(span: Span | undefined, name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<Answer> {
     const spec = this.project.agents.get(name);
     if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
-    const max = this.project.config.max_depth;
-    if (depth > max) {
-      throw new MaxDepthError(`calling agent ${name} would run at depth ${depth}, past max_depth ${max} (project.json); call chain: ${[...chain, name].join(" → ")}. Answer without this call.`);
-    }
     const ai = await import("ai");
     const model = this.observed(ai, await this.model(spec), name, depth);
-    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null };
+    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null, cleanups: [] };
     const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;
     const prompt = typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "");
     this.emit(name, depth, { type: "agent_start", input: eventText(prompt) });
@@ -163,21 +242,31 @@ export class AgentRuntime {
       const userMessage: ModelMessage = { role: "user", content: prompt };
       // The skills toolset's catalog follows the agent's own instructions (read from the call's session).
       const system = [spec.instructions, spec.tools.includes("skills") ? await skillsSystemText(env) : ""].filter((t) => t !== "").join("\n\n");
+      // With `output:` the model is asked for a JSON object of that schema (the SDK's structured output) and the answer is validated by it.
+      const output = spec.output ? ai.Output.object({ schema: z.fromJSONSchema(spec.output as Parameters<typeof z.fromJSONSchema>[0]) }) : undefined;
       const result = await ai.generateText({
         model,
         ...(system ? { system } : {}),
         messages: [...ctx.history, userMessage],
         tools,
+        ...(output ? { output } : {}),
         stopWhen: ai.stepCountIs(spec.maxSteps),
         abortSignal: stop,
+        // With an SDK registered, the AI SDK's own spans (each model request) join the agent's span; prompts and answers stay out.
+        ...(telemetryRegistered() ? { experimental_telemetry: { isEnabled: true, recordInputs: false, recordOutputs: false } } : {}),
       });
+      noteAgentUsage(span, result.totalUsage);
       ctx.history.push(userMessage, ...result.response.messages);
-      this.emit(name, depth, { type: "agent_end", answer: eventText(result.text) });
-      return result.text;
+      const answer: Answer = output ? structured(name, result) : { text: result.text, value: result.text };
+      this.emit(name, depth, { type: "agent_end", answer: eventText(answer.text) });
+      return answer;
     } catch (err) {
       throw ctx.fatal ?? err;
     } finally {
+      ctx.abort.abort();
       if (ctx.session) await ctx.session.then((s) => s.close(), () => undefined);
+      // A toolset's close failing must not hide the call's result or error.
+      for (const close of ctx.cleanups) await Promise.resolve().then(close).catch(() => undefined);
     }
   }
 
@@ -220,19 +309,31 @@ export class AgentRuntime {
     });
   }
 
-  private needsApproval(ctx: CallContext, tool: AgentTool, isAgent: boolean): boolean {
+  private needsApproval(ctx: CallContext, tool: { name: string; needsApproval: boolean }, isAgent: boolean): boolean {
     const override = this.project.config.overrides[ctx.spec.name]?.needs_approval?.[tool.name];
     if (override !== undefined) return override;
     return isAgent ? this.project.config.agent_calls_need_approval : tool.needsApproval;
   }
 
-  /** One tool call: events, approval, then the tool. A thrown error reaches the model as the tool's error. */
-  private async invoke(ctx: CallContext, tool: AgentTool, args: unknown, signal: AbortSignal): Promise<string> {
+  /**
+   * One tool call: events, the tool's own checks (an agent call's depth and the run's cap, before
+   * anyone is asked), approval, then the tool. A thrown error reaches the model as the tool's
+   * error; code calling an agent (agents.*) gets a rejection as an AgentCallRejectedError.
+   */
+  private async invoke<T>(ctx: CallContext, tool: CallableTool<T>, args: unknown, signal: AbortSignal, from: "model" | "code" = "model", hold?: () => () => void): Promise<T | string> {
     const { name } = ctx.spec;
     this.emit(name, ctx.depth, { type: "tool_call", tool: tool.name, args: eventText(args) });
     let runArgs = args;
+    try {
+      tool.precheck?.();
+    } catch (err) {
+      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: false, result: eventText(err instanceof Error ? `${err.name}: ${err.message}` : String(err)) });
+      throw err;
+    }
     if (this.needsApproval(ctx, tool, this.project.agents.has(tool.name))) {
-      const outcome = await this.approvals.decide({ agent: name, depth: ctx.depth, tool: tool.name, args });
+      // A person deciding does not count against the code's run time.
+      const release = hold?.();
+      const outcome = await this.approvals.decide({ agent: name, depth: ctx.depth, tool: tool.name, args }).finally(() => release?.());
       this.emit(name, ctx.depth, { type: "approval", tool: tool.name, approved: outcome.approved, how: outcome.approved ? outcome.how : outcome.reason });
       if (!outcome.approved) {
         const text = rejectionText(tool.name, outcome.reason);
@@ -242,6 +343,7 @@ export class AgentRuntime {
           throw ctx.fatal;
         }
         this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: false, result: eventText(text) });
+        if (from === "code") throw new AgentCallRejectedError(text);
         return text;
       }
       if (outcome.how === "edited") {
@@ -253,7 +355,7 @@ export class AgentRuntime {
     }
     try {
       const out = await tool.execute(runArgs, signal);
-      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: true, result: eventText(out) });
+      this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: true, result: eventText(tool.show ? tool.show(out) : out) });
       return out;
     } catch (err) {
       const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
@@ -262,13 +364,40 @@ export class AgentRuntime {
     }
   }
 
+  /**
+   * agents.* for this call's code: each call is a child call exactly as a tool call to the agent
+   * (events, depth, the run's cap, approval, usage), answered with the child's value.
+   */
+  private agentsHost(ctx: CallContext): AgentsHost {
+    return {
+      list: () => ctx.spec.agents.map((n) => ({ name: n, description: this.project.agents.get(n)?.description ?? "" })),
+      call: async (agentName: string, args: unknown, hostCtx: HostCallContext) => {
+        const child = ctx.spec.agents.includes(agentName) ? this.project.agents.get(agentName) : undefined;
+        if (!child) throw new NotFoundError(`agents.${agentName}: not an agent this code may call (${ctx.spec.agents.join(", ") || "none: list them under agents: [...] in the agent file"})`);
+        const tool = this.childTool(ctx, child);
+        const checked = tool.inputSchema.safeParse(args);
+        if (!checked.success) throw new ValidationError(`agents.${agentName}: expected { input, attachments? }: ${z.prettifyError(checked.error).replace(/\n+/g, " ")}`);
+        const signal = hostCtx.signal ? AbortSignal.any([hostCtx.signal, ctx.abort.signal]) : ctx.abort.signal;
+        const answer = (await this.invoke(ctx, tool, checked.data, signal, "code", hostCtx.holdDeadline)) as Answer;
+        return answer.value;
+      },
+    };
+  }
+
   /** What this call's toolsets share: one lazily started session (code, tools, shell and skills all use it). */
   private toolsetEnv(ctx: CallContext): ToolsetEnv {
     return {
       projectDir: this.project.dir,
       cwd: this.options.cwd ?? process.cwd(),
       maxOutputChars: this.maxOutputChars,
-      session: () => (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project, { sampler: this.sampler(ctx), env: this.options.env ?? process.env })),
+      session: () =>
+        (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project, {
+          sampler: this.sampler(ctx),
+          env: this.options.env ?? process.env,
+          ...(ctx.spec.agents.length ? { agents: this.agentsHost(ctx) } : {}),
+        })),
+      callableAgents: ctx.spec.agents.map((n) => this.project.agents.get(n)!),
+      containerSession: this.project.config.code_mode.executor === "container",
     };
   }
 
@@ -304,40 +433,89 @@ export class AgentRuntime {
     const out: AgentTool[] = [];
     for (const name of ctx.spec.tools) {
       const child = this.project.agents.get(name);
+      const code = this.project.toolsets.get(name);
       if (child) out.push(this.agentTool(ctx, child));
-      else out.push(...(await toolset(name as ToolsetName, env)));
+      else if (code) {
+        // A fresh instance for this call, closed when the call ends.
+        const instance = await code.instance({ agent: ctx.spec.name, depth: ctx.depth, projectDir: this.project.dir, signal: ctx.abort.signal });
+        if (instance.close) ctx.cleanups.push(instance.close);
+        out.push(...agentToolsOf(code, instance, this.maxOutputChars, `${ctx.spec.name}@${ctx.depth}`));
+      }
+      else out.push(...(await toolset(name as ToolsetName, env, ctx.spec.toolOptions[name])));
     }
     return out;
   }
 
+  /** A tool call to another agent, as the model sees it: the child's answer as text, cut to the output limit. */
   private agentTool(ctx: CallContext, child: AgentSpec): AgentTool {
-    const input = child.input ? z.fromJSONSchema(child.input as Parameters<typeof z.fromJSONSchema>[0]) : z.string().describe("what you want from this agent");
-    // Attachments are read with read_file of filesystem_project_ro: the same root and the same bounds.
-    const [readFile] = filesystemToolset(this.project.dir, true, this.maxOutputChars);
+    const tool = this.childTool(ctx, child);
+    return {
+      ...tool,
+      description: `${child.description}\n(Another agent: it starts with no memory of this conversation, so give it everything it needs in input.)`,
+      // The child's answer is model text of any length; the caller reads it like any tool's output.
+      execute: async (args, signal) => bounded((await tool.execute(args, signal)).text, this.maxOutputChars),
+    };
+  }
+
+  /** Calling `child` from `ctx`: its arguments, its checks before approval, and the call answering with text and value. */
+  private childTool(ctx: CallContext, child: AgentSpec): CallableTool<Answer> {
     return {
       name: child.name,
-      description: `${child.description}\n(Another agent: it starts with no memory of this conversation, so give it everything it needs in input.)`,
-      inputSchema: z.object({
-        input,
-        attachments: z.array(z.string().min(1)).max(MAX_ATTACHMENTS).optional().describe("paths of project files to give the agent (text, relative to the project folder)"),
-      }),
+      description: child.description,
+      inputSchema: agentCallInput(child),
       needsApproval: true,
+      precheck: () => this.countAgentCall(child.name, ctx.depth + 1, ctx.chain),
+      show: (answer) => answer.text,
       execute: async (args, signal) => {
         const a = args as { input: unknown; attachments?: string[] };
-        let childInput = a.input;
-        if (a.attachments?.length) {
-          const parts = [typeof a.input === "string" ? a.input : (JSON.stringify(a.input, null, 2) ?? "")];
-          for (const p of a.attachments) parts.push(`Attachment ${p}:\n${await readFile!.execute({ path: p }, signal)}`);
-          childInput = parts.join("\n\n");
-        }
-        // The child's answer is model text of any length; the caller reads it like any tool's output.
-        return bounded(await this.callAgent(child.name, childInput, ctx.depth + 1, [], ctx.chain), this.maxOutputChars);
+        const childInput = a.attachments?.length ? await this.withAttachments(a.input, a.attachments, signal) : a.input;
+        return this.callAgent(child.name, childInput, ctx.depth + 1, [], ctx.chain);
       },
     };
   }
+
+  /** The input with project files appended, read with read_file of filesystem_project_ro: the same root and the same bounds. */
+  private async withAttachments(input: unknown, attachments: string[], signal: AbortSignal): Promise<string> {
+    const [readFile] = filesystemToolset(this.project.dir, true, this.maxOutputChars);
+    const parts = [typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "")];
+    for (const p of attachments.slice(0, MAX_ATTACHMENTS)) parts.push(`Attachment ${p}:\n${await readFile!.execute({ path: p }, signal)}`);
+    return parts.join("\n\n");
+  }
 }
 
-async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]> {
+/** A tool as invoke() runs it: an AgentTool whose result may be any value, with checks that run before approval. */
+interface CallableTool<T> {
+  name: string;
+  description: string;
+  inputSchema: z.ZodType;
+  needsApproval: boolean;
+  precheck?: () => void;
+  execute(args: unknown, signal: AbortSignal): Promise<T>;
+  /** What the tool_result event shows of a result (default: the result). */
+  show?: (out: T) => unknown;
+}
+
+/** `{ input, attachments? }`, input by the child's input schema (else a string saying what is wanted). */
+export function agentCallInput(child: AgentSpec): z.ZodType {
+  const input = child.input ? z.fromJSONSchema(child.input as Parameters<typeof z.fromJSONSchema>[0]) : z.string().describe("what you want from this agent");
+  return z.object({
+    input,
+    attachments: z.array(z.string().min(1)).max(MAX_ATTACHMENTS).optional().describe("paths of project files to give the agent (text, relative to the project folder)"),
+  });
+}
+
+/** A structured answer: the SDK parsed and validated it; the text is its JSON. */
+function structured(agent: string, result: { output: unknown }): Answer {
+  let value: unknown;
+  try {
+    value = result.output;
+  } catch (err) {
+    throw new ValidationError(`agent ${agent}: its answer does not match its output schema: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return { text: JSON.stringify(value, null, 2) ?? "", value };
+}
+
+async function toolset(name: ToolsetName, env: ToolsetEnv, options: ToolsetOptions = {}): Promise<AgentTool[]> {
   switch (name) {
     case "code":
       return codeToolset(env);
@@ -345,12 +523,22 @@ async function toolset(name: ToolsetName, env: ToolsetEnv): Promise<AgentTool[]>
       return directToolset(env);
     case "filesystem_project":
     case "filesystem_project_ro":
-      return filesystemToolset(env.projectDir, name.endsWith("_ro"), env.maxOutputChars);
     case "filesystem_cwd":
-    case "filesystem_cwd_ro":
-      return filesystemToolset(env.cwd, name.endsWith("_ro"), env.maxOutputChars);
+    case "filesystem_cwd_ro": {
+      const root = name.startsWith("filesystem_project") ? env.projectDir : env.cwd;
+      // base_path narrows the root to a folder inside it (checked here: the agent file named it).
+      const base = options.base_path === undefined ? root : path.resolve(root, options.base_path);
+      const back = path.relative(root, base);
+      if (back.startsWith("..") || path.isAbsolute(back)) throw new ValidationError(`${name}: base_path ${JSON.stringify(options.base_path)} is outside ${root}`);
+      return filesystemToolset(base, name.endsWith("_ro") || options.read_only === true, env.maxOutputChars, options.max_file_bytes);
+    }
     case "shell_readonly":
-      return shellReadonlyToolset(env.projectDir);
+      return shellReadonlyToolset(env.projectDir, {
+        ...(options.allowed_commands ? { allowedCommands: options.allowed_commands } : {}),
+        ...(env.containerSession ? { place: async () => sessionCommandPlace(await env.session()) } : {}),
+      });
+    case "shell_file_ops":
+      return shellFileOpsToolset(env.projectDir, options.allowed_commands);
     case "shell":
       return shellToolset(env);
     case "skills":

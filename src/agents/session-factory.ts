@@ -11,7 +11,9 @@
  */
 import path from "node:path";
 import { ValidationError } from "../errors.js";
-import { createExecutor, loadExecutor } from "../execution/by-name.js";
+import { createExecutor, loadExecutor, type ContainerFlags } from "../execution/by-name.js";
+import type { AgentsHost } from "../execution/host.js";
+import { parseMountSpec, parseWorkspaceDir } from "../execution/container/mount-spec.js";
 import type { Executor } from "../execution/protocol.js";
 import { ExecutorPool } from "../execution/pool.js";
 import { Session } from "../session.js";
@@ -20,36 +22,63 @@ import type { Sampler } from "../tools/adapters/toolable/host.js";
 import type { Project } from "./files.js";
 import { AgentFileError } from "./locate.js";
 
-/** What the runtime gives a session it asks for: the call's own sampler. */
+/** What the runtime gives a session it asks for: the call's own sampler and the agents its code may call. */
 export interface SessionContext {
   /** Answers toolable sampling requests with the calling agent's model. */
   sampler?: Sampler;
+  /** Serves agents.* in the session's code: child calls of the calling agent. */
+  agents?: AgentsHost;
   /** Where `code_mode.remote.token_env` is read; default process.env. */
   env?: NodeJS.ProcessEnv;
 }
 
 export async function defaultSessionFactory(project: Project, context: SessionContext = {}): Promise<Session> {
   const { base, make } = await executorOf(project, context);
-  const slot = new SamplerSlot();
-  if (context.sampler) slot.current = context.sampler;
+  const slot = new CallSlot();
+  slot.fill(context);
   return Session.fromBase(base, { executor: make(slot) });
 }
 
 /**
- * Where a session's sampling requests go. Executors take their sampler when they are made, but a
- * pooled spare is made before the call it will serve is known: the executor gets the slot's
- * dispatcher, and the call fills the slot when it takes the executor.
+ * Where a session's sampling requests and agents.* calls go. Executors take both when they are
+ * made, but a pooled spare is made before the call it will serve is known: the executor gets the
+ * slot's dispatchers, and the call fills the slot when it takes the executor.
  */
-class SamplerSlot {
-  current: Sampler | null = null;
+class CallSlot {
+  private current: SessionContext = {};
+  fill(context: SessionContext): void {
+    this.current = context;
+  }
   readonly sampler: Sampler = (request) => {
-    if (!this.current) return Promise.reject(new Error("the tool asked for an LLM completion (sampling) and this session has no sampler"));
-    return this.current(request);
+    if (!this.current.sampler) return Promise.reject(new Error("the tool asked for an LLM completion (sampling) and this session has no sampler"));
+    return this.current.sampler(request);
+  };
+  readonly agents: AgentsHost = {
+    list: () => this.current.agents?.list() ?? [],
+    call: (name, args, ctx) => {
+      if (!this.current.agents) return Promise.reject(new ValidationError(`agents.${name}: this agent lists no agents its code may call (agents: [...] in its file)`));
+      return this.current.agents.call(name, args, ctx);
+    },
+  };
+}
+
+/**
+ * code_mode's container keys, with workspace_dir and mounts checked as --workspace-dir and --mount
+ * are (mount-spec.ts), host paths relative to project.json's folder.
+ */
+function containerFolders(project: Project): ContainerFlags {
+  const config = project.config.code_mode;
+  const resolve = (p: string) => path.resolve(project.dir, p);
+  return {
+    ...(config.image !== undefined ? { image: config.image } : {}),
+    ...(config.network !== undefined ? { network: config.network } : {}),
+    ...(config.workspace_dir !== undefined ? { workspace: parseWorkspaceDir(config.workspace_dir, "workspace_dir", resolve) } : {}),
+    ...(config.mounts?.length ? { mounts: config.mounts.map((m, i) => parseMountSpec(m, `mounts[${i}]`, resolve)) } : {}),
   };
 }
 
 /** Where the project's sessions live and how their executor is made (its module loaded first). */
-async function executorOf(project: Project, context: SessionContext): Promise<{ base: string; make: (slot: SamplerSlot) => Executor }> {
+async function executorOf(project: Project, context: SessionContext): Promise<{ base: string; make: (slot: CallSlot) => Executor }> {
   const config = project.config.code_mode;
   const base = path.resolve(project.dir, config.base);
   const name = config.executor ?? "subprocess";
@@ -58,15 +87,16 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
   if (name === "remote") return { base, make: await remoteMaker(project, context.env ?? process.env) };
   const language = config.language ?? "typescript";
   await loadExecutor(name, language);
-  const make = (slot: SamplerSlot): Executor => {
+  const make = (slot: CallSlot): Executor => {
     try {
       return createExecutor(name, {
         toolsPath,
         skillRoots,
         language,
         toolable: { sampler: slot.sampler },
+        agents: slot.agents,
         ...(config.engine !== undefined ? { engine: config.engine } : {}),
-        ...(name === "container" ? { container: { ...(config.image !== undefined ? { image: config.image } : {}), ...(config.network !== undefined ? { network: config.network } : {}) } } : {}),
+        ...(name === "container" ? { container: containerFolders(project) } : {}),
         ...(config.memory_mb !== undefined ? { memoryMb: config.memory_mb } : {}),
       });
     } catch (err) {
@@ -83,7 +113,7 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
  * server's executor, storage and sampler. The token is read from the variable `token_env` names,
  * so project.json (often committed) never holds it.
  */
-async function remoteMaker(project: Project, env: NodeJS.ProcessEnv): Promise<(slot: SamplerSlot) => Executor> {
+async function remoteMaker(project: Project, env: NodeJS.ProcessEnv): Promise<(slot: CallSlot) => Executor> {
   const remote = project.config.code_mode.remote;
   if (!remote) throw new AgentFileError(project.file, 1, 'code_mode: executor "remote" needs remote: { url, token_env?, workspace? }');
   let token: string | undefined;
@@ -114,7 +144,7 @@ export function pooledSessionFactory(spares = 1): PooledSessionFactory {
   let pool: { project: Project; pool: ExecutorPool } | null = null;
   let closed = false;
   /** The sampler slot of each spare, filled when a call takes it. */
-  const slots = new WeakMap<Executor, SamplerSlot>();
+  const slots = new WeakMap<Executor, CallSlot>();
   return {
     async create(project, context = {}) {
       if (closed) return defaultSessionFactory(project, context);
@@ -124,7 +154,7 @@ export function pooledSessionFactory(spares = 1): PooledSessionFactory {
         project,
         pool: new ExecutorPool(
           () => {
-            const slot = new SamplerSlot();
+            const slot = new CallSlot();
             const executor = make(slot);
             slots.set(executor, slot);
             return executor;
@@ -134,7 +164,7 @@ export function pooledSessionFactory(spares = 1): PooledSessionFactory {
       };
       const executor = pool.pool.take();
       const slot = slots.get(executor);
-      if (slot && context.sampler) slot.current = context.sampler;
+      slot?.fill(context);
       return Session.fromBase(base, { executor });
     },
     async close() {

@@ -4,13 +4,15 @@
  * is closed on every path, option parsers, JSON output, and turning an error into a message and
  * an exit code: 0 success, 1 failure, 2 usage error.
  */
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { readdir, rmdir, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { CommanderError, InvalidArgumentError, Option, type Command } from "commander";
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, timeoutSchema } from "../execution/options.js";
 import type { Executor } from "../execution/protocol.js";
+import { parseMountSpec, parseWorkspaceDir, type MountSpec } from "../execution/container/mount-spec.js";
+import { ValidationError } from "../errors.js";
 import { Session } from "../session.js";
 import { FileStorage } from "../storage/file/storage.js";
 import { parseSearchSpec, type EmbedderSpec } from "../search/config.js";
@@ -46,6 +48,8 @@ export interface StorageFlags {
 
 export interface ExecutorFlags {
   executor: ExecutorName;
+  /** --tools-module FILE: a module exporting tools defined in code (run, mcp, serve). */
+  toolsModule?: string;
   timeout?: number;
   allow?: string[];
   deny?: string[];
@@ -112,6 +116,11 @@ export function addExecutorOptions(cmd: Command): Command {
     .addOption(new Option("--skills <dir>", "also offer the Agent Skills in this read-only folder (repeatable; after <base>/skills, a later folder wins a name clash)").argParser(collectFolder))
     .addOption(searchOption())
     .addOption(samplerOption());
+}
+
+/** `--tools-module <file>` (run, mcp, serve): tools defined in code, see src/cli/tools-module.ts. */
+export function addToolsModuleOption(cmd: Command): Command {
+  return cmd.option("--tools-module <file>", "a module exporting tools defined in code (defineTool, AI SDK tools; .ts loads without a build step), beside the YAML tools");
 }
 
 /** `--search <how>`: which embedder ranks searches (run, workflows index). */
@@ -215,44 +224,24 @@ export function parseTimeout(value: string): number {
   return ms;
 }
 
-/**
- * A container path from a flag: absolute, normalised, no `..`, and none of the characters that
- * separate fields in engine mount strings (`,` `:`) or end C strings; refused, never repaired.
- */
-function containerPathProblem(p: string): string | null {
-  if (!p.startsWith("/")) return "must be an absolute path inside the container";
-  if (p.split("/").includes("..")) return "must not contain '..'";
-  if (/[,:\0\n]/.test(p)) return "must not contain ',', ':', NUL or a newline";
-  if (path.posix.normalize(p) !== p && path.posix.normalize(p) !== p.replace(/\/+$/, "")) return "must be a normalised path (no '.', '//')";
-  return null;
-}
-
-function existingHostPath(value: string, flag: string): string {
-  if (/[,\0\n]/.test(value)) throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: the host path must not contain ',', NUL or a newline`);
-  const full = userPath(value, flag);
-  if (!existsSync(full)) throw new InvalidArgumentError(`${flag} ${JSON.stringify(value)}: ${full} does not exist`);
-  return full;
+/** A ValidationError of mount-spec.ts as commander's usage error. */
+function asFlagProblem<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof ValidationError) throw new InvalidArgumentError(e.message);
+    throw e;
+  }
 }
 
 /** --workspace-dir DIR: an existing folder, absolute (it is the same path inside the container). */
 export function parseWorkspace(value: string): string {
-  const full = existingHostPath(value, "--workspace-dir");
-  const problem = containerPathProblem(full);
-  if (problem) throw new InvalidArgumentError(`--workspace-dir ${full}: the path is used inside the container too, so it ${problem}`);
-  return full;
+  return asFlagProblem(() => parseWorkspaceDir(value, "--workspace-dir", (v) => userPath(v, "--workspace-dir")));
 }
 
 /** --mount SRC:DST[:ro|rw] (read-only unless rw), collected. */
-export function collectMount(value: string, previous: Array<{ source: string; target: string; readOnly: boolean }> = []): Array<{ source: string; target: string; readOnly: boolean }> {
-  const parts = value.split(":");
-  if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === "")) {
-    throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: expected SRC:DST or SRC:DST:ro or SRC:DST:rw (a host path, an absolute path inside; no other ':')`);
-  }
-  const [src = "", dst = "", mode = "ro"] = parts;
-  if (mode !== "ro" && mode !== "rw") throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: the mode must be ro or rw, got ${JSON.stringify(mode)}`);
-  const problem = containerPathProblem(dst);
-  if (problem) throw new InvalidArgumentError(`--mount ${JSON.stringify(value)}: DST ${problem}`);
-  return [...previous, { source: existingHostPath(src, "--mount"), target: dst.length > 1 ? dst.replace(/\/+$/, "") : dst, readOnly: mode === "ro" }];
+export function collectMount(value: string, previous: MountSpec[] = []): MountSpec[] {
+  return [...previous, asFlagProblem(() => parseMountSpec(value, "--mount", (v) => userPath(v, "--mount")))];
 }
 
 /** The smallest and largest --memory-mb; each executor may narrow it (the sandbox: 32 to 2048). */
@@ -373,14 +362,18 @@ export async function withSession<T>(
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
-  // `run` may save, so its base is created like Session.fromBase does; the other commands only read.
-  const undoFolders = options.readOnly ? await watchMissingFolders(paths) : async () => undefined;
+  // A command that only reads warns about a missing base. `run` may save, so it opens the base
+  // without a warning; either way the folders opening the storage made are removed again when
+  // nothing was saved in them, so `run '1+1'` leaves no ./.code-mode behind.
+  const undoFolders = await watchMissingFolders(paths, options.readOnly ? {} : { warn: () => undefined });
   let storage: FileStorage | undefined;
   let session: Session | undefined;
   try {
     storage = new FileStorage({ basePath: paths.storagePath, ...(options.workspaceId !== undefined ? { workspaceId: options.workspaceId } : {}) });
     if (!options.executor) await loadExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, flags.language);
     const sampler = options.executor ? undefined : await samplerFromFlag(flags.sampler);
+    if (options.executor && flags.toolsModule !== undefined) throw new CliUsageError("--tools-module: a remote session has the server's tools; start the server with serve --tools-module");
+    const codeTools = options.executor ? {} : await (await import("./tools-module.js")).toolsModuleOption(flags);
     const executor = options.executor ?? createExecutor(flags.executor ?? HOST_ONLY_EXECUTOR, {
       toolsPath: paths.toolsPath,
       defaultTimeoutMs: flags.timeout,
@@ -391,6 +384,7 @@ export async function withSession<T>(
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
       ...executorOptionsOf(flags),
+      ...codeTools,
     });
     session = new Session({ storage, executor });
     return await fn(session);
@@ -461,6 +455,7 @@ const EXPECTED_ERRORS: ReadonlySet<string> = new Set([
   "StorageError",
   "TypeError",
   "SyntaxError",
+  "TelemetrySetupError",
 ]);
 
 /** Prints `err` (unless commander already did) and returns the exit code for it. */
@@ -480,11 +475,19 @@ export function reportError(err: unknown): number {
   return EXIT_FAILURE;
 }
 
+const exitHooks: Array<() => Promise<void>> = [];
+
+/** Work that must finish before the command exits (--otel's last export); each bounds its own time. */
+export function onExit(hook: () => Promise<void>): void {
+  exitHooks.push(hook);
+}
+
 /**
  * Exits once stdout and stderr are flushed. Exiting explicitly (after the session is closed) keeps
  * a timer or socket left behind by agent code from holding the command open.
  */
 export async function exitAfterFlush(code: number): Promise<never> {
+  for (const hook of exitHooks.splice(0)) await hook().catch(() => undefined);
   const flush = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
   await Promise.all([flush(process.stdout), flush(process.stderr)]);
   process.exit(code);

@@ -8,12 +8,14 @@
  * subprocess executor does not parse the in-process REPL, the sandbox engines or the container
  * client first, and its child process is spawned that much sooner (issue 24).
  */
+import type { CodeToolSet } from "../tools/code/tool-set.js";
 import { ValidationError } from "../errors.js";
 import type { InProcessExecutor } from "./in-process/executor.js";
 import type { Executor } from "./protocol.js";
 import type { EmbedderSpec } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
+import type { AgentsHost } from "./host.js";
 import type { SandboxExecutor } from "./sandbox/executor.js";
 import type { SubprocessExecutor } from "./subprocess/executor.js";
 import type { PythonExecutor } from "./python/executor.js";
@@ -84,6 +86,8 @@ const PLANNED_EXECUTOR_NAMES: readonly string[] = [];
 export interface CliExecutorOptions {
   /** Folder of tool YAML files. */
   toolsPath: string;
+  /** --tools-module: tools defined in code, beside the YAML tools. */
+  tools?: CodeToolSet;
   /** Timeout of each run; the executor's own default when undefined. */
   defaultTimeoutMs?: number;
   /** false: agent code may not call deps.add/deps.remove (the executor then lacks "depsInstall"). */
@@ -98,6 +102,8 @@ export interface CliExecutorOptions {
   engine?: "quickjs" | "deno";
   /** Sampler / event listener of `type: toolable` tools. */
   toolable?: ToolableHostOptions;
+  /** The agents the code may call as agents.* (the agent runtime's call); every executor serves them on the host. */
+  agents?: AgentsHost;
   /** --language: python runs the code in a python3 process (subprocess) or in Pyodide in deno (sandbox). */
   language?: "typescript" | "python";
   /** --image, --network: only with the container executor. */
@@ -152,7 +158,9 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
     ...(options.middleware?.length ? { middleware: options.middleware } : {}),
     ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
+    ...(options.agents !== undefined ? { agents: options.agents } : {}),
     ...(options.skillRoots?.length ? { skillRoots: options.skillRoots } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
   };
   const timeout = options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {};
   const common = { ...middleware, ...timeout, ...(options.allowRuntimeDeps !== undefined ? { allowRuntimeDeps: options.allowRuntimeDeps } : {}) };

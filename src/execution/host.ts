@@ -17,15 +17,16 @@
 import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../lazy.js";
-import { NotFoundError, ValidationError, closestNames, didYouMean } from "../errors.js";
+import { NotFoundError, ValidationError, closestNames, didYouMean, withMessage } from "../errors.js";
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
-import type { CallContext, CommandRunner } from "../tools/protocol.js";
+import type { CallContext, CommandPlace } from "../tools/protocol.js";
 import { callLabel } from "../tools/validate.js";
 import { callableSignature } from "../tools/describe.js";
 import { SearchSetup, type SearchOptions } from "../search/config.js";
 import { ToolRegistry } from "../tools/registry.js";
+import type { CodeToolSet } from "../tools/code/tool-set.js";
 import { ToolSessions } from "./tool-sessions.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import { WorkflowLibrary } from "../workflows/library.js";
@@ -36,9 +37,11 @@ import { describeCut } from "../values/explain.js";
 import { CALL_ARGS_LIMITS } from "../values/limits.js";
 import { walk } from "../values/walk.js";
 import { InFlightBytes, type Lease } from "./in-flight.js";
+import { withWriteDeadline } from "../storage/write-deadline.js";
 import { prepareModule } from "./prepare.js";
+import { traceNamespaceCall } from "../telemetry/calls.js";
 
-export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills"] as const;
+export const NAMESPACES = ["tools", "workflows", "artifacts", "deps", "skills", "agents"] as const;
 export type Namespace = (typeof NAMESPACES)[number];
 
 export interface HostServicesOptions {
@@ -47,6 +50,8 @@ export interface HostServicesOptions {
   toolsPath?: string;
   /** A registry built elsewhere (tests, in-process adapters); wins over toolsPath. */
   tools?: ToolRegistry;
+  /** Tools defined in code (the executors' `tools` option), registered beside the YAML tools. */
+  codeTools?: CodeToolSet;
   /** Tool middleware, added to the registry (after any it already has). */
   middleware?: ToolMiddleware[];
   /** Behind the `deps` namespace; absent: this executor cannot install packages. */
@@ -56,13 +61,24 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; runCommand?: CommandRunner | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; place?: CommandPlace | undefined };
   /** Read-only folders of Agent Skills merged after the storage's (later wins). */
   skillRoots?: readonly string[];
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
   maxInFlightBytes?: number;
   /** Sampler and event listener of `type: toolable` tools (for a registry loaded here). */
   toolable?: ToolableHostOptions;
+  /** Behind the `agents` namespace: the agents the code may call (an agent runtime's call). Absent: agents.* is refused. */
+  agents?: AgentsHost;
+}
+
+/**
+ * The agents guest code may call (`agents.analyst({ input })`), served host-side like tools: the
+ * agent runtime answers each call as a child call of the agent whose code runs here.
+ */
+export interface AgentsHost {
+  list(): Array<{ name: string; description: string }>;
+  call(name: string, args: unknown, ctx: CallContext): Promise<unknown>;
 }
 
 /** Runs a checked skill script where the executor's code runs (ContainerExecutor: inside its container); returns stdout. */
@@ -177,6 +193,13 @@ const buildOperations = (): Record<Namespace, Record<string, Operation>> => ({
     remove: op("remove(spec)", z.tuple([str("spec")]), async (h, [spec]) => (h.deps ? h.deps.remove(spec) : h.depsUnsupported("remove"))),
     sync: op("sync()", z.tuple([]), async (h) => (h.deps ? h.deps.sync() : h.depsUnsupported("sync"))),
   },
+  agents: {
+    list: op("list()", z.tuple([]), async (h) => h.agents?.list() ?? []),
+    call: op("call(name, { input, attachments? })", z.tuple([str("name"), z.unknown()]), (h, [name, args], ctx) => {
+      if (!h.agents) throw new ValidationError(`agents.${short(name)}: no agents can be called here; agents.* works in code run by an agent whose file lists them under agents: [...]`);
+      return h.agents.call(name, args, ctx);
+    }),
+  },
   skills: {
     list: op("list()", z.tuple([]), (h) => h.skills.list()),
     search: op("search(query, { limit? })", z.tuple([str("query", MAX_QUERY_CHARS)], limitOpts), (h, [q, o]) => h.skills.search(q, o ?? {})),
@@ -222,8 +245,10 @@ export class HostServices {
   /** Where skills.run runs when not on the host (the container). */
   readonly skillRunner: SkillRunner | undefined;
   /** Where the guest's command-line tool calls run when not on the host (the container). */
-  readonly commandRunner: CommandRunner | undefined;
+  readonly commandPlace: CommandPlace | undefined;
   readonly executorKind: string;
+  /** The agents this session's code may call (agents.*), when an agent runtime serves them. */
+  agents: AgentsHost | undefined;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
   private runHook: RunHook | null = null;
@@ -256,7 +281,7 @@ export class HostServices {
     this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal });
     this.runsCommands = origin?.runsCommands === true;
     this.skillRunner = origin?.runSkill;
-    this.commandRunner = origin?.runCommand;
+    this.commandPlace = origin?.place;
     this.executorKind = origin?.kind ?? "unknown";
   }
 
@@ -270,10 +295,13 @@ export class HostServices {
     const search = SearchSetup.create(options.storage, options.search);
     const tools = options.tools ?? ToolRegistry.deferred(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) });
     if (options.middleware?.length) tools.use(...options.middleware);
+    // A YAML tool of the same name fails the (deferred) load with both sources named.
+    if (options.codeTools) await options.codeTools.registerInto(tools);
     // The model is not loaded here: it costs ~130 MiB and a worker thread, and most sessions never
     // search. The first search loads it (answering by words until it is ready, see SemanticRanker).
     const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes, options.skillRoots);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
+    host.agents = options.agents;
     return host;
   }
 
@@ -294,15 +322,20 @@ export class HostServices {
    * `dispatch`, but the reply's bytes stay counted in flight until the caller, having handed the
    * reply to the guest (an IPC send, a copy into the sandbox), calls `release()`.
    */
-  async dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
+  dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
     // Synchronously, before any await: the hook numbers calls in the order they arrived.
-    const hooked = this.runHook?.({ ns, op: opName, args, ctx }, (c, a) => this.dispatchNow(ns, opName, a ?? args, c));
-    return hooked ?? this.dispatchNow(ns, opName, args, ctx);
+    const hooked = this.runHook?.({ ns, op: opName, args, ctx }, (c, a) => this.dispatchTraced(ns, opName, a ?? args, c));
+    return hooked ?? this.dispatchTraced(ns, opName, args, ctx);
   }
 
   /** Sets (or with null removes) the hook every namespace call passes first: the run ledger's. */
   setRunHook(hook: RunHook | null): void {
     this.runHook = hook;
+  }
+
+  /** The one place every executor's namespace calls pass: their spans and metrics (no-ops without an SDK). */
+  private dispatchTraced(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
+    return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchNow(ns, opName, args, c));
   }
 
   private async dispatchNow(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
@@ -333,7 +366,11 @@ export class HostServices {
         release: () => replyLease.release(),
       };
       // The guest's CLI tool calls run where the guest runs (a container session's container).
-      const value = await operation.run(this, parsed.data, this.commandRunner && !ctx.runCommand ? { ...ctx, runCommand: this.commandRunner } : ctx, lease);
+      // Storage writes of the call never land after the run's deadline (a run that reported
+      // TimeoutError has no ghost writes; storage/write-deadline.ts).
+      const value = await withWriteDeadline(ctx.deadline, () =>
+        operation.run(this, parsed.data, this.commandPlace && !ctx.place ? { ...ctx, place: this.commandPlace } : ctx, lease),
+      );
       if (!reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
       return { value, release: () => replyLease.release() };
     } catch (err) {
@@ -362,11 +399,12 @@ export class HostServices {
  * `tools.call(tool, callable, args)` is what the guest proxies send for `tools.wc.lines(args)`:
  * its errors are labelled with what the agent wrote, not with the internal operation name.
  */
-function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
+export function messagePrefix(ns: string, opName: string, args: readonly unknown[]): string {
   const [tool, callable] = args;
   // A name too long to accept is not quoted in the prefix either (the message says how long it is).
   const fits = (v: unknown) => typeof v === "string" && v.length <= MAX_NAME_CHARS;
   if (ns === "tools" && opName === "call" && fits(tool) && (fits(callable) || callable === null)) return callLabel(tool as string, callable as string | null);
+  if (ns === "agents" && opName === "call" && fits(tool)) return `agents.${short(tool as string)}`;
   return `${short(ns)}.${short(opName)}`;
 }
 
@@ -387,10 +425,10 @@ function short(name: string): string {
   return typeof name === "string" && name.length > 100 ? `${name.slice(0, 100)}…` : String(name);
 }
 
+/** `err` with the call named first, as a new error: `err` may be shared (a cached load failure) and is never edited. */
 function withPrefix(err: unknown, prefix: string): Error {
   const e = err instanceof Error ? err : new Error(String(err));
   // Tool errors often name the call already (`tools.wc.lines: exit 1 ...`, `tools.math.fail failed: ...`).
   const named = e.message.startsWith(`${prefix}:`) || e.message.startsWith(`${prefix} `);
-  if (!named) e.message = `${prefix}: ${e.message}`;
-  return e;
+  return named ? e : withMessage(e, `${prefix}: ${e.message}`);
 }

@@ -11,6 +11,7 @@ import type { DepsConfig } from "../deps/index.js";
 import { searchOptionsSchema, type SearchOptions } from "../search/config.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
+import type { AgentsHost } from "./host.js";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 /** Upper bound on a run's timeout: one day. Anything larger is almost certainly a unit mistake. */
@@ -34,6 +35,8 @@ export interface ExecutorOptions {
   toolable?: ToolableHostOptions;
   /** Read-only folders of Agent Skills (e.g. `discoverSkillRoots()`), merged after the storage's skills; a later one wins a name clash. */
   skillRoots?: string[];
+  /** The agents the code may call as `agents.<name>(...)` (an agent runtime serves them); without it agents.* is refused. */
+  agents?: AgentsHost;
 }
 
 export const timeoutSchema = lazy(() => z
@@ -62,6 +65,7 @@ export const baseOptionsShape = lazy(() => ({
     )
     .optional(),
   skillRoots: z.array(z.string().min(1), { error: "must be an array of folder paths" }).optional(),
+  agents: z.custom<AgentsHost>((v) => isAgentsHost(v), "must be { list(), call(name, args, ctx) }").optional(),
   maxInFlightBytes: z.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1_024, "must be at least 1024 bytes").max(Number.MAX_SAFE_INTEGER).optional(),
 }));
 
@@ -70,8 +74,10 @@ export function hostLimitsOf(options: {
   maxInFlightBytes?: number | undefined;
   toolable?: ToolableHostOptions | undefined;
   skillRoots?: string[] | undefined;
-}): { maxInFlightBytes?: number; toolable?: ToolableHostOptions; skillRoots?: string[] } {
+  agents?: AgentsHost | undefined;
+}): { maxInFlightBytes?: number; toolable?: ToolableHostOptions; skillRoots?: string[]; agents?: AgentsHost } {
   return {
+    ...(options.agents !== undefined ? { agents: options.agents } : {}),
     ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
     ...(options.skillRoots !== undefined ? { skillRoots: options.skillRoots } : {}),
@@ -95,8 +101,13 @@ export const FAST_BASE_CHECKS: Readonly<Record<string, Check>> = {
   middleware: isArrayOf(isFn),
   toolable: (v) => isPlain(v) && hasOnly(v, { sampler: isFn, onEvent: isFn, sampleVia: (x) => x === "stdin" || x === "http" }),
   skillRoots: isArrayOf(isNonEmptyString),
+  agents: isAgentsHost,
   maxInFlightBytes: isIntIn(1_024, Number.MAX_SAFE_INTEGER),
 };
+
+function isAgentsHost(v: unknown): boolean {
+  return typeof v === "object" && v !== null && typeof (v as AgentsHost).list === "function" && typeof (v as AgentsHost).call === "function";
+}
 export const FAST_DEPS_CHECKS: Readonly<Record<string, Check>> = {
   deps: isArrayOf((v) => typeof v === "string"),
   depsFile: isNonEmptyString,

@@ -159,6 +159,7 @@ function transformSnippet(source: string): PreparedSnippet {
   const edits: Edit[] = [];
   const declared = new Set<string>();
   const hoistedFunctions: string[] = [];
+  let completionValue = false;
 
   body.forEach((rawStmt, index) => {
     let stmt = rawStmt;
@@ -200,6 +201,7 @@ function transformSnippet(source: string): PreparedSnippet {
       default:
         // `for (var i ...)`, `if (x) { var y }`: var is function-scoped, so at top level it persists too.
         hoistNestedVars(stmt, null, "", js, edits, declared);
+        if (index === body.length - 1) completionValue = returnCompletion(stmt, js, edits);
         return;
     }
   });
@@ -212,9 +214,75 @@ function transformSnippet(source: string): PreparedSnippet {
   const exported = [...declared].map((n) => `${BIND_FN}(${JSON.stringify(n)}, () => ${n}, (v) => { ${n} = v; }); `).join("");
   const prelude =
     "(async () => { " +
+    (completionValue ? `let ${COMPLETION_VAR}; ` : "") +
     (vars.length ? `let ${vars.join(", ")}; ` : "") +
     (exported ? `const ${BIND_FN} = (n, g, s) => { try { Object.defineProperty(globalThis, n, { get: g, set: s, configurable: true, enumerable: true }); } catch {} }; ${exported}` : "");
   return { script: `${prelude}${rewritten}\n})()` };
+}
+
+/** Local in prepared scripts holding the completion value of a last `if`/`try`/`switch`/block. */
+const COMPLETION_VAR = "__tcm_completion";
+
+/** Statements whose completion value the Node REPL shows when they end the input. Loops are left out: their value is rarely wanted and costs a write per iteration. */
+const COMPLETION_STATEMENTS = new Set(["IfStatement", "TryStatement", "BlockStatement", "SwitchStatement", "LabeledStatement"]);
+
+/**
+ * A snippet that ends with `if`/`try`/`switch`/a block gives the value of the last expression
+ * statement that ran in it, as the Node REPL does (agents often end with `try { await x() } catch
+ * (e) { e.message }`): each expression statement in completion position records its value and the
+ * function returns it. A `finally` block's values are not recorded (its completion is the try's).
+ * A last `{ a: 1 }` is an object literal, as in the REPL. Returns whether the completion variable is used.
+ */
+function returnCompletion(stmt: AnyNode, js: string, edits: Edit[]): boolean {
+  if (!COMPLETION_STATEMENTS.has(stmt.type)) return false;
+  if (stmt.type === "BlockStatement" && isObjectLiteral(js.slice(stmt.start, stmt.end))) {
+    edits.push({ start: stmt.start, end: stmt.start, text: "return (" });
+    edits.push({ start: stmt.end, end: stmt.end, text: ");" });
+    return false;
+  }
+  edits.push({ start: stmt.start, end: stmt.start, text: `${COMPLETION_VAR} = undefined; ` });
+  recordCompletions(stmt, edits);
+  edits.push({ start: stmt.end, end: stmt.end, text: `; return ${COMPLETION_VAR};` });
+  return true;
+}
+
+function recordCompletions(node: AnyNode | null | undefined, edits: Edit[]): void {
+  if (!node) return;
+  switch (node.type) {
+    case "ExpressionStatement": {
+      const expr = node.expression as AnyNode;
+      edits.push({ start: expr.start, end: expr.start, text: `${COMPLETION_VAR} = (` });
+      edits.push({ start: expr.end, end: expr.end, text: ")" });
+      return;
+    }
+    case "BlockStatement":
+      for (const s of node.body as AnyNode[]) recordCompletions(s, edits);
+      return;
+    case "IfStatement":
+      recordCompletions(node.consequent as AnyNode, edits);
+      recordCompletions(node.alternate as AnyNode | null, edits);
+      return;
+    case "TryStatement":
+      recordCompletions(node.block as AnyNode, edits);
+      recordCompletions((node.handler as AnyNode | null)?.body as AnyNode | undefined, edits);
+      return;
+    case "SwitchStatement":
+      for (const c of node.cases as AnyNode[]) for (const s of c.consequent as AnyNode[]) recordCompletions(s, edits);
+      return;
+    case "LabeledStatement":
+      recordCompletions(node.body as AnyNode, edits);
+      return;
+  }
+}
+
+function isObjectLiteral(text: string): boolean {
+  try {
+    const program = parse(`(${text})`);
+    const only = (program.body as AnyNode[])[0];
+    return (program.body as AnyNode[]).length === 1 && only?.type === "ExpressionStatement" && (only.expression as AnyNode).type === "ObjectExpression";
+  } catch {
+    return false;
+  }
 }
 
 function parseOrThrow(code: string): AnyNode {

@@ -130,6 +130,8 @@ export interface HostFacade {
   dispatch(ns: string, op: string, args: readonly unknown[], ctx?: CallContext): Promise<unknown>;
   /** The guest's language: tools.describe answers in it. */
   readonly language: HostServices["language"];
+  /** The folder of tool YAML this host reads (undefined: none; a remote host does not say). */
+  readonly toolsPath?: string | undefined;
 }
 
 /** Runtime check for values that reach Session from user code. */

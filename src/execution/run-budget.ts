@@ -16,9 +16,12 @@
  */
 import { randomUUID } from "node:crypto";
 import type { CallContext } from "../tools/protocol.js";
+import { captureTraceContext, type TraceContext } from "../telemetry/spans.js";
 
 /** How far past the run's deadline a tool call's own time limit lies (see above). */
 export const RUN_STOP_MARGIN_MS = 2_000;
+
+const BETWEEN_RUNS = "between-runs";
 
 export class RunBudget {
   private readonly controller = new AbortController();
@@ -26,6 +29,8 @@ export class RunBudget {
   private holds = 0;
   private readonly runId: string;
   private heldSince = 0;
+  /** The context the run started in (its session.run span): parent of its namespace calls' spans, which arrive outside it (IPC). */
+  private readonly trace: TraceContext | undefined;
 
   /** `executor` and the generated run id reach tool middleware (audit logs, per-run limits). */
   constructor(
@@ -35,6 +40,8 @@ export class RunBudget {
   ) {
     this.runId = runId ?? randomUUID();
     this.deadline = performance.now() + timeoutMs;
+    // Between runs nothing is the parent (the context there is whatever created the executor).
+    this.trace = runId === BETWEEN_RUNS ? undefined : captureTraceContext();
   }
 
   /** The run's id (what tool calls see as `runId`). */
@@ -44,13 +51,14 @@ export class RunBudget {
 
   /** Between runs: calls from code left running (not awaited) get no run deadline, only their own. */
   static idle(executor: string): RunBudget {
-    return new RunBudget(Number.POSITIVE_INFINITY, executor, "between-runs");
+    return new RunBudget(Number.POSITIVE_INFINITY, executor, BETWEEN_RUNS);
   }
 
   callContext(): CallContext {
     const left = this.remainingMs();
     const base: CallContext = { signal: this.controller.signal, executor: this.executor, runId: this.runId, holdDeadline: () => this.hold() };
-    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS } : base;
+    if (this.trace) base.trace = this.trace;
+    return Number.isFinite(left) ? { ...base, timeoutMs: Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS, deadline: Date.now() + left } : base;
   }
 
   /** Milliseconds until the deadline; Infinity while held (nothing may stop the run for time then). */

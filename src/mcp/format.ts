@@ -12,6 +12,7 @@ import { describeProvenance } from "../workflows/provenance.js";
 import { exactJson } from "./json.js";
 import type { runCodeOutput } from "./schemas.js";
 import { cutMiddle, fitSections, renderSections, type Section } from "./truncate.js";
+import { count } from "../values/count.js";
 
 export type RunCodeOutput = z.infer<typeof runCodeOutput>;
 
@@ -147,9 +148,6 @@ export function size(bytes: number): string {
 
 // ---- helpers --------------------------------------------------------------------------------------
 
-function count(n: number, what: string): string {
-  return `${n} ${what}${n === 1 ? "" : "s"}`;
-}
 
 /** Descriptions from JSDoc span lines; a list shows one. */
 function oneLine(text: string): string {

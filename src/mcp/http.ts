@@ -18,6 +18,7 @@ import { DroppedPosts } from "./dropped-posts.js";
 import { authConfigProblem, bearerMatches, isLoopbackHost, loopbackRequestAllowed } from "./auth.js";
 import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
 import type { McpLanguage } from "./schemas.js";
+import { traceServedRequest } from "../telemetry/server.js";
 
 export const DEFAULT_MCP_PATH = "/mcp";
 export const DEFAULT_MAX_SESSIONS = 32;
@@ -191,11 +192,24 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     return startSession(req, res);
   };
 
-  const httpServer = http.createServer((req, res) => {
+  const served = (req: IncomingMessage, res: ServerResponse): Promise<void> =>
     handle(req, res).catch((err: unknown) => {
       log(`request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (!res.headersSent) sendJson(res, 500, rpcError(-32603, "Internal error"));
       else res.end();
+    });
+  // Each request is a SERVER span in its caller's trace (traceparent); the MCP requests it carries are inside it.
+  const httpServer = http.createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const header = (name: string) => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    void traceServedRequest({ method: req.method ?? "GET", path, header }, async () => {
+      await served(req, res);
+      // The transport may answer after handleRequest returns (a response stream): the span lasts until the response ends.
+      if (!res.writableEnded && !res.destroyed) await new Promise((resolve) => res.once("close", resolve));
+      return { status: res.statusCode, route: path === mcpPath ? mcpPath : undefined };
     });
   });
 

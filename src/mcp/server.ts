@@ -14,6 +14,7 @@ import { MCP_SURFACES, registerCodeModeTools, type McpSurface } from "./tools.js
 import type { McpLanguage } from "./schemas.js";
 
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
+import { traceMcpRequests } from "../telemetry/mcp.js";
 
 export { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "./limits.js";
 
@@ -91,6 +92,8 @@ export function createCodeModeServer(session: Session, options: CodeModeServerOp
     onStoreChanged: () => resources.changed(),
     ...(otherLanguage ? { otherLanguage: { language: otherLanguage.language, session: otherSession } } : {}),
   });
+  // Once every handler is registered: each request the server answers is a span.
+  traceMcpRequests(server.server);
   const close = async (): Promise<void> => {
     closed = true;
     await other?.close();

@@ -48,7 +48,9 @@ export function tokenize(text: string): string[] {
 
 function stem(t: string): string {
   if (t.length > 4 && t.endsWith("ing")) return t.slice(0, -3);
-  if (t.length > 3 && t.endsWith("es")) return t.slice(0, -2);
+  // "-es" is a plural ending only after s, x, z, ch, sh (boxes, classes, patches); elsewhere the e
+  // belongs to the word (issues → issue, files → file), so "issue" and "issues" meet.
+  if (t.length > 3 && /(?:[sxz]|ch|sh)es$/.test(t)) return t.slice(0, -2);
   if (t.length > 3 && t.endsWith("s")) return t.slice(0, -1);
   if (t.length > 3 && t.endsWith("ed")) return t.slice(0, -2);
   return t;

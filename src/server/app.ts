@@ -10,6 +10,7 @@
 import type { HttpBindings } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { routePath } from "hono/route";
 import { streamSSE } from "hono/streaming";
 import type { z } from "zod";
 import { SessionLostError, ValidationError } from "../errors.js";
@@ -25,6 +26,8 @@ import { openApiDocument } from "./openapi.js";
 import { ROUTES, type RouteName } from "./schemas.js";
 import { SessionPool, type SessionEntry } from "./sessions.js";
 import { ExecutorPool } from "../execution/pool.js";
+import { traceServedRequest } from "../telemetry/server.js";
+import { telemetryRegistered } from "../telemetry/api.js";
 
 export interface ServerConfig {
   version: string;
@@ -93,6 +96,13 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   });
   app.notFound((c) => c.json({ error: { name: "NotFoundError", message: `No route ${c.req.method} ${new URL(c.req.url).pathname}; see GET /openapi.json` } }, 404));
 
+  // First: every request, refused ones included, is a SERVER span in the caller's trace (its traceparent).
+  app.use("*", (c, next) =>
+    !telemetryRegistered() ? next() : traceServedRequest({ method: c.req.method, path: c.req.path, header: (n) => c.req.header(n) }, async () => {
+      await next();
+      return { status: c.res.status, route: routePath(c, -1) };
+    }),
+  );
   app.use("*", async (c, next) => {
     if (config.loopbackOnly && !loopbackRequestAllowed(c.env.incoming)) {
       throw new HttpError(403, "ForbiddenError", "this server listens on loopback only; the request's Host (or Origin) does not name a loopback address");

@@ -12,8 +12,9 @@ import { FileSkillStore } from "../storage/file/skills.js";
 import { compareNames } from "../storage/names.js";
 import type { SkillFile, SkillStore } from "../storage/protocol.js";
 import { PROVENANCE_FILE, validateSkillPath } from "../storage/skill-names.js";
+import { readSkillMd } from "./parsed-cache.js";
 import { describeProvenance, trustOf, type TrustLevel, type WorkflowPrincipal, type WorkflowProvenance } from "../workflows/provenance.js";
-import { lenientSkill, MAX_SKILL_FILE_BYTES, renderSkillMd, SKILL_FILE, validateFrontmatter, type SkillFrontmatter } from "./spec.js";
+import { MAX_SKILL_FILE_BYTES, renderSkillMd, SKILL_FILE, validateFrontmatter, type SkillFrontmatter } from "./spec.js";
 
 export interface SkillSummary {
   name: string;
@@ -260,7 +261,7 @@ export class SkillLibrary {
         warnings.push(`${label}: skipped skill "${name}": no ${SKILL_FILE}`);
         return null;
       }
-      const skill = lenientSkill(new TextDecoder().decode(bytes), name);
+      const skill = readSkillMd(bytes, name);
       if (!skill.ok) {
         warnings.push(`${label}: skipped skill "${name}": ${skill.problem}`);
         return null;

@@ -49,6 +49,7 @@ export function parseSkillMd(content: string): { frontmatter: Record<string, unk
   if (!close) throw new SkillParseError("SKILL.md frontmatter not properly closed with ---");
   const yamlText = content.slice(3, 3 + close.index);
   const body = content.slice(3 + close.index + close[0].length).trim();
+  checkFrontmatterSize(yamlText);
   let parsed: unknown;
   try {
     parsed = yaml().parse(yamlText, { maxAliasCount: 100 });
@@ -57,7 +58,49 @@ export function parseSkillMd(content: string): { frontmatter: Record<string, unk
   }
   if (parsed === null || parsed === undefined) parsed = {};
   if (typeof parsed !== "object" || Array.isArray(parsed)) throw new SkillParseError("SKILL.md frontmatter must be a YAML mapping");
+  const depth = depthOf(parsed, MAX_FRONTMATTER_DEPTH + 1);
+  if (depth > MAX_FRONTMATTER_DEPTH) throw new SkillParseError(`SKILL.md frontmatter is nested more than ${MAX_FRONTMATTER_DEPTH} levels deep; a skill's frontmatter is a flat mapping (metadata one level below)`);
   return { frontmatter: parsed as Record<string, unknown>, body };
+}
+
+/** Characters of frontmatter read at most (the spec's fields fit in a few KB). */
+export const MAX_FRONTMATTER_CHARS = 64 * 1024;
+/**
+ * Entries (mapping keys and list items) of a frontmatter at most. The YAML library checks each new
+ * key of a mapping against all before it, so 100,000 keys took 65 s to parse; counted before parsing.
+ */
+export const MAX_FRONTMATTER_ENTRIES = 1_000;
+/** Levels of nesting at most (the spec's frontmatter has two: the fields and `metadata`'s). */
+export const MAX_FRONTMATTER_DEPTH = 10;
+
+/**
+ * Refuses a frontmatter too large to parse in bounded time, before the YAML library sees it. Each
+ * entry of a mapping or list needs a line of its own or a `,` (flow style), so lines plus commas
+ * bound the entries from above.
+ */
+function checkFrontmatterSize(text: string): void {
+  if (text.length > MAX_FRONTMATTER_CHARS) {
+    throw new SkillParseError(`SKILL.md frontmatter is ${text.length.toLocaleString("en-US")} characters; at most ${MAX_FRONTMATTER_CHARS.toLocaleString("en-US")} are read (put long text in the body)`);
+  }
+  let marks = 1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 44) marks++;
+  }
+  if (marks > MAX_FRONTMATTER_ENTRIES) {
+    throw new SkillParseError(`SKILL.md frontmatter has ${marks.toLocaleString("en-US")} lines and commas; at most ${MAX_FRONTMATTER_ENTRIES.toLocaleString("en-US")} entries are read (the spec's fields are name, description, license, compatibility, metadata, allowed-tools)`);
+  }
+}
+
+/** Nesting depth of a parsed value, counted up to `stop`. */
+function depthOf(value: unknown, stop: number): number {
+  if (typeof value !== "object" || value === null || value instanceof Date || stop <= 0) return 0;
+  let deepest = 0;
+  for (const child of Object.values(value as object)) {
+    deepest = Math.max(deepest, depthOf(child, stop - 1));
+    if (deepest >= stop - 1) break;
+  }
+  return 1 + deepest;
 }
 
 /**

@@ -36,6 +36,8 @@ export interface AtomicWriteOptions {
    * mid-write, and a sweep finds every leftover in one readdir.
    */
   tempDir?: string;
+  /** Called right before the rename that commits the write; throwing stops it (the temp file goes). */
+  beforeCommit?: () => void;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function writeFileAtomic(
       await mkdir(tempDir, { recursive: true });
       await writeTemp(tmp, chunks, target);
       faultPoint("temp-written", target);
+      options.beforeCommit?.();
       await renameInto(tmp, target, tempDir !== dir);
       break;
     } catch (err) {

@@ -8,8 +8,11 @@ import { InvalidNameError } from "../errors.js";
 
 /** Workflow names are identifiers because agents call them as `workflows.<name>(...)`. */
 export const WORKFLOW_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Room for `<name>.json` (the sidecar) within the usual 255-byte file name limit. */
-export const MAX_WORKFLOW_NAME_LENGTH = 250;
+/**
+ * One limit for storage and the workflows layer (they differed: 250 and 100, so storage accepted
+ * names the library refused). 100 leaves room for `<name>.json` sidecars within 255-byte file names.
+ */
+export const MAX_WORKFLOW_NAME_LENGTH = 100;
 export const MAX_SEGMENT_BYTES = 255;
 export const MAX_NAME_BYTES = 1024;
 

@@ -157,6 +157,21 @@ export function describeTool(info: ToolInfo): string {
   return `${out.join("\n")}\n`;
 }
 
+/**
+ * A short declaration of a tool with very many callables (an OpenAPI spec's operations): each
+ * callable with its one-line description and a loose argument type, no argument interfaces.
+ * `note` (how to get one callable's full declaration) is added to the tool's JSDoc.
+ */
+export function describeToolSummary(info: ToolInfo, note: string): string {
+  const ns = info.name;
+  const out = ["declare namespace tools {", ...jsDoc([info.description || `The ${ns} tool.`, "", note], "  "), `  const ${ns}: {`];
+  for (const c of info.callables) {
+    out.push(...jsDoc([c.description], "    "), `    ${memberKeyText(c.name)}(args?: Record<string, unknown>): Promise<unknown>;`);
+  }
+  out.push("  };", "}");
+  return `${out.join("\n")}\n`;
+}
+
 /** Declarations of several tools, concatenated (they merge into one `tools` namespace). */
 export function describeTools(infos: readonly ToolInfo[]): string {
   return infos.map(describeTool).join("\n");

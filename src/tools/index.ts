@@ -28,3 +28,6 @@ export { parseToolableTool, type ToolableSpec } from "./adapters/toolable/schema
 export type { ToolableHostOptions, ToolableEvent, SampleRequest, Sampler } from "./adapters/toolable/host.js";
 export type { ToolableSession, SessionEvent } from "./adapters/toolable/session.js";
 export type { PartialResult, ToolableEventBody } from "./adapters/toolable/envelope.js";
+export * from "./code/index.js";
+export { OpenApiToolAdapter, type OpenApiToolAdapterOptions } from "./adapters/openapi/adapter.js";
+export { openapiTools, type OpenApiToolsOptions } from "./adapters/openapi/tools.js";

@@ -8,10 +8,10 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean } from "../errors.js";
-import { LexicalRanker, type Ranker, type SearchDocument } from "../search/lexical.js";
+import { NotFoundError, ToolError, ValidationError, closestNames, didYouMean, withMessage } from "../errors.js";
+import { LexicalRanker, tokenize, type Ranker, type ScoredId, type SearchDocument } from "../search/lexical.js";
 import { createToolAdapter, defaultToolFactories, type ToolFactories } from "./adapters/index.js";
-import { callableSignature, describeTool } from "./describe.js";
+import { callableSignature, describeTool, describeToolSummary } from "./describe.js";
 import { describeToolPython } from "./describe-python.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo, ToolType } from "./protocol.js";
 import type { ToolableHostOptions } from "./adapters/toolable/host.js";
@@ -19,6 +19,7 @@ import type { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
 import type { ToolableSession } from "./adapters/toolable/session.js";
 import { assertToolName, callLabel, validateArgs } from "./validate.js";
 import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
+import { noteToolAttempt, noteToolType } from "../telemetry/calls.js";
 
 export interface CallableListing {
   name: string;
@@ -50,8 +51,14 @@ export interface ToolRegistryOptions {
 }
 
 /** What a callable is called for each tool type, in messages. */
-const CALLABLE_WORD: Record<ToolType, string> = { cli: "recipe", mcp: "tool", http: "endpoint", toolable: "command" };
+const CALLABLE_WORD: Record<ToolType, string> = { cli: "recipe", mcp: "tool", http: "endpoint", openapi: "operation", toolable: "command", code: "tool" };
 const MAX_LISTED_NAMES = 20;
+/** Tools with more callables than this are searched callable by callable (see search()). */
+const PER_CALLABLE_SEARCH = 40;
+/** Results asked of the ranker beyond `limit`, so that ties at the cut are broken by `concise`, not by name. */
+const TIE_SLACK = 20;
+/** Tools with more callables than this are described by summaries; describe "tool.callable" gives one in full. */
+const MAX_DESCRIBED_CALLABLES = 100;
 const DEFAULT_SEARCH_LIMIT = 10;
 
 export class ToolRegistry {
@@ -60,6 +67,7 @@ export class ToolRegistry {
   private readonly factories: ToolFactories;
   private readonly middleware: ToolMiddleware[] = [];
   private chain: ((ctx: ToolCallContext) => Promise<unknown>) | null = null;
+  private searchCache: { infos: ToolInfo[]; docs: readonly SearchDocument[] } | null = null;
   private closed = false;
   /** Set by `deferred` until the first use starts the load; `loading` is that load until it succeeds (a failed one stays). */
   private pending: (() => Promise<void>) | null = null;
@@ -124,7 +132,8 @@ export class ToolRegistry {
       );
       this.loading.catch(() => undefined);
     }
-    return this.loading ?? Promise.resolve();
+    // Every waiter gets its own copy of a failure: callers add context to errors, and one shared object would collect it all.
+    return this.loading ? this.loading.catch((err: unknown) => Promise.reject(err instanceof Error ? withMessage(err, err.message) : err)) : Promise.resolve();
   }
 
   /** Deferred files not loaded yet (a plain field check, so a loaded registry's calls take no await). */
@@ -158,7 +167,7 @@ export class ToolRegistry {
           return;
         }
         const declared = (doc as { type?: unknown } | null)?.type;
-        this.add(adapter, file, declared === "mcp" || declared === "http" || declared === "toolable" ? declared : "cli");
+        this.add(adapter, file, declared === "mcp" || declared === "http" || declared === "openapi" || declared === "toolable" ? declared : "cli");
         added.push(adapter.name);
       } catch (e) {
         if (e instanceof ValidationError) problems.push(e.message);
@@ -174,9 +183,13 @@ export class ToolRegistry {
     }
   }
 
-  /** Add an adapter built elsewhere (an in-process tool, a test double). Same name rules as YAML tools. */
-  register(adapter: ToolAdapter): void {
-    this.add(adapter, `registered adapter '${adapter.name}'`, "toolable");
+  /**
+   * Add an adapter built elsewhere (code tools, an in-process tool, a test double). Same name rules
+   * as YAML tools. `source` names where it came from in a duplicate-name error; `type` is what
+   * discovery shows if its info() fails.
+   */
+  register(adapter: ToolAdapter, options: { source?: string; type?: ToolType } = {}): void {
+    this.add(adapter, options.source ?? `registered adapter '${adapter.name}'`, options.type ?? "toolable");
   }
 
   private add(adapter: ToolAdapter, source: string, type: ToolType): void {
@@ -185,6 +198,20 @@ export class ToolRegistry {
     const existing = this.adapters.get(adapter.name);
     if (existing) throw new ValidationError(`Duplicate tool name '${adapter.name}': defined in ${existing.source} and in ${source}`);
     this.adapters.set(adapter.name, { adapter, source, type });
+  }
+
+  /**
+   * Host files that tools' programs need where they run (toolable executables, mounted read-only at
+   * the same paths into a container session). Loads deferred files first.
+   */
+  async hostFiles(): Promise<string[]> {
+    if (this.unloaded) await this.loaded();
+    const files = new Set<string>();
+    for (const { adapter } of this.adapters.values()) {
+      const needs = (adapter as Partial<{ hostFiles(): string[] }>).hostFiles;
+      if (typeof needs === "function") for (const f of needs.call(adapter)) files.add(f);
+    }
+    return [...files].sort();
   }
 
   /** Tool names, sorted. */
@@ -223,24 +250,54 @@ export class ToolRegistry {
     });
   }
 
-  /** Tools ranked against `query`, best first. Fields: name ×3, tags ×2, callable names ×2, description ×1.5, callable descriptions ×1, param names ×1. */
+  /**
+   * Tools ranked against `query`, best first. Fields: name ×3, tags ×2, callable names ×2, description ×1.5, callable descriptions ×1, param names ×1.
+   * A tool with more than PER_CALLABLE_SEARCH callables (an OpenAPI spec's operations) is ranked
+   * callable by callable instead: each of its results is the tool narrowed to one matching callable,
+   * so a search finds one operation among thousands and returns a few lines, not the whole API.
+   */
   async search(query: string, options: { limit?: number } = {}): Promise<Array<ToolListing & { score: number }>> {
     const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
     if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer; got ${String(limit)}`);
     const infos = await this.allInfos();
     const byName = new Map(infos.map((i) => [i.name, i]));
-    const ranked = await this.ranker.rank(String(query), infos.map(searchDocument), limit);
+    const docs = this.searchDocuments(infos);
+    const ranked = concise(await this.ranker.rank(String(query), docs, limit + TIE_SLACK), docs).slice(0, limit);
     return ranked.flatMap(({ id, score }) => {
-      const info = byName.get(id);
-      return info ? [{ ...listing(info), score }] : [];
+      const dot = id.indexOf(".");
+      const info = byName.get(dot < 0 ? id : id.slice(0, dot));
+      if (!info) return [];
+      if (dot < 0) return [{ ...listing(info), score }];
+      const callable = info.callables.find((c) => c.name === id.slice(dot + 1));
+      return callable ? [{ ...listing({ ...info, callables: [callable], direct: null }), score }] : [];
     });
   }
 
-  /** TypeScript declaration text (with JSDoc) for one tool; it compiles on its own. */
-  /** The tool's declaration in the language of the code that calls it (TypeScript, or Python stubs). */
+  /** The search documents of `infos`, kept while the infos are the same objects (a frozen array the ranker recognises without comparing 2,500 documents). */
+  private searchDocuments(infos: readonly ToolInfo[]): readonly SearchDocument[] {
+    const cached = this.searchCache;
+    if (cached && cached.infos.length === infos.length && cached.infos.every((info, i) => info === infos[i])) return cached.docs;
+    const docs = Object.freeze(infos.flatMap((info) => (info.callables.length > PER_CALLABLE_SEARCH ? info.callables.map((c) => callableDocument(info, c)) : [searchDocument(info)])));
+    this.searchCache = { infos: [...infos], docs };
+    return docs;
+  }
+
+  /**
+   * The tool's declaration in the language of the code that calls it (TypeScript, or Python stubs).
+   * `name` is a tool (`"curl"`) or one callable of it (`"github.issues_create"`): the declaration
+   * of that callable alone, which is how one operation of a large API is read. A tool with more
+   * than MAX_DESCRIBED_CALLABLES callables is described by its callables' one-line summaries.
+   */
   async describe(name: string, language: "typescript" | "python" = "typescript"): Promise<string> {
     if (this.unloaded) await this.loaded();
-    const info = await this.get(name).info();
+    const dot = name.indexOf(".");
+    let info = await this.get(dot < 0 ? name : name.slice(0, dot)).info();
+    if (dot >= 0) info = { ...info, callables: [findCallable(info, name.slice(dot + 1))], direct: null };
+    else if (info.callables.length > MAX_DESCRIBED_CALLABLES) {
+      const note = `Arguments of each callable: tools.describe("${info.name}.<callable>").`;
+      if (language === "typescript") return describeToolSummary(info, note);
+      info = { ...info, description: `${info.description}\n\n${note}`, callables: info.callables.map((c) => ({ name: c.name, description: c.description, params: [], returns: "Any" })) };
+    }
     return language === "python" ? describeToolPython(info) : describeTool(info);
   }
 
@@ -255,12 +312,14 @@ export class ToolRegistry {
     const target = findCallable(info, callable);
     const cleaned = validateArgs(tool, callable, target, args);
     const needsApproval = adapter.approvalNeeded?.(callable) ?? null;
+    noteToolType(info.type);
     if (this.middleware.length === 0) {
+      noteToolAttempt();
       if (needsApproval !== null && ctx.approved !== true) return awaitApproval({ tool, callable, needsApproval, ...(ctx.pause ? { pause: ctx.pause } : {}) });
       return adapter.call(callable, cleaned, ctx);
     }
     this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
-    return this.chain({
+    const call: ToolCallContext = {
       tool,
       callable,
       args: cleaned,
@@ -273,8 +332,11 @@ export class ToolRegistry {
       ...(ctx.pause ? { pause: ctx.pause } : {}),
       ...(ctx.approved ? { approved: true } : {}),
       ...(needsApproval !== null ? { needsApproval } : {}),
-      ...(ctx.runCommand ? { runCommand: ctx.runCommand } : {}),
-    });
+      ...(ctx.place ? { place: ctx.place } : {}),
+    };
+    // Read from the current args: a middleware may have edited them since the call began.
+    if (adapter.sameCommandAs) call.sameCommandAs = () => adapter.sameCommandAs!(callable, call.args).map((name) => `${tool}.${name}`);
+    return this.chain(call);
   }
 
   /**
@@ -299,10 +361,12 @@ export class ToolRegistry {
     if (!opensSessions(adapter)) {
       throw new ToolError({ tool, callable, code: "INVALID_INPUT", message: `${callLabel(tool, callable)}.session: only toolable session tools can be opened as sessions; call ${callLabel(tool, callable)}(args)` });
     }
-    const open = (c: ToolCallContext) => adapter.openSession(callable, c.args, { ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), runId: c.runId, ...(c.signal ? { signal: c.signal } : {}) });
-    if (this.middleware.length === 0) return open({ tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal });
+    const open = (c: ToolCallContext) =>
+      adapter.openSession(callable, c.args, { ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}), runId: c.runId, ...(c.signal ? { signal: c.signal } : {}), ...(c.place ? { place: c.place } : {}) });
+    const first: ToolCallContext = { tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal, ...(ctx.place ? { place: ctx.place } : {}) };
+    if (this.middleware.length === 0) return open(first);
     const chain = compose(this.middleware, (c) => open({ ...c, args: validateArgs(c.tool, callable, target, c.args) }));
-    return (await chain({ tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal })) as ToolableSession;
+    return (await chain(first)) as ToolableSession;
   }
 
   /** The end of the middleware chain. Middleware (approval) may have edited the arguments: check them again. */
@@ -311,10 +375,12 @@ export class ToolRegistry {
     const target = findCallable(await adapter.info(), c.callable);
     // needs_approval: no middleware approved the call (nor a decision on a paused run).
     if (c.needsApproval !== undefined && c.approved !== true) return awaitApproval({ tool: c.tool, callable: c.callable, needsApproval: c.needsApproval, ...(c.pause ? { pause: c.pause } : {}) });
+    noteToolAttempt();
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
     if (c.signal) ctx.signal = c.signal;
-    if (c.runCommand) ctx.runCommand = c.runCommand;
+    // Without this a container session's tools ran on the host whenever middleware was configured.
+    if (c.place) ctx.place = c.place;
     return adapter.call(c.callable, validateArgs(c.tool, c.callable, target, c.args), ctx);
   }
 
@@ -364,8 +430,22 @@ export class ToolRegistry {
   }
 }
 
+/** A tool file is a few KB; a bigger one is refused before it is read or parsed. */
+const MAX_TOOL_FILE_BYTES = 1_048_576;
+
 async function readYaml(file: string): Promise<unknown> {
-  const text = await readFile(file, "utf8");
+  let text: string;
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) throw new ValidationError(`Cannot read ${file}: not a file`);
+    if (info.size > MAX_TOOL_FILE_BYTES) throw new ValidationError(`Cannot read ${file}: ${info.size} bytes; a tool file may have at most ${MAX_TOOL_FILE_BYTES}`);
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    if (e instanceof ValidationError) throw e;
+    // Unreadable (EACCES), a dangling symlink (ENOENT), ...: the file is named, with no stack.
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ValidationError(`Cannot read ${file}${code ? ` (${code})` : ""}: ${code === "ENOENT" ? "it is a symlink to nothing, or was removed" : e instanceof Error ? e.message : String(e)}`);
+  }
   // Loaded on first use: importing ts-code-mode must not pay for the YAML parser.
   const { parse: parseYaml } = await import("yaml");
   try {
@@ -386,7 +466,7 @@ function findCallable(info: ToolInfo, callable: string | null): CallableInfo {
   if (found) return found;
   const close = closestNames(callable, names);
   throw new NotFoundError(
-    `Unknown ${word} '${callable}' of tool '${info.name}'.${didYouMean(callable, names)} Available: ${names.join(", ") || "(none)"}`,
+    `Unknown ${word} '${callable}' of tool '${info.name}'.${didYouMean(callable, names)} Available: ${names.slice(0, MAX_LISTED_NAMES).join(", ") || "(none)"}${names.length > MAX_LISTED_NAMES ? `, … (${names.length} in all; use tools.search)` : ""}`,
     close,
   );
 }
@@ -399,6 +479,45 @@ function listing(info: ToolInfo): ToolListing {
     tags: [...info.tags],
     callables: info.callables.map((c) => ({ name: c.name, description: c.description, signature: callableSignature(c.name, c) })),
     direct: info.direct ? { description: info.direct.description, signature: callableSignature(info.name, info.direct) } : null,
+  };
+}
+
+/**
+ * Equal scores, most specific first: among callables that match every word of "delete a
+ * repository", `repos_delete` ("Delete a repository") before `actions_delete_actions_cache_by_id`
+ * ("Delete a GitHub Actions cache for a repository"). Specific = fewer words in the callable's name
+ * and first sentence. Whole-tool documents keep the ranker's order. Stable otherwise.
+ */
+function concise(ranked: ScoredId[], docs: readonly SearchDocument[]): ScoredId[] {
+  if (ranked.length < 2 || !ranked.some((r) => r.id.includes("."))) return ranked;
+  const byId = new Map(docs.map((d) => [d.id, d]));
+  const words = (id: string): number => {
+    const doc = byId.get(id);
+    if (!doc || !id.includes(".")) return 0;
+    return tokenize(`${doc.fields[0]?.text ?? ""} ${doc.fields[1]?.text ?? ""}`).length;
+  };
+  return ranked
+    .map((r, i) => ({ r, i, w: words(r.id) }))
+    .sort((a, b) => b.r.score - a.r.score || a.w - b.w || a.i - b.i)
+    .map((x) => x.r);
+}
+
+/** One callable of a large tool as a search document of its own (id `tool.callable`); its params are not read (they may be resolved lazily). */
+function callableDocument(info: ToolInfo, c: CallableInfo): SearchDocument {
+  const end = c.description.search(/\.(\s|$)/);
+  const lead = end < 0 ? c.description : c.description.slice(0, end);
+  const rest = end < 0 ? "" : c.description.slice(end + 1);
+  return {
+    id: `${info.name}.${c.name}`,
+    fields: [
+      { text: c.name, weight: 3 },
+      // The first sentence says what the callable does (an operation's summary); the rest is detail.
+      { text: lead, weight: 3 },
+      { text: rest, weight: 1 },
+      { text: `${info.name} ${info.tags.join(" ")}`, weight: 1 },
+    ],
+    // What it does, in words: the detail and the route would only blur the meaning of the summary.
+    semantic: { primary: `${c.name.replace(/_/g, " ")}: ${lead}` },
   };
 }
 

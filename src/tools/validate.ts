@@ -178,6 +178,10 @@ export function validateArgs(tool: string, callable: string | null, info: Callab
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
     const spec = accepted.get(key);
+    if (!spec && info.open) {
+      if (value !== undefined && value !== null) out[key] = value;
+      continue;
+    }
     if (!spec) {
       const listed = names.length ? ` Accepted: ${names.join(", ")}.` : ` ${label} takes no arguments.`;
       return fail("INVALID_INPUT", `${label}: Unknown argument '${key}'.${didYouMean(key, names)}${listed}`);

@@ -4,9 +4,9 @@
  * and promise resolution look up, such as `then`).
  */
 import { InvalidNameError } from "../errors.js";
+import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN } from "../storage/names.js";
 
-export const WORKFLOW_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export const MAX_WORKFLOW_NAME_LENGTH = 100;
+export { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN };
 
 /** Methods of the `workflows` namespace plus names that JavaScript itself looks up on objects. */
 export const RESERVED_WORKFLOW_NAMES: readonly string[] = Object.freeze([

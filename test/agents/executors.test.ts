@@ -35,6 +35,36 @@ describe("agents on every executor", () => {
     expect(out).not.toContain(hostname());
   }, 180_000);
 
+  it("container: the shell toolset runs in the container and the model reads the command's output", async () => {
+    const image = await ensureTestImage();
+    const dir = await project([{ name: "main", tools: ["shell"] }], { code_mode: { base: ".code-mode", executor: "container", image } });
+    const model = scripted([{ tool: "shell", args: { argv: ["sh", "-c", "echo out-line; echo err-line >&2; exit 3"] } }, { text: "done" }]);
+    await (await createRuntime(dir, { model })).run("go");
+    // The container's exec answers { output, exitCode, truncated }: the output was lost when read as stdout/stderr.
+    expect(toolResults(model.prompts[1])).toEqual([expect.stringMatching(/^exit code 3\n(out-line\nerr-line|err-line\nout-line)\n?$/)]);
+  }, 180_000);
+
+  it("container: code_mode workspace_dir and mounts give run_code and shell_readonly the same files (issue 32.2)", async () => {
+    const image = await ensureTestImage();
+    const dir = await project([{ name: "main", tools: ["code", "shell_readonly"] }], { code_mode: { base: ".code-mode", executor: "container", image, workspace_dir: "work", mounts: ["data:/data:ro"] } });
+    await mkdir(path.join(dir, "work"));
+    await mkdir(path.join(dir, "data"));
+    await writeFile(path.join(dir, "data", "in.txt"), "mounted");
+    const { chown, chmod } = await import("node:fs/promises");
+    await chmod(dir, 0o755);
+    await chown(path.join(dir, "work"), 65534, 65534);
+    const work = path.join(dir, "work");
+    const code = `const fs = require("node:fs"); fs.writeFileSync(${JSON.stringify(work)} + "/out.txt", fs.readFileSync("/data/in.txt", "utf8") + " and written"); process.cwd()`;
+    const model = scripted([{ tool: "run_code", args: { code } }, { tool: "shell_readonly", args: { command: "cat out.txt" } }, { text: "done" }]);
+    const runtime = await createRuntime(dir, { model });
+    await runtime.run("go");
+    const results = toolResults(model.prompts[2]).join("\n");
+    expect(results).toContain(work);
+    expect(results).toContain("mounted and written");
+    const { readFile } = await import("node:fs/promises");
+    expect(await readFile(path.join(work, "out.txt"), "utf8")).toBe("mounted and written");
+  }, 240_000);
+
   it("python (CPython): run_code takes Python", async () => {
     const out = await runCodeOnce({ executor: "subprocess", language: "python" }, "import sys\nsys.version_info[0] * 14");
     expect(out).toContain("42");
@@ -68,6 +98,8 @@ describe("agents on every executor", () => {
   it("refuses executor keys where they would be ignored, naming project.json and the key", async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ executor: "subprocess", image: "x" }, /image applies to executor "container" only/],
+      [{ executor: "subprocess", workspace_dir: "w" }, /workspace_dir applies to executor "container" only/],
+      [{ executor: "sandbox", mounts: ["a:/a"] }, /mounts applies to executor "container" only/],
       [{ executor: "container", engine: "deno" }, /engine applies to executor "sandbox" only/],
       [{ executor: "in-process", language: "python" }, /language "python" runs with executor "subprocess"/],
       [{ executor: "remote" }, /executor "remote" needs remote/],
@@ -79,6 +111,24 @@ describe("agents on every executor", () => {
       await expect(loadProject(dir)).rejects.toThrow(message);
     }
   });
+
+  it("container: workspace_dir and mounts are checked as --workspace-dir and --mount are", async () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ mounts: ["nowhere:/data"] }, /project\.json:1: code_mode: mounts\[0\] "nowhere": .*nowhere does not exist/],
+      [{ mounts: [".:data"] }, /DST must be an absolute path inside the container/],
+      [{ mounts: [".:/data:rx"] }, /the mode must be ro or rw/],
+      [{ workspace_dir: "missing" }, /workspace_dir "missing": .*missing does not exist/],
+    ];
+    for (const [extra, message] of cases) {
+      const dir = await project([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", executor: "container", image: "localhost/none:1", ...extra } });
+      const model = scripted([{ tool: "run_code", args: { code: "1" } }, { text: "done" }]);
+      const runtime = await createRuntime(dir, { model });
+      await expect(async () => {
+        await runtime.run("go");
+        throw new Error(toolResults(model.prompts[1]).join("\n"));
+      }).rejects.toThrow(message);
+    }
+  }, 60_000);
 
   it("remote: a missing token variable is an error naming it, before any request", async () => {
     const dir = await project([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", executor: "remote", remote: { url: "http://127.0.0.1:9", token_env: "SURELY_UNSET_TOKEN_VAR" } } });

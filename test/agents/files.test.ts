@@ -76,7 +76,7 @@ describe("agent project files", () => {
     await expect(runAgent(compat, "hi", { env: {} })).rejects.toThrow(/needs the environment variable LOCAL_KEY/);
   });
 
-  it("a code entry receives the input and a context that can only call agents", async () => {
+  it("a code entry receives the input and a context that calls agents (tools only with entry_tools)", async () => {
     const source = [
       "export async function run(input: { topic: string }, ctx: { callAgent(name: string, input: unknown): Promise<string> }) {",
       "  const keys = Object.keys(ctx);",
@@ -89,7 +89,7 @@ describe("agent project files", () => {
     const { scripted } = await import("./scripted.js");
     const helper = scripted([{ text: "helped" }]);
     const result = await runAgent(dir, { topic: "bees" }, { model: helper });
-    expect(JSON.parse(result.answer)).toEqual({ keys: ["callAgent"], answer: "helped" });
+    expect(JSON.parse(result.answer)).toEqual({ keys: ["callAgent", "agents"], answer: "helped" });
     expect(JSON.stringify(helper.prompts[0]!.prompt)).toContain("about bees");
     expect(result.events[0]).toMatchObject({ agent: "helper", depth: 1 });
   });

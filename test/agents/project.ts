@@ -9,6 +9,11 @@ export interface AgentDef {
   description?: string;
   model?: string;
   input?: Record<string, unknown>;
+  /** Agents its code may call (agents.*). */
+  agents?: string[];
+  output?: Record<string, unknown>;
+  /** More frontmatter lines, as written. */
+  frontmatter?: string[];
   body?: string;
 }
 
@@ -16,8 +21,11 @@ export function agentFile(a: AgentDef): string {
   const lines = ["---", `name: ${a.name}`];
   if (a.description) lines.push(`description: ${JSON.stringify(a.description)}`);
   lines.push(`model: ${a.model ?? "openai:test-model"}`);
-  lines.push(`tools: ${JSON.stringify(a.tools ?? [])}`);
+  if (!a.frontmatter?.some((l) => l.startsWith("tools:"))) lines.push(`tools: ${JSON.stringify(a.tools ?? [])}`);
   if (a.input) lines.push(`input: ${JSON.stringify(a.input)}`);
+  if (a.agents) lines.push(`agents: ${JSON.stringify(a.agents)}`);
+  if (a.output) lines.push(`output: ${JSON.stringify(a.output)}`);
+  lines.push(...(a.frontmatter ?? []));
   lines.push("---", a.body ?? `You are ${a.name}.`, "");
   return lines.join("\n");
 }

@@ -113,6 +113,18 @@ describe("tools", () => {
     expect(JSON.parse(json.stdout)).toBe("x y\n");
   });
 
+  it("reads --args from a file with @FILE and from stdin with -", async () => {
+    await initBase();
+    await writeFile(path.join(dir, "args.json"), '{"text":["from", "file"]}');
+    const file = await onBase(["tools", "call", "echo.say", "--args", "@args.json"]);
+    expect(file.stdout).toBe("from file\n");
+    const stdin = await cli(["tools", "call", "echo.say", "--args", "-", "--base", "base"], { cwd: dir, input: '{"text":["piped"]}' });
+    expect(stdin.stdout).toBe("piped\n");
+    const missing = await onBase(["tools", "call", "echo.say", "--args", "@nope.json"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("error: --args @nope.json: no such file: nope.json\n");
+  });
+
   it("reports bad --args as a usage error and bad argument types as a tool error", async () => {
     await initBase();
     const notJson = await onBase(["tools", "call", "echo.say", "--args", "{text"]);
@@ -168,6 +180,21 @@ describe("workflows", () => {
     const far = await onBase(["workflows", "show", "nope"]);
     expect(far.code).toBe(1);
     expect(far.stderr).toBe("error: Unknown workflow: nope. Available: count_lines, system_report, triple\n");
+  });
+
+  it("deletes a workflow; deleting one that is not there exits 1 with a suggestion", async () => {
+    await initBase();
+    const r = await onBase(["workflows", "delete", "triple"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("Deleted workflow triple.\n");
+    const list = JSON.parse((await onBase(["workflows", "list", "--json"])).stdout) as Array<{ name: string }>;
+    expect(list.map((w) => w.name)).toEqual(["count_lines", "system_report"]);
+    const again = await onBase(["workflows", "delete", "count_line"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe("error: Unknown workflow: count_line. Did you mean: count_lines?\n");
+    const json = await onBase(["workflows", "remove", "triple", "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({ deleted: false });
   });
 
   it("rejects a malformed workflow name without a stack trace", async () => {

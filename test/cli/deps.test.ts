@@ -42,6 +42,14 @@ describe("ts-code-mode deps", () => {
     const remove = await cli(["deps", "remove", tarball, "--allow-local", "--base", "b"], { cwd: dir });
     expect(remove.stderr).toBe("");
     expect(remove.stdout).toMatch(/removed from the list \(configuration only\)/);
+
+    // Removing what is not listed fails (exit 1), as `skills remove` does.
+    const again = await cli(["deps", "remove", "not-listed", "--base", "b"], { cwd: dir });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe("error: not-listed is not in the list.\n");
+    const json = await cli(["deps", "remove", "not-listed", "--json", "--base", "b"], { cwd: dir });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ removed: false });
   }, 120_000);
 
   it("refuses a bad spec with a clear message and exit 1, installing nothing", async () => {

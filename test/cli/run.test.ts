@@ -1,5 +1,6 @@
 /** `ts-code-mode run`: code from the argument or stdin, output streams, --json, exit codes. */
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
@@ -45,6 +46,30 @@ describe("run: code and output", () => {
     expect(dash.stdout).toBe("3\n");
   });
 
+  it("runs a file named as the argument: `run /tmp/x.ts`, and a .py file as Python", async () => {
+    await writeFile(path.join(dir, "x.ts"), "const n: number = 20;\nn + 1\n");
+    const ts = await cli(["run", "--base", "base", path.join(dir, "x.ts")], { cwd: dir });
+    expect(ts.stderr).toBe("");
+    expect(ts.stdout).toBe("21\n");
+    await writeFile(path.join(dir, "y.py"), "x = 6\nx * 7\n");
+    const py = await cli(["run", "--base", "base", "./y.py"], { cwd: dir });
+    expect(py.stderr).toBe("");
+    expect(py.stdout).toBe("42\n");
+    const missing = await cli(["run", "--base", "base", "nope.ts"], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no such file: nope.ts");
+    // Code that is not one word ending in a file extension is still code.
+    const code = await cli(["run", "--base", "base", "const o = { ts: 5 }; o.ts"], { cwd: dir });
+    expect(code.stdout).toBe("5\n");
+  });
+
+  it.runIf(process.platform === "linux")("a --base that cannot be made (/proc/x: ENOENT with the parent there) is an error, not a spin at 100% CPU", async () => {
+    // Node's recursive mkdir loops forever on this; the harness's timeout fails the test if it does.
+    const r = await cli(["run", "--base", "/proc/tcm-no-such-base", "1 + 1"], { cwd: dir, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: Could not create folder \/proc\/tcm-no-such-base\/workflows \(ENOENT\)/);
+  }, 90_000);
+
   it("prints guest stdout to stdout and guest stderr to stderr", async () => {
     const r = await cli(["run", "--base", "base", 'console.log("out"); console.error("err"); "value"'], { cwd: dir });
     expect(r.code).toBe(0);
@@ -52,11 +77,15 @@ describe("run: code and output", () => {
     expect(r.stderr).toBe("err\n");
   });
 
-  it("uses ./.code-mode as the base when --base is not given", async () => {
+  it("uses ./.code-mode as the base when --base is not given, and leaves none behind when nothing was saved", async () => {
     const r = await cli(["run", "1 + 1"], { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("2\n");
-    expect(existsSync(path.join(dir, ".code-mode", "workflows"))).toBe(true);
+    expect(r.stderr).toBe("");
+    expect(existsSync(path.join(dir, ".code-mode"))).toBe(false);
+    const saved = await cli(["run", 'await artifacts.save("note.txt", "kept")'], { cwd: dir });
+    expect(saved.code).toBe(0);
+    expect(existsSync(path.join(dir, ".code-mode", "artifacts"))).toBe(true);
   });
 
   it("takes tools from --tools and storage from --storage over --base", async () => {

@@ -24,10 +24,14 @@ import { MAX_DISPLAY_CHARS } from "../../src/execution/result.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { languageConformance, type GuestLanguage } from "./languages.js";
+import type { CodeToolsInput } from "../../src/tools/code/tool-set.js";
+import * as conformanceCodeTools from "../fixtures/code-tools/tools.js";
 
 export interface ExecutorFactoryOptions {
   toolsPath: string;
   defaultTimeoutMs: number;
+  /** Tools defined in code (the code-tools case passes test/fixtures/code-tools); absent elsewhere. */
+  tools?: CodeToolsInput;
 }
 
 export type ExecutorFactory = (opts: ExecutorFactoryOptions) => Executor;
@@ -122,9 +126,9 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     }
 
     /** A started session with a fresh executor; `base` reuses a storage folder (a second session on the same data). */
-    async function openSession(base?: string): Promise<Session> {
+    async function openSession(base?: string, extra: Pick<ExecutorFactoryOptions, "tools"> = {}): Promise<Session> {
       const storage = new FileStorage({ basePath: base ?? (await tempDir()) });
-      const session = new Session({ storage, executor: factory({ toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: DEFAULT_TIMEOUT_MS }) });
+      const session = new Session({ storage, executor: factory({ toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: DEFAULT_TIMEOUT_MS, ...extra }) });
       opened.push(session);
       await session.start();
       return session;
@@ -157,7 +161,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       return caught as GuestError;
     }
 
-    languageConformance(options.language ?? "typescript", { openSession: () => openSession(), value, failure, shortTimeoutMs: SHORT_TIMEOUT_MS });
+    languageConformance(options.language ?? "typescript", { openSession: () => openSession(), openCodeToolsSession: () => openSession(undefined, { tools: { ...conformanceCodeTools } }), value, failure, shortTimeoutMs: SHORT_TIMEOUT_MS });
     // The rest of the suite is written in TypeScript snippets.
     if ((options.language ?? "typescript") !== "typescript") return;
 
@@ -250,9 +254,21 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "const lastA = 2;\nlastA * 21")).toBe(42);
         const r = await s.run("const noExpr = 1;");
         expect(r).toMatchObject({ ok: true, value: undefined, display: "", error: null });
-        const ifLast = await s.run("if (noExpr) { noExpr + 1 }");
-        expect(ifLast.ok).toBe(true);
         expect(await value(s, "null")).toBeNull();
+      });
+
+      it("a last if/try/switch/block gives its completion value, as the Node REPL does; a last `{ a: 1 }` is an object", async () => {
+        expect(await value(s, "const cv = 1;\nif (cv) { cv + 1 }")).toBe(2);
+        expect(await value(s, "if (!cv) 'yes'; else 'no'")).toBe("no");
+        expect(await value(s, "if (!cv) { 1 }")).toBeUndefined();
+        expect(await value(s, "try { await Promise.reject(new Error('gone')) } catch (e) { 'caught ' + e.message }")).toBe("caught gone");
+        expect(await value(s, "try { 'body' } finally { 'cleanup' }")).toBe("body");
+        expect(await value(s, "switch (cv) { case 1: 'one'; break; default: 'other' }")).toBe("one");
+        expect(await value(s, "{ const inner = 3; inner * 2 }")).toBe(6);
+        expect(await value(s, "{ a: 1 }")).toEqual({ a: 1 });
+        expect(await value(s, "if (cv) { Promise.resolve('awaited') }")).toBe("awaited");
+        // Expressions inside functions in the last statement are not its completion.
+        expect(await value(s, "if (cv) { [1, 2].map((n) => { n * 2 }); 'after' }")).toBe("after");
       });
 
       it("returns host-realm structured clones: Map, Set, Date, BigInt, Uint8Array, nested objects", async () => {

@@ -54,6 +54,14 @@ export interface Snippets {
   workflowsListIsList: string;
   /** Writes "first", waits 300 ms, writes "second". */
   streamTwoLines: string;
+  /** The code tools (test/fixtures/code-tools): weather "Oslo", add 2 + 3, github.createIssue "t", as a list. */
+  codeToolCalls: string;
+  /** tools.weather with a number as the city. */
+  codeToolBadArgs: string;
+  /** tools.describe("weather"). */
+  codeToolDescribe: string;
+  /** The name of the best tools.search("weather of a city") result. */
+  codeToolSearch: string;
 }
 
 export const SNIPPETS: Record<GuestLanguage, Snippets> = {
@@ -79,6 +87,10 @@ export const SNIPPETS: Record<GuestLanguage, Snippets> = {
     unknownTool: "await tools.nope.x()",
     workflowsListIsList: "Array.isArray(await workflows.list())",
     streamTwoLines: "console.log('first'); await new Promise((r) => setTimeout(r, 300)); console.log('second'); 1",
+    codeToolCalls: "[await tools.weather({ city: 'Oslo' }), await tools.add({ a: 2, b: 3 }), await tools.github.createIssue({ title: 't' })]",
+    codeToolBadArgs: "await tools.weather({ city: 3 })",
+    codeToolDescribe: "await tools.describe('weather')",
+    codeToolSearch: "(await tools.search('weather of a city'))[0].name",
   },
   python: {
     define: "persisted = 41",
@@ -102,11 +114,17 @@ export const SNIPPETS: Record<GuestLanguage, Snippets> = {
     unknownTool: "tools.nope.x()",
     workflowsListIsList: "isinstance(workflows.list(), list)",
     streamTwoLines: "import asyncio\nprint('first')\nawait asyncio.sleep(0.3)\nprint('second')\n1",
+    codeToolCalls: "[tools.weather(city='Oslo'), tools.add(a=2, b=3), tools.github.createIssue(title='t')]",
+    codeToolBadArgs: "tools.weather(city=3)",
+    codeToolDescribe: "tools.describe('weather')",
+    codeToolSearch: "tools.search('weather of a city')[0]['name']",
   },
 };
 
 export interface LanguageSuiteHelpers {
   openSession(): Promise<Session>;
+  /** A session whose executor also has the code tools of test/fixtures/code-tools (the `tools` option). */
+  openCodeToolsSession(): Promise<Session>;
   value(session: Session, code: string, runOptions?: RunOptions): Promise<unknown>;
   failure(session: Session, code: string, runOptions?: RunOptions): Promise<ExecutionError>;
   shortTimeoutMs: number;
@@ -200,6 +218,34 @@ export function languageConformance(language: GuestLanguage, h: LanguageSuiteHel
       expect(r.stdout).toBe("first\nsecond\n");
       expect(firstBeforeEnd).toBe(true);
       expect(chunks.join("")).toBe("first\nsecond\n");
+    });
+  });
+
+  describe(`tools defined in code, in ${language} snippets`, () => {
+    let s: Session;
+    beforeAll(async () => {
+      s = await h.openCodeToolsSession();
+      // The first run starts the interpreter (Pyodide: seconds, a minute when it builds its snapshot first): not any one test's time.
+      await h.value(s, c.statementOnly);
+    }, 240_000);
+
+    it("calls a defineTool, an AI SDK tool and a namespaced tool; the functions run on the host", async () => {
+      expect(await h.value(s, c.codeToolCalls)).toEqual([{ city: "Oslo", tempC: 4 }, 5, { number: 7, title: "t" }]);
+    });
+
+    it("validates arguments against the schema before the function runs", async () => {
+      const e = await h.failure(s, c.codeToolBadArgs);
+      expect(e.name).toBe("ToolError");
+      expect(e.message).toContain("tools.weather");
+      expect(e.message).toMatch(/'city' expected string/);
+    });
+
+    it("describes a code tool from its schemas, in the guest's language, and finds it by search", async () => {
+      const text = String(await h.value(s, c.codeToolDescribe));
+      expect(text).toContain("City name");
+      expect(text).toMatch(language === "python" ? /city: str\b/ : /city: string;/);
+      if (language === "typescript") expect(text).toContain("Promise<{ city: string; tempC: number }>");
+      expect(await h.value(s, c.codeToolSearch)).toBe("weather");
     });
   });
 }

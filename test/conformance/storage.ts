@@ -44,7 +44,7 @@ export const INVALID_ARTIFACT_NAMES: ReadonlyArray<[string, string]> = [
   [Array.from({ length: 5 }, () => "y".repeat(250)).join("/"), "over 1024 bytes in total"],
 ];
 
-export const INVALID_WORKFLOW_NAMES: readonly string[] = ["", "1abc", "a-b", "a b", "a.b", "../x", "x/y", "é", "a\u0000"];
+export const INVALID_WORKFLOW_NAMES: readonly string[] = ["", "1abc", "a-b", "a b", "a.b", "../x", "x/y", "é", "a\u0000", "w".repeat(101)];
 
 const UNICODE_TEXT = "\uFEFFhello — héllo wörld ✓ 日本語 👩‍💻 مرحبا \u0301e\r\nline2\n\ttab\u0000after-nul";
 
@@ -331,6 +331,29 @@ export function storageConformance(name: string, factory: (options?: Conformance
         expect(await s.artifacts.delete("a")).toBe(true);
         await s.artifacts.save("d", "d".repeat(1400));
         expect((await s.artifacts.list()).map((i) => i.name)).toEqual(["b", "c", "d"]);
+      });
+
+      it("the store quota is exact under 40 parallel saves: as many succeed as fit one after another", async () => {
+        // Issue 32: each save measured the store again, so saves in flight were not counted and parallel ones overshot.
+        const payload = "p".repeat(1000);
+        const quota = { maxStoreBytes: 12_000 };
+        const sequential = await withOptions(quota);
+        let fit = 0;
+        while (fit < 40 && (await sequential.artifacts.save(`n-${String(fit).padStart(2, "0")}`, payload).then(() => true, () => false))) fit++;
+        expect(fit).toBeGreaterThan(5);
+        expect(fit).toBeLessThan(40);
+        const parallel = await withOptions(quota);
+        const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => parallel.artifacts.save(`n-${String(i).padStart(2, "0")}`, payload)));
+        const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+        for (const r of refused) expect(r.reason).toMatchObject({ name: "StorageError", code: "QUOTA_EXCEEDED" });
+        expect(outcomes.length - refused.length).toBe(fit);
+        expect((await parallel.artifacts.list()).length).toBe(fit);
+        // Full means full: one more is refused; freeing one artifact makes room for exactly one.
+        await expect(parallel.artifacts.save("one-more", payload)).rejects.toMatchObject({ code: "QUOTA_EXCEEDED" });
+        const kept = (await parallel.artifacts.list())[0]!.name;
+        expect(await parallel.artifacts.delete(kept)).toBe(true);
+        const again = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => parallel.artifacts.save(`m-${String(i).padStart(2, "0")}`, payload)));
+        expect(again.filter((o) => o.status === "fulfilled")).toHaveLength(1);
       });
 
       it("accepts unusual but valid names", async () => {

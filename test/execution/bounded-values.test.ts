@@ -13,6 +13,7 @@ import { InProcessExecutor } from "../../src/execution/in-process/executor.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
+import { ToolRegistry } from "../../src/tools/registry.js";
 import { EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 
 const DAG = "let dag: any = [1]; for (let i = 0; i < 40; i++) dag = [dag, dag];";
@@ -120,4 +121,42 @@ describe("a run's value is bounded in the child: SubprocessExecutor", () => {
     const small = await s.run(`[kept, new Uint8Array(1_048_576).length]`);
     expect(small.value).toEqual([7, 1_048_576]);
   });
+});
+
+/**
+ * Issue 32: a tool result nested 2,000,000 deep cannot be serialized onto the child's channel (the
+ * serializer's recursion overflows). The call fails at once with why; before, the reply was dropped
+ * and the run waited out its whole timeout.
+ */
+describe("a tool result too deep to send fails the call at once: SubprocessExecutor", () => {
+  let dir: string;
+  let s: Session;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "tcm-deep-reply-"));
+    const tools = new ToolRegistry();
+    tools.register({
+      name: "deep",
+      info: async () => ({ name: "deep", type: "toolable", description: "Returns a value nested 2,000,000 deep", tags: [], direct: null, callables: [{ name: "get", description: "", params: [], returns: "unknown" }] }),
+      call: async () => {
+        let v: unknown = {};
+        for (let i = 0; i < 2_000_000; i++) v = { v };
+        return v;
+      },
+      close: async () => undefined,
+    });
+    // A timeout the fixed call never comes near; without the fix the run ends in it (TimeoutError).
+    s = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SubprocessExecutor({ tools, defaultTimeoutMs: 60_000 }) });
+    await s.start();
+  });
+  afterAll(async () => {
+    await s.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("tools.deep.get() rejects with a DataCloneError naming the call and the depth; the session goes on", async () => {
+    const r = await s.run(CATCH("tools.deep.get()"));
+    expect(r.error).toBeNull();
+    expect(r.value).toMatch(/^DataCloneError: tools\.deep\.get: the result could not be sent to the code: it is nested more than 1,000 levels deep at \$\.v\.v/);
+    expect((await s.run("1 + 1")).value).toBe(2);
+  }, 120_000);
 });

@@ -200,6 +200,15 @@ describe("SandboxExecutor", () => {
         expect(await value("[1, 2, 3].length")).toBe(3);
       });
     }
+
+    it("running out inside QuickJS's own allocations (it throws null, the memory 1-2 MB short of the limit) is a MemoryLimitError and a fresh VM", async () => {
+      // Issue 32: this was `Uncaught null`, and the exhausted VM was kept, so the next run that allocated failed too.
+      await open({ memoryMb: 64 });
+      const r = await session.run('let a = []; for (;;) a.push("x" + a.length)', { timeoutMs: 30_000 });
+      expect(r.error?.name).toBe("MemoryLimitError");
+      expect(r.error?.message).toContain("64 MB");
+      expect(await value("globalThis.keep = []; for (let i = 0; i < 1e5; i++) keep.push({ i }); keep.length")).toBe(100_000);
+    });
   });
 
   describe("recursion", () => {

@@ -19,6 +19,11 @@ export async function ensureTestImage(): Promise<string> {
   return (await buildImage({ docker: await testDocker() })).tag;
 }
 
+/** The default image plus a working Python 3 (`image build --with python3`), built if missing; its tag. */
+export async function ensurePythonTestImage(): Promise<string> {
+  return (await buildImage({ docker: await testDocker(), with: ["python3"] })).tag;
+}
+
 /** Ids of labelled containers whose owner is this test process. */
 export async function ownContainers(): Promise<string[]> {
   return (await listLabelled(await testDocker())).filter((c) => c.ownerPid === process.pid).map((c) => c.id);

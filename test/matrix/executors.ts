@@ -12,15 +12,21 @@ import { RemoteExecutor } from "../../src/execution/remote/executor.js";
 import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../agents/fake-openai.js";
-import { ensureTestImage } from "../helpers/container.js";
+import { ensurePythonTestImage } from "../helpers/container.js";
 import { ensureBuilt, startServe, TOKEN, type ServeProcess } from "../server/harness.js";
 import type { ExecutorId } from "./cells.js";
 import type { ExecutorOptions, MatrixExecutor } from "./harness.js";
+import { fileURLToPath } from "node:url";
+import * as codeTools from "../fixtures/code-tools/tools.js";
 
 /** The options every local executor takes, as a user passes them. */
 function common(o: ExecutorOptions) {
-  return { toolsPath: o.toolsPath, skillRoots: o.skillRoots, defaultTimeoutMs: o.defaultTimeoutMs, middleware: o.middleware, toolable: o.toolable };
+  return { toolsPath: o.toolsPath, skillRoots: o.skillRoots, defaultTimeoutMs: o.defaultTimeoutMs, middleware: o.middleware, toolable: o.toolable, tools: CODE_TOOLS };
 }
+
+/** The tools defined in code (the `tools` option); the remote server loads the same module with --tools-module. */
+const CODE_TOOLS_MODULE = fileURLToPath(new URL("../fixtures/code-tools/tools.ts", import.meta.url));
+const CODE_TOOLS = { weather: codeTools.weather, add: codeTools.add };
 
 let server: ServeProcess | null = null;
 let fake: FakeOpenAI | null = null;
@@ -36,7 +42,8 @@ export const MATRIX_EXECUTORS: Record<ExecutorId, MatrixExecutor> = {
     id: "container",
     language: "typescript",
     setup: async () => {
-      image = await ensureTestImage();
+      // Toolable tools run inside the container, and the matrix's fixture is in Python.
+      image = await ensurePythonTestImage();
     },
     make: (o) => new ContainerExecutor({ ...common(o), image, ...(o.memoryMb !== undefined ? { memoryMb: o.memoryMb } : {}) }),
   },
@@ -46,7 +53,7 @@ export const MATRIX_EXECUTORS: Record<ExecutorId, MatrixExecutor> = {
     setup: async (fx) => {
       await ensureBuilt();
       fake = await startFakeOpenAI((req) => ({ text: `four (${JSON.stringify(req.body).includes("2+2?") ? "2+2?" : "?"})` }));
-      server = await startServe(["--token", TOKEN, "--client-storage", "--tools", fx.toolsPath, "--skills", fx.skillsPath, "--deny", "uname.*", "--sampler", "openai:fake-model", "--max-sessions", "100"], {
+      server = await startServe(["--token", TOKEN, "--client-storage", "--tools", fx.toolsPath, "--skills", fx.skillsPath, "--deny", "uname.*", "--sampler", "openai:fake-model", "--max-sessions", "100", "--tools-module", CODE_TOOLS_MODULE], {
         env: { ...process.env, OPENAI_API_KEY: "sk-matrix", OPENAI_BASE_URL: fake.url },
       });
     },

@@ -125,6 +125,8 @@ const TIMEOUT_MS = 60_000;
 const PROBES: Record<CapabilityId, (c: CellContext) => Promise<Seen>> = {
   "tools-cli": async (c) => checked(await c.run(pick(c, "await tools.echo.say({ text: ['matrix'] })", "tools.echo.say(text=['matrix'])")), (v) => expect(String(v).trim()).toBe("matrix")),
   "tools-mcp": async (c) => checked(await c.run(pick(c, "await tools.math.add({ a: 2, b: 3 })", "tools.math.add(a=2, b=3)")), (v) => expect(JSON.stringify(v)).toContain("5")),
+  "tools-code": async (c) =>
+    checked(await c.run(pick(c, "[await tools.weather({ city: 'Oslo' }), await tools.add({ a: 2, b: 3 })]", "[tools.weather(city='Oslo'), tools.add(a=2, b=3)]")), (v) => expect(v).toEqual([{ city: "Oslo", tempC: 4 }, 5])),
   "tools-http": async (c) => checked(await c.run(pick(c, "await tools.web.hello({ name: 'matrix' })", "tools.web.hello(name='matrix')")), (v) => expect(v).toEqual({ hello: "matrix" })),
   "tools-toolable": async (c) =>
     checked(

@@ -16,9 +16,9 @@ import { loadedModules } from "../helpers/loaded-modules.js";
 
 const exec = promisify(execFile);
 
-/** Loaded on first use only: zod, the snippet compilers, YAML, QuickJS, the MCP SDK, Redis, the TypeScript compiler. */
-const LAZY = /^(zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+)(\/|$)/;
-const LAZY_FILES = /node_modules[\\/](zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl|typescript|ioredis|@modelcontextprotocol|dockerode|hono|@hono|pyodide|@energetic-ai)[\\/]/;
+/** Loaded on first use only: zod, the snippet compilers, YAML, QuickJS, the MCP SDK, Redis, the TypeScript compiler, OpenTelemetry. */
+const LAZY = /^(zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+|@opentelemetry\/[^/]+)(\/|$)/;
+const LAZY_FILES = /node_modules[\\/](zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl|typescript|ioredis|@modelcontextprotocol|dockerode|hono|@hono|pyodide|@energetic-ai|@opentelemetry)[\\/]/;
 
 beforeAll(async () => {
   await ensureBuilt();

@@ -16,6 +16,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
+import { reportFaults } from "../helpers/fault-report.js";
 import { api, cleanup, ensureBuilt, startServe, tempDir, type ServeProcess } from "./harness.js";
 
 const servers: ServeProcess[] = [];
@@ -96,6 +97,7 @@ it("closes the session and its child when the client closes the connection while
   await waitFor(() => childrenOf(serverPid).length === 0, "every session's child to end", 30_000);
   const info = await api(s.url, "GET", "/info", { token: null });
   expect((info.body as { sessions: { open: number } }).sessions.open).toBe(0);
+  reportFaults({ trial: "serve: clients gone while their session starts", runs: clients, orphans: childrenOf(serverPid).length });
 
   // The server still serves: a client that stays gets its session.
   const created = await api(s.url, "POST", "/sessions", { json: {}, token: null });

@@ -7,7 +7,8 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { toPrompt } from "skills-ref";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createRequire } from "node:module";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SkillLibrary } from "../../src/skills/library.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 
@@ -70,6 +71,50 @@ describe("lenient loading", () => {
     expect([...found.keys()]).toEqual(["fine"]);
     expect(warnings.join("\n")).toMatch(/skipped skill "huge": .*over 10 MB|10 MB/);
     await expect(lib.read("fine", "assets/big.bin")).rejects.toThrow(/10 MB/);
+  });
+});
+
+describe("metadata parsing is bounded (issue 32: 100,000 keys took 65 s per `skills list`)", () => {
+  it("a frontmatter of 100,000 keys, 5,000 short keys, a 1,000-entry flow mapping, 70 KB of text or 12 levels is refused with why; the others are listed", async () => {
+    const skills = path.join(storage.root, "skills");
+    write(skills, "good", skill("good"));
+    write(skills, "many-keys", `---\nname: many-keys\ndescription: d\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: v\n`).join("")}---\nbody\n`);
+    write(skills, "block-keys", `---\nname: block-keys\ndescription: d\n${Array.from({ length: 5_000 }, (_, i) => `k${i}: 1\n`).join("")}---\nbody\n`);
+    write(skills, "flow-keys", `---\nname: flow-keys\ndescription: d\nmetadata: {${Array.from({ length: 1_000 }, (_, i) => `k${i}: v`).join(", ")}}\n---\nbody\n`);
+    write(skills, "long-text", `---\nname: long-text\ndescription: ${"x".repeat(70_000)}\n---\nbody\n`);
+    write(skills, "deep", `---\nname: deep\ndescription: d\nmetadata: ${"{a: ".repeat(12)}b${"}".repeat(12)}\n---\nbody\n`);
+    const lib = new SkillLibrary(storage.skills);
+    const { skills: found, warnings } = await lib.scan();
+    expect([...found.keys()]).toEqual(["good"]);
+    const text = warnings.join("\n");
+    expect(text).toMatch(/skipped skill "many-keys": SKILL\.md frontmatter is 988,921 characters; at most 65,536 are read/);
+    expect(text).toMatch(/skipped skill "block-keys": SKILL\.md frontmatter has 5,003 lines and commas; at most 1,000 entries are read/);
+    expect(text).toMatch(/skipped skill "flow-keys": SKILL\.md frontmatter has 1,00\d lines and commas; at most 1,000 entries are read/);
+    expect(text).toMatch(/skipped skill "long-text": SKILL\.md frontmatter is 70,0\d\d characters; at most 65,536 are read/);
+    expect(text).toMatch(/skipped skill "deep": SKILL\.md frontmatter is nested more than 10 levels deep/);
+    expect(await lib.list()).toEqual([expect.objectContaining({ name: "good" })]);
+  }, 60_000);
+
+  it("an unchanged SKILL.md is parsed once; a changed one again; callers cannot edit what is remembered", async () => {
+    const skills = path.join(storage.root, "skills");
+    write(skills, "cached-once", `---\nname: cached-once\ndescription: Parsed once.\nmetadata: { owner: a }\n---\nbody\n`);
+    const yaml = createRequire(import.meta.url)("yaml") as { parse: (...args: unknown[]) => unknown };
+    const parse = vi.spyOn(yaml, "parse");
+    try {
+      const ours = () => parse.mock.calls.filter(([text]) => String(text).includes("cached-once")).length;
+      const lib = new SkillLibrary(storage.skills);
+      await lib.list();
+      const first = await lib.load("cached-once");
+      first.frontmatter.metadata!["owner"] = "edited";
+      await lib.list();
+      expect((await lib.load("cached-once")).frontmatter.metadata).toEqual({ owner: "a" });
+      expect(ours()).toBe(1);
+      write(skills, "cached-once", `---\nname: cached-once\ndescription: Parsed twice.\n---\nbody\n`);
+      expect((await lib.list())[0]!.description).toBe("Parsed twice.");
+      expect(ours()).toBe(2);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 

@@ -14,6 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileStorage } from "../../src/storage/file/storage.js";
+import { reportFaults, scaled } from "../helpers/fault-report.js";
 import { transpileTree } from "./transpile.js";
 
 /** Shared by children and parent: versions that name themselves in every file, so a mix shows. */
@@ -24,6 +25,10 @@ function skillFiles(tag, count) {
   return files;
 }
 function tagOf(bytes) { return new TextDecoder().decode(bytes).split("\\n").at(-2); }
+function workflowRecord(language, tag) {
+  const source = language === "python" ? \`def run():\\n    return "\${tag}"\\n\` : \`export async function run() { return "\${tag}"; }\\n\`;
+  return { name: "racer", source, description: "", createdAt: "t", updatedAt: "t", ...(language === "python" ? { language: "python" } : {}) };
+}
 `;
 
 /** mode writer-skill: save until stopped; reader-skill: read and count. */
@@ -39,6 +44,13 @@ const deadline = Date.now() + 30_000;
 while (!existsSync(stopFile) && Date.now() < deadline) {
   try {
     if (mode === "writer-skill") await storage.skills.save("racer", skillFiles(\`\${id}#\${out.count}\`, Number(files)));
+    else if (mode === "writer-wf-ts" || mode === "writer-wf-py") await storage.workflows.save(workflowRecord(mode.endsWith("py") ? "python" : "typescript", \`\${id}#\${out.count}\`));
+    else if (mode === "reader-wf") {
+      const got = await storage.workflows.get("racer");
+      const listed = (await storage.workflows.list()).some((w) => w.name === "racer");
+      if (!got || !listed) { out.absent++; if (out.errors.length < 5) out.errors.push(JSON.stringify({ got: !!got, listed })); }
+      else if (!got.source.includes(got.language === "python" ? "def run" : "export async function run")) out.mixed++;
+    }
     else if (mode === "reader-skill") {
       const listed = await storage.skills.files("racer");
       const md = await storage.skills.read("racer", "SKILL.md");
@@ -69,10 +81,36 @@ const storage = new FileStorage({ basePath });
 ${SKILL_VALUES}
 for (let k = 0; ; k++) {
   if (point && k === 1) setFaultHook((p) => { if (p === point) process.kill(process.pid, "SIGKILL"); });
-  await storage.skills.save("racer", skillFiles(\`k#\${k}\`, Number(files)));
+  if (what === "workflow") await storage.workflows.save(workflowRecord(k % 2 ? "python" : "typescript", \`k#\${k}\`));
+  else await storage.skills.save("racer", skillFiles(\`k#\${k}\`, Number(files)));
   if (k === 0) writeFileSync(readyFile, "");
   if (point && k >= 1) process.exit(3); // the hook should have killed us
 }
+`;
+
+/** One save per round, started when the parent creates go-<round>; acknowledges with ack-<round>-<id> (fail-… when the save threw). */
+const ROUNDS_SCRIPT = `
+import { existsSync, writeFileSync } from "node:fs";
+import path from "node:path";
+const [entry, basePath, id, language, rounds, dir] = process.argv.slice(2);
+const { FileStorage } = await import(entry);
+const storage = new FileStorage({ basePath });
+${SKILL_VALUES}
+writeFileSync(path.join(dir, \`ready-\${id}\`), "");
+const deadline = Date.now() + 120_000;
+for (let k = 0; k < Number(rounds) && Date.now() < deadline; k++) {
+  while (!existsSync(path.join(dir, \`go-\${k}\`))) {
+    if (Date.now() > deadline) process.exit(4);
+    await new Promise((r) => setImmediate(r));
+  }
+  try {
+    await storage.workflows.save(workflowRecord(language, \`\${id}#\${k}\`));
+    writeFileSync(path.join(dir, \`ack-\${k}-\${id}\`), "");
+  } catch (err) {
+    writeFileSync(path.join(dir, \`fail-\${k}-\${id}\`), String(err?.message ?? err));
+  }
+}
+await storage.close();
 `;
 
 const { skillFiles, tagOf } = new Function(`${SKILL_VALUES}; return { skillFiles, tagOf };`)() as {
@@ -151,6 +189,7 @@ beforeAll(async () => {
   faults = new URL("./faults.js", entry).href;
   await writeFile(path.join(work, "race.mjs"), RACE_SCRIPT);
   await writeFile(path.join(work, "killed.mjs"), KILLED_SCRIPT);
+  await writeFile(path.join(work, "rounds.mjs"), ROUNDS_SCRIPT);
 });
 
 afterAll(async () => {
@@ -188,9 +227,10 @@ describe("FileStorage skills: one commit point per replace (issue 35.1)", () => 
     const seed = new FileStorage({ basePath });
     await seed.skills.save("racer", skillFiles("seed#0", 12));
     await seed.close();
-    const counts = await race(basePath, ["writer-skill", "writer-skill", "reader-skill", "reader-skill"], 12, 1_500);
+    const counts = await race(basePath, ["writer-skill", "writer-skill", "reader-skill", "reader-skill"], 12, scaled(1_500));
     const readers = counts.filter((c) => c.mode.startsWith("reader"));
     const writers = counts.filter((c) => c.mode.startsWith("writer"));
+    reportFaults({ trial: "skill: 2 writers + 2 readers", runs: readers.reduce((n, c) => n + c.count, 0), absentReads: readers.reduce((n, c) => n + c.absent, 0) });
     expect(readers.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(20);
     expect(writers.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(5);
     expect(counts.map((c) => ({ mode: c.mode, absent: c.absent, mixed: c.mixed, failed: c.failed, errors: c.errors }))).toEqual(
@@ -203,9 +243,11 @@ describe("FileStorage skills: one commit point per replace (issue 35.1)", () => 
     expect((await readdir(path.join(basePath, "skills", ".versions"))).length).toBe(1);
   });
 
-  it("a writer SIGKILLed at a random moment of a replace leaves the old or the new skill, whole (6 trials, 5 and 60 files)", { timeout: 90_000 }, async () => {
-    for (let trial = 0; trial < 6; trial++) {
-      const files = trial % 2 ? 60 : 5;
+  it("a writer SIGKILLed at a random moment of a replace leaves the old or the new skill, whole (6 trials, 5 and 200 files)", { timeout: 300_000 }, async () => {
+    const trials = scaled(6);
+    let lost = 0;
+    for (let trial = 0; trial < trials; trial++) {
+      const files = trial % 2 ? 200 : 5;
       const basePath = await freshBase();
       const ready = path.join(basePath, "..", "ready");
       const { child, exited } = spawnChild("killed.mjs", [entry, faults, basePath, "skill", String(files), ready, ""]);
@@ -213,8 +255,10 @@ describe("FileStorage skills: one commit point per replace (issue 35.1)", () => 
       await new Promise((r) => setTimeout(r, randomInt(0, 60)));
       child.kill("SIGKILL");
       await exited;
-      expect(await skillState(basePath, files), `trial ${trial}`).not.toBeNull();
+      if ((await skillState(basePath, files)) === null) lost++;
     }
+    reportFaults({ trial: "skill writer SIGKILL (5 and 200 files)", runs: trials, absentReads: lost, lostAckedSaves: lost });
+    expect(lost).toBe(0);
   });
 
   for (const point of ["temp-written", "committed"] as const) {
@@ -253,4 +297,99 @@ describe("FileStorage skills: one commit point per replace (issue 35.1)", () => 
     expect(await skillState(basePath, 3)).toEqual({ tag: "old#2" });
     expect(existsSync(path.join(skills, "racer", "SKILL.md"))).toBe(true);
   });
+});
+
+/** The workflow as a fresh reader sees it: null when absent, else its language and tag. */
+async function workflowState(basePath: string): Promise<{ language: string; tag: string } | null> {
+  const storage = new FileStorage({ basePath });
+  try {
+    const got = await storage.workflows.get("racer");
+    if (!got) return null;
+    return { language: got.language ?? "typescript", tag: /"([^"]+)"/.exec(got.source)![1]! };
+  } finally {
+    await storage.close();
+  }
+}
+
+describe("FileStorage workflows saved in TypeScript and Python at once (issue 35.2)", () => {
+  it("a TypeScript and a Python writer process on one name, 2 reader processes: 0 absent reads, 0 mixed, 0 failed saves", { timeout: 120_000 }, async () => {
+    const basePath = await freshBase();
+    const seed = new FileStorage({ basePath });
+    await seed.workflows.save({ name: "racer", source: 'export async function run() { return "seed#0"; }\n', description: "", createdAt: "t", updatedAt: "t" });
+    await seed.close();
+    const counts = await race(basePath, ["writer-wf-ts", "writer-wf-py", "reader-wf", "reader-wf"], 0, scaled(2_000));
+    const reads = counts.filter((c) => c.mode === "reader-wf").reduce((n, c) => n + c.count, 0);
+    reportFaults({ trial: "workflow .ts/.py writers + readers", runs: reads, absentReads: counts.reduce((n, c) => n + c.absent, 0) });
+    expect(reads).toBeGreaterThan(20);
+    expect(counts.filter((c) => c.mode.startsWith("writer")).every((c) => c.count > 2)).toBe(true);
+    expect(counts.map((c) => ({ mode: c.mode, absent: c.absent, mixed: c.mixed, failed: c.failed, errors: c.errors }))).toEqual(
+      counts.map((c) => ({ mode: c.mode, absent: 0, mixed: 0, failed: 0, errors: [] })),
+    );
+    // One file of the name is left, in the language of the last save.
+    const left = (await readdir(path.join(basePath, "workflows"))).filter((f) => f.startsWith("racer."));
+    expect(left).toHaveLength(1);
+  });
+
+  it("two processes save the same name at the same moment, one in each language: the name always holds one of that round's saves", { timeout: 180_000 }, async () => {
+    const basePath = await freshBase();
+    const dir = path.join(basePath, "..", "rounds");
+    await mkdir(dir);
+    const rounds = scaled(60);
+    const writers = (["typescript", "python"] as const).map((language, i) => ({ id: `w${i}`, ...spawnChild("rounds.mjs", [entry, basePath, `w${i}`, language, String(rounds), dir]) }));
+    for (const w of writers) await waitForFile(path.join(dir, `ready-${w.id}`), w.exited);
+    let lost = 0;
+    const failures: string[] = [];
+    const reader = new FileStorage({ basePath });
+    try {
+      for (let k = 0; k < rounds; k++) {
+        await writeFile(path.join(dir, `go-${k}`), "");
+        for (const w of writers) {
+          const ack = path.join(dir, `ack-${k}-${w.id}`);
+          const fail = path.join(dir, `fail-${k}-${w.id}`);
+          while (!existsSync(ack) && !existsSync(fail)) await new Promise((r) => setTimeout(r, 2));
+          if (existsSync(fail)) failures.push(`round ${k}: ${w.id}`);
+        }
+        const got = await reader.workflows.get("racer");
+        // Both saves were acknowledged: the name holds one of them (not nothing, not an older round's).
+        if (!got || /#(\d+)"/.exec(got.source)?.[1] !== String(k)) lost++;
+      }
+    } finally {
+      await reader.close();
+    }
+    for (const w of writers) expect((await w.exited).code).toBe(0);
+    reportFaults({ trial: "workflow .ts/.py same-moment saves", runs: rounds, lostAckedSaves: lost });
+    expect({ lost, failures }).toEqual({ lost: 0, failures: [] });
+  });
+
+  it("a writer switching languages SIGKILLed at a random moment leaves a whole workflow, and the name stays writable (no stuck lock)", { timeout: 120_000 }, async () => {
+    const trials = scaled(6);
+    let absent = 0;
+    for (let trial = 0; trial < trials; trial++) {
+      const basePath = await freshBase();
+      const ready = path.join(basePath, "..", "ready");
+      const { child, exited } = spawnChild("killed.mjs", [entry, faults, basePath, "workflow", "0", ready, ""]);
+      await waitForFile(ready, exited);
+      await new Promise((r) => setTimeout(r, randomInt(0, 60)));
+      child.kill("SIGKILL");
+      await exited;
+      if (!(await workflowState(basePath))) absent++;
+      const after = new FileStorage({ basePath });
+      await after.workflows.save({ name: "racer", source: 'def run():\n    return "after"\n', language: "python", description: "", createdAt: "t", updatedAt: "t" });
+      await after.close();
+      expect(await workflowState(basePath)).toEqual({ language: "python", tag: "after" });
+    }
+    reportFaults({ trial: "workflow writer SIGKILL", runs: trials, absentReads: absent, lostAckedSaves: absent });
+    expect(absent).toBe(0);
+  });
+
+  for (const point of ["temp-written", "committed"] as const) {
+    it(`a writer SIGKILLed at "${point}" of a save that changes the language leaves ${point === "committed" ? "the new" : "the old"} workflow`, { timeout: 30_000 }, async () => {
+      const basePath = await freshBase();
+      const ready = path.join(basePath, "..", "ready");
+      const { exited } = spawnChild("killed.mjs", [entry, faults, basePath, "workflow", "0", ready, point]);
+      const r = await exited;
+      expect(r.signal, r.stderr).toBe("SIGKILL");
+      expect(await workflowState(basePath)).toEqual(point === "committed" ? { language: "python", tag: "k#1" } : { language: "typescript", tag: "k#0" });
+    });
+  }
 });

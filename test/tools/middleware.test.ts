@@ -2,7 +2,7 @@
  * Tool middleware: each built-in alone, then the chain end to end through real sessions on both
  * executors, where a deny rule and an approval callback must stop a call before the tool runs.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -12,7 +12,7 @@ import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { approval, auditLog, callsPerRun, compose, globToRegExp, policy, retry, type AuditEvent, type ToolCallContext, type ToolMiddleware } from "../../src/tools/middleware/index.js";
-import type { CallContext, ToolAdapter, ToolInfo } from "../../src/tools/protocol.js";
+import type { CallContext, CommandPlace, ToolAdapter, ToolInfo } from "../../src/tools/protocol.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 
@@ -184,3 +184,98 @@ for (const [kind, make] of [
     });
   });
 }
+
+describe("a rule on a recipe covers every call running the same command", () => {
+  // The issue's tool: recipe `epoch` runs `date -- +%s`; the escape hatch and tools.call can build that argv too.
+  const DATE_YAML = [
+    "name: date",
+    "description: Print the date",
+    "command: date",
+    "end_of_options: true",
+    "schema:",
+    "  options:",
+    "    utc: { type: boolean, short: u }",
+    "    date: { type: string, short: d }",
+    "  positional:",
+    "    - { name: format, type: string }",
+    "recipes:",
+    "  epoch:",
+    "    description: Seconds since 1970",
+    '    preset: { format: "+%s" }',
+    "    params:",
+    "      date: {}",
+    "  format:",
+    "    description: A custom format",
+    "    params:",
+    "      format: { required: true }",
+    "      date: {}",
+    "",
+  ].join("\n");
+  let dir: string;
+  const sessions: Session[] = [];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "tcm-same-"));
+    await writeFile(path.join(dir, "date.yaml"), DATE_YAML);
+  });
+  afterEach(async () => {
+    await Promise.all(sessions.splice(0).map((s) => s.close()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function sessionWith(middleware: ToolMiddleware[]): Promise<Session> {
+    const tools = await ToolRegistry.load(dir);
+    const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, "s") }), executor: new InProcessExecutor({ tools, middleware }) });
+    sessions.push(session);
+    await session.start();
+    return session;
+  }
+  const attempt = (code: string) => `let out; try { out = await ${code} } catch (e) { out = [e.name, e.code, e.message] }; out`;
+
+  it("deny: ['date.epoch'] refuses tools.date({ format: '+%s' }) and tools.call('date', null, …); other formats still run", async () => {
+    const session = await sessionWith([policy({ deny: ["date.epoch"] })]);
+    for (const code of ['tools.date({ format: "+%s" })', 'tools.call("date", null, { format: "+%s" })', 'tools.call("date", null, { format: "+%s", date: "@5" })', 'tools.date.format({ format: "+%s" })', "tools.date.epoch()"]) {
+      const r = await session.run(attempt(code));
+      expect(r.value, code).toEqual(["ToolError", "PERMISSION", expect.stringMatching(/denied by policy \(deny: date\.epoch\)/)]);
+    }
+    expect((await session.run(attempt('tools.date({ format: "+%s", utc: true, date: "@5" })'))).value).toBe("5\n");
+    expect((await session.run(attempt('tools.call("date", null, { format: "+%Y", utc: true, date: "@0" })'))).value).toBe("1970\n");
+  });
+
+  it("deny wins over a glob allow; an explicit allow of the escape hatch reopens it", async () => {
+    const globbed = await sessionWith([policy({ allow: ["**"], deny: ["date.epoch"] })]);
+    expect((await globbed.run(attempt('tools.date({ format: "+%s" })'))).value).toEqual(["ToolError", "PERMISSION", expect.stringContaining("runs the same command as date.epoch")]);
+    const reopened = await sessionWith([policy({ allow: ["date", "date.format"], deny: ["date.epoch"] })]);
+    expect((await reopened.run(attempt('tools.date({ format: "+%s", date: "@7" })'))).value).toBe("7\n");
+    expect((await reopened.run(attempt('tools.call("date", null, { format: "+%s", date: "@7" })'))).value).toBe("7\n");
+    // The recipe itself stays denied.
+    expect((await reopened.run(attempt("tools.date.epoch()"))).value).toEqual(["ToolError", "PERMISSION", expect.stringContaining("date.epoch is denied by policy")]);
+  });
+
+  it("with middleware set, a CLI tool still runs where the session's code runs (a container session's runner), not on the host", async () => {
+    const tools = await ToolRegistry.load(dir, { middleware: [policy({ deny: ["other.*"] })] });
+    const ran: string[][] = [];
+    const place: CommandPlace = {
+      where: "a test place",
+      run: async (argv: readonly string[]) => (ran.push([...argv]), "ran in the container\n"),
+      spawn: () => {
+        throw new Error("not used");
+      },
+      fixFor: () => "",
+    };
+    expect(await tools.call("date", "epoch", {}, { place })).toBe("ran in the container\n");
+    expect(ran).toEqual([["date", "--", "+%s"]]);
+    await tools.close();
+  });
+
+  it("an approval rule on the recipe asks for the escape hatch and tools.call running the same command", async () => {
+    const asked: string[] = [];
+    const session = await sessionWith([approval(({ tool, callable }) => (asked.push(`${tool}.${callable ?? ""}`), false), { only: ["date.epoch"] })]);
+    for (const code of ['tools.date({ format: "+%s" })', 'tools.call("date", null, { format: "+%s" })']) {
+      expect((await session.run(attempt(code))).value, code).toEqual(["ToolError", "PERMISSION", expect.stringContaining("was not approved")]);
+    }
+    expect(asked).toEqual(["date.", "date."]);
+    expect((await session.run(attempt('tools.date({ format: "+%Y", utc: true, date: "@0" })'))).value).toBe("1970\n");
+    expect(asked).toHaveLength(2);
+  });
+});

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdtemp, rm, symlink, writeFile, mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +8,9 @@ import { NotFoundError, ToolError, ValidationError } from "../../src/errors.js";
 import type { Ranker } from "../../src/search/lexical.js";
 import type { CallContext, ToolAdapter, ToolInfo } from "../../src/tools/protocol.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
+import { InProcessExecutor } from "../../src/execution/in-process/executor.js";
+import { Session } from "../../src/session.js";
+import { FileStorage } from "../../src/storage/file/storage.js";
 
 /** The error a promise rejects with (fails the test if it resolves). */
 async function caught<E extends Error = ToolError>(p: Promise<unknown>): Promise<E> {
@@ -99,6 +102,18 @@ describe("ToolRegistry.load", () => {
     await expect(ToolRegistry.load(d)).rejects.toThrow(/Invalid YAML in .*bad\.yaml/);
   });
 
+  it("an unreadable tool file (a dangling symlink, too big) is a ValidationError naming it, not a raw fs error", async () => {
+    const d = await tempDir({ "ok.yaml": "name: ok\n" });
+    await symlink(path.join(d, "missing-target.yaml"), path.join(d, "dangle.yaml"));
+    const err = await caught<Error>(ToolRegistry.load(d));
+    expect(err).toBeInstanceOf(ValidationError);
+    expect(err.message).toMatch(/^Cannot read .*dangle\.yaml \(ENOENT\): it is a symlink to nothing/);
+    const big = await tempDir({ "big.yaml": `name: big\ndescription: "${"x".repeat(1_100_000)}"\n` });
+    const tooBig = await caught<Error>(ToolRegistry.load(big));
+    expect(tooBig).toBeInstanceOf(ValidationError);
+    expect(tooBig.message).toMatch(/big\.yaml: \d+ bytes; a tool file may have at most 1048576/);
+  });
+
   it("reports every invalid file at once", async () => {
     const d = await tempDir({ "x.yaml": "name: x\ntimeout: -1\n", "y.yaml": "name: y\nrecipies: {}\n", "z.yaml": "" });
     const err = await caught<Error>(ToolRegistry.load(d));
@@ -113,7 +128,7 @@ describe("ToolRegistry.load", () => {
     const http = await tempDir({ "h.yaml": "name: h\ntype: http\n" });
     await expect(ToolRegistry.load(http)).rejects.toThrow(/h\.yaml[\s\S]*base_url/);
     const other = await tempDir({ "o.yaml": "name: o\ntype: grpc\n" });
-    await expect(ToolRegistry.load(other)).rejects.toThrow(/type: expected one of cli, mcp, http, toolable \(absent means cli\); got "grpc"/);
+    await expect(ToolRegistry.load(other)).rejects.toThrow(/type: expected one of cli, mcp, http, openapi, toolable \(absent means cli\); got "grpc"/);
   });
 
   it("lists a tool whose info() fails as unavailable instead of failing discovery of the others", async () => {
@@ -159,6 +174,38 @@ describe("ToolRegistry.load", () => {
         expect(e).toBeInstanceOf(ValidationError);
         expect(e.message).toMatch(/bad\.yaml/);
       }
+      await r.close();
+    });
+
+    it("a broken file's error is never edited per call: each use, at once or later, names only its own call", async () => {
+      const d = await tempDir({ "bad.yaml": "name: [x\n" });
+      const session = new Session({ storage: new FileStorage({ basePath: path.join(d, "s") }), executor: new InProcessExecutor({ toolsPath: d }) });
+      await session.start();
+      try {
+        const code = "const r = await Promise.allSettled([tools.a.x(), tools.b.y(), tools.list(), tools.call('c', null, {})]); r.map((x) => [x.reason.name, x.reason.message, x.reason.stack])";
+        for (let round = 0; round < 3; round++) {
+          const r = await session.run(code);
+          const failures = r.value as Array<[string, string, string]>;
+          expect(failures.map(([name]) => name)).toEqual(["ValidationError", "ValidationError", "ValidationError", "ValidationError"]);
+          const heads = failures.map(([, message]) => message.split(": Invalid YAML")[0]);
+          expect(heads).toEqual(["tools.a.x", "tools.b.y", "tools.list", "tools.c"]);
+          for (const [, message, stack] of failures) {
+            expect(message.match(/Invalid YAML/g)).toHaveLength(1);
+            expect(stack.match(/tools\.[a-z.]+: /g)).toHaveLength(1);
+          }
+        }
+      } finally {
+        await session.close();
+      }
+    });
+
+    it("waiters on one failed deferred load each get their own error object", async () => {
+      const d = await tempDir({ "bad.yaml": "name: [x\n" });
+      const r = ToolRegistry.deferred(d);
+      const [a, b] = await Promise.all([caught<ValidationError>(r.list()), caught<ValidationError>(r.call("x", "y", {}))]);
+      expect(a).not.toBe(b);
+      expect(a).toBeInstanceOf(ValidationError);
+      expect(b.message).toBe(a.message);
       await r.close();
     });
 

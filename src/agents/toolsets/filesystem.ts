@@ -23,7 +23,8 @@ function refuse(tool: string, message: string): ToolError {
   return new ToolError({ tool, callable: null, code: "PERMISSION", message });
 }
 
-export function filesystemToolset(root: string, readOnly: boolean, maxOutputChars: number): AgentTool[] {
+/** `maxFileBytes` (an agent file's max_file_bytes): larger files are not read, larger contents not written. */
+export function filesystemToolset(root: string, readOnly: boolean, maxOutputChars: number, maxFileBytes?: number): AgentTool[] {
   const tools: AgentTool[] = [
     {
       name: "read_file",
@@ -46,6 +47,7 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
         try {
           const info = await handle.stat();
           if (!info.isFile()) throw refuse("read_file", `${a.path} is not a regular file`);
+          if (maxFileBytes !== undefined && info.size > maxFileBytes) throw refuse("read_file", `${a.path} is ${info.size} bytes, more than this agent may read (max_file_bytes ${maxFileBytes})`);
           const size = info.size;
           const want = Math.min(size, (offset + max) * 4, MAX_READ_BYTES);
           const buf = Buffer.alloc(want);
@@ -107,6 +109,7 @@ export function filesystemToolset(root: string, readOnly: boolean, maxOutputChar
     needsApproval: true,
     async execute(args) {
       const a = args as { path: string; content: string };
+      if (maxFileBytes !== undefined && Buffer.byteLength(a.content, "utf8") > maxFileBytes) throw refuse("write_file", `the content is more than this agent may write (max_file_bytes ${maxFileBytes})`);
       // Written beside and renamed: a reader never sees half a file.
       const rel = await writeFileNoFollow(await realpath(root), a.path, a.content, "write_file", root);
       return `wrote ${a.content.length} characters to ${rel}`;

@@ -1,8 +1,9 @@
 /**
  * `shell_readonly`: one allow-listed, read-only command per call, split on spaces and run as argv
- * (never through a shell), in the project folder, with a timeout and an output cap, inside a
- * bubblewrap sandbox that sees the project read-only and nothing else of the host (refused when
- * bwrap is missing).
+ * (never through a shell), with a timeout and an output cap: in a container session inside the
+ * session's container (in its workdir, seeing exactly what the code sees), otherwise in the
+ * project folder inside a bubblewrap sandbox that sees the project read-only and nothing else of
+ * the host (refused when bwrap is missing).
  * Shell syntax (pipes, redirection, substitution, quoting) is refused rather than half-supported,
  * and so are the options that make an allow-listed command write or run something
  * (`find -exec/-delete`, `sort -o`, `git diff --output`, ...), and paths that leave the folder.
@@ -14,9 +15,12 @@ import { z } from "zod";
 import { ToolError } from "../../errors.js";
 import { confinedArgv } from "../../tools/adapters/cli/confine.js";
 import { runCommand } from "../../tools/adapters/cli/run.js";
+import { READONLY_COMMAND_NAMES } from "./readonly-commands.js";
+import type { ExecResult } from "../../execution/container/exec.js";
+import type { CommandPlace } from "../../tools/protocol.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 
-export const READONLY_COMMANDS = ["ls", "cat", "head", "tail", "wc", "grep", "find", "sort", "uniq", "git"] as const;
+export const READONLY_COMMANDS = READONLY_COMMAND_NAMES;
 const GIT_SUBCOMMANDS = ["log", "diff", "show", "status"];
 export const READONLY_TIMEOUT_MS = 30_000;
 export const READONLY_MAX_OUTPUT_BYTES = 50 * 1024;
@@ -90,14 +94,14 @@ function refuse(message: string): ToolError {
 }
 
 /** The argv of an allowed command, or a ToolError saying what was refused and why. */
-export function readonlyArgv(command: string): string[] {
+export function readonlyArgv(command: string, allowed: readonly string[] = READONLY_COMMANDS): string[] {
   const bad = METACHARACTERS.exec(command);
   if (bad) throw refuse(`refused: ${JSON.stringify(bad[0])} is shell syntax; this tool runs one command without a shell (no pipes, redirection, substitution or quotes; arguments are split on spaces)`);
   const argv = command.trim().split(/\s+/).filter(Boolean);
   const name = argv[0];
   if (name === undefined) throw refuse("refused: empty command");
-  if (!(READONLY_COMMANDS as readonly string[]).includes(name)) {
-    throw refuse(`refused: ${name} is not an allowed read-only command (allowed: ${READONLY_COMMANDS.join(", ")}; git only with ${GIT_SUBCOMMANDS.join("/")})`);
+  if (!allowed.includes(name)) {
+    throw refuse(`refused: ${name} is not an allowed read-only command (allowed: ${allowed.join(", ")}${allowed.includes("git") ? `; git only with ${GIT_SUBCOMMANDS.join("/")}` : ""})`);
   }
   if (name === "git" && !GIT_SUBCOMMANDS.includes(argv[1] ?? "")) throw refuse(`refused: git ${argv[1] ?? ""} (allowed: git ${GIT_SUBCOMMANDS.join(", git ")})`);
   for (const arg of argv.slice(1)) {
@@ -108,47 +112,61 @@ export function readonlyArgv(command: string): string[] {
 }
 
 export interface ShellReadonlyOptions {
+  /** A subset of READONLY_COMMANDS (the agent file's allowed_commands); default all of them. */
+  allowedCommands?: readonly string[];
   /** Where bwrap is (default: `$TS_CODE_MODE_BWRAP`, else `bwrap` on PATH, looked up per call). */
   bwrap?: string;
+  /**
+   * A container session's place (ContainerExecutor.commandPlace): commands run inside it instead
+   * of under bwrap on the host. Called per command; the session starts on first use.
+   */
+  place?: () => Promise<CommandPlace>;
+}
+
+/**
+ * The command place of a container session's executor (ContainerExecutor.commandPlace). A session
+ * whose executor has none (an embedding's own) is refused, never run unconfined.
+ */
+export function sessionCommandPlace(session: { executor: unknown }): CommandPlace {
+  const place = (session.executor as { commandPlace?: unknown } | null)?.commandPlace;
+  if (typeof place === "object" && place !== null && typeof (place as CommandPlace).run === "function") return place as CommandPlace;
+  throw refuse('shell_readonly: code_mode.executor is "container" but this session\'s executor runs no commands in a container; refused rather than run unconfined');
 }
 
 export function shellReadonlyToolset(root: string, options: ShellReadonlyOptions = {}): AgentTool[] {
+  const allowed = options.allowedCommands ?? READONLY_COMMANDS;
   return [
     {
       name: "shell_readonly",
       description:
-        `Run one read-only command in the project folder: ${READONLY_COMMANDS.join(", ")} (git: ${GIT_SUBCOMMANDS.join(", ")}). ` +
-        "It runs in a sandbox that sees the project (read-only) and nothing else: no network, no files outside, symlinks out of the project dangle. " +
+        `Run one read-only command ${options.place ? "inside the session's container, in its working folder" : "in the project folder"}: ${allowed.join(", ")}${allowed.includes("git") ? ` (git: ${GIT_SUBCOMMANDS.join(", ")})` : ""}. ` +
+        (options.place
+          ? "It sees exactly the files run_code's code sees, and nothing of the host outside the container's mounts. "
+          : "It runs in a sandbox that sees the project (read-only) and nothing else: no network, no files outside, symlinks out of the project dangle. ") +
         `No shell: no pipes, redirection, quotes or $; arguments are split on spaces; relative paths only. Output over ${READONLY_MAX_OUTPUT_BYTES / 1024} KB or ${READONLY_TIMEOUT_MS / 1000} s stops the command.`,
       inputSchema: z.object({ command: z.string().min(1).max(4_000).describe("e.g. grep -rn TODO src") }),
       needsApproval: false,
       async execute(args, signal) {
-        const argv = readonlyArgv((args as { command: string }).command);
-        // The sandbox is the wall; the checks above are a second layer. Without bwrap: refused.
-        // Seam: in a container session this should run through the container's exec instead
-        // (the container executor's `exec`), once the project folder is what the container sees.
-        const confined = confinedArgv(argv, { root, tool: "shell_readonly", bwrap: options.bwrap });
+        const argv = readonlyArgv((args as { command: string }).command, allowed);
         // grep exits 1 for "no match": an answer, not a failure. For the others 1 is an error
         // (cat of a missing file), and its stderr is what the model needs to see.
-        const out = await runCommand(confined, {
-          tool: "shell_readonly",
-          callable: null,
-          timeoutMs: READONLY_TIMEOUT_MS,
-          maxStdoutBytes: READONLY_MAX_OUTPUT_BYTES,
-          okExitCodes: argv[0] === "grep" ? [0, 1] : [0],
-          label: "shell_readonly",
-          cwd: root,
-          signal,
-        });
+        const call = { tool: "shell_readonly", callable: null, timeoutMs: READONLY_TIMEOUT_MS, maxStdoutBytes: READONLY_MAX_OUTPUT_BYTES, okExitCodes: argv[0] === "grep" ? [0, 1] : [0], label: "shell_readonly", signal };
+        // The wall is the container (in a container session) or the sandbox; the checks above are a
+        // second layer. Without either: refused.
+        const out = options.place ? await (await options.place()).run(argv, call) : await runCommand(confinedArgv(argv, { root, tool: "shell_readonly", bwrap: options.bwrap }), { ...call, cwd: root });
         return out === "" ? "(no output)" : out;
       },
     },
   ];
 }
 
-/** What an executor offers when it can run a command where the agent's code runs (e.g. in its container). */
+/**
+ * What an executor offers when it can run a command where the agent's code runs: the container
+ * executor (in its container) and the remote executor (on the server) both answer with the
+ * command's interleaved output, its exit code and whether the output was cut.
+ */
 export interface CommandExecutor {
-  exec(argv: readonly string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+  exec(argv: string[], options: { timeoutMs: number }): Promise<ExecResult>;
 }
 
 function canExec(executor: unknown): executor is CommandExecutor {
@@ -172,8 +190,9 @@ export function shellToolset(env: ToolsetEnv): AgentTool[] {
         const timeoutMs = a.timeout_ms ?? SHELL_TIMEOUT_MS;
         const session = await env.session();
         if (canExec(session.executor)) {
-          const r = await session.executor.exec(a.argv, { timeoutMs, signal });
-          return [`exit code ${r.exitCode}`, r.stdout && `stdout:\n${r.stdout}`, r.stderr && `stderr:\n${r.stderr}`].filter(Boolean).join("\n").slice(0, env.maxOutputChars);
+          signal.throwIfAborted();
+          const r = await session.executor.exec(a.argv, { timeoutMs });
+          return `exit code ${r.exitCode}\n${r.output}${r.truncated ? "\n[output cut]" : ""}`.slice(0, env.maxOutputChars);
         }
         const out = await runCommand(a.argv, { tool: "shell", callable: null, timeoutMs, maxStdoutBytes: SHELL_MAX_OUTPUT_BYTES, cwd: env.projectDir, signal });
         return `exit code 0\n${out}`.slice(0, env.maxOutputChars);

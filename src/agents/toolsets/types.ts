@@ -4,6 +4,7 @@
  */
 import type { z } from "zod";
 import type { Session } from "../../session.js";
+import type { AgentSpec } from "../files.js";
 
 export interface AgentTool {
   name: string;
@@ -22,4 +23,8 @@ export interface ToolsetEnv {
   session(): Promise<Session>;
   /** Longest text a tool returns to the model. */
   maxOutputChars: number;
+  /** The agents this call's code may call (agents.*), for run_code's description. */
+  callableAgents: AgentSpec[];
+  /** The session's executor is a container (code_mode.executor "container"): commands run inside it. */
+  containerSession?: boolean;
 }

@@ -10,12 +10,15 @@ import { Option, type Command } from "commander";
 import { eventText, type RuntimeEvent, type UsageReport } from "../../agents/events.js";
 import { AgentRuntime } from "../../agents/runtime.js";
 import { pooledSessionFactory } from "../../agents/session-factory.js";
-import { loadProject } from "../../agents/files.js";
+import { checkProject, loadProject } from "../../agents/files.js";
 import { ttyPrompt, type TtyPrompt } from "../../agents/tty-prompt.js";
 import { CliUsageError, EXIT_FAILURE, examples, printJson, writeLine } from "../shared.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
-interface RunFlags {
+interface RunFlags extends OtelFlags {
   inputJson?: string;
+  model?: string;
+  entry?: string;
   chat?: boolean;
   approveAll?: boolean;
   rejectAll?: boolean;
@@ -32,14 +35,17 @@ export function registerAgentCommands(program: Command): void {
   const run = agent
     .command("run")
     .description("Run the project's entry with a prompt; the answer on stdout, the call tree on stderr")
-    .argument("[project]", "project folder or its project.json", ".")
+    .argument("[project]", "project folder, its project.json, or one .agent.md file (run alone with default settings)", ".")
     .argument("[prompt]", "the prompt; read from stdin when not given and stdin is not a terminal")
     .option("--input-json <json>", "give the entry this JSON value as input instead of a prompt")
+    .option("--model <provider:model>", "the model of every agent, over the agent files and project.json")
+    .option("--entry <name>", "run this agent (or file.ts#export listed under code) instead of project.json's entry")
     .option("--chat", "after the answer, keep reading prompts (one per line) and answer each; the entry agent keeps its history")
     .addOption(new Option("--approve-all", "approve every tool call that needs approval (automation)").conflicts("rejectAll"))
     .addOption(new Option("--reject-all", "reject every tool call that needs approval; the model is told why (headless)"))
     .option("-v, --verbose", "show tool calls and results (-vv: also model requests and token counts)", (_v: string, n: number) => n + 1, 0)
     .option("--json", "print { answer, usage, events } as JSON on stdout");
+  addOtelOptions(run);
   run.addHelpText(
     "after",
     examples(
@@ -47,12 +53,17 @@ export function registerAgentCommands(program: Command): void {
       "echo 'Summarise the notes' | ts-code-mode agent run ./my-agent --approve-all",
       "agent run ./my-agent --input-json '{\"deck\": \"deck.pdf\"}' --json",
       "agent run ./my-agent --chat",
+      "agent run ./my-agent --entry analyst --model openai:gpt-4o 'Read src/main.ts'",
+      "agent run ./reviewer.agent.md 'Review the diff'",
     ) +
       "\nKeys come from the environment: OPENAI_API_KEY (and OPENAI_BASE_URL), ANTHROPIC_API_KEY, or the api_key_env of a provider in project.json.\n" +
       "Approvals: in a terminal you are asked (y once, s for the session, e edit the arguments, n reject with a reason);\n" +
       "without one, calls that need approval are rejected unless --approve-all is given.\n",
   );
-  run.action(async (target: string, prompt: string | undefined, flags: RunFlags) => runCommand(target, prompt, flags));
+  run.action(async (target: string, prompt: string | undefined, flags: RunFlags) => {
+    await startOtel(flags);
+    await runCommand(target, prompt, flags);
+  });
 
   agent
     .command("new")
@@ -63,11 +74,18 @@ export function registerAgentCommands(program: Command): void {
 
   agent
     .command("check")
-    .description("Validate a project: project.json, every agent file, tool and agent names, model strings, the entry")
-    .argument("[project]", "project folder or its project.json", ".")
-    .option("--json", "print the agents found as JSON")
+    .description("Validate a project: project.json, every agent file, tool and agent names, model strings, the entry; every problem of every file is listed")
+    .argument("[project]", "project folder, its project.json, or one .agent.md file", ".")
+    .option("--json", "print the agents found (or the problems) as JSON")
     .action(async (target: string, flags: { json?: boolean }) => {
-      const project = await loadProject(target);
+      const { project, problems } = await checkProject(target);
+      if (!project) {
+        if (flags.json) printJson({ ok: false, problems: problems.map((p) => ({ file: path.relative(process.cwd(), p.file), line: p.line, problem: p.problem })) });
+        else for (const p of problems) writeLine(process.stderr, `${path.relative(process.cwd(), p.file)}:${p.line}: ${p.problem}`);
+        if (!flags.json) writeLine(process.stderr, `${problems.length} problem${problems.length === 1 ? "" : "s"}`);
+        process.exitCode = EXIT_FAILURE;
+        return;
+      }
       const agents = [...project.agents.values()].map((a) => ({ name: a.name, model: a.model, tools: a.tools, file: path.relative(process.cwd(), a.file) }));
       const entry = project.entry.kind === "agent" ? project.entry.name : `${path.relative(project.dir, project.entry.file)}#${project.entry.exportName}`;
       if (flags.json) printJson({ ok: true, entry, agents });
@@ -76,7 +94,7 @@ export function registerAgentCommands(program: Command): void {
 }
 
 async function runCommand(target: string, promptArg: string | undefined, flags: RunFlags): Promise<void> {
-  const project = await loadProject(target);
+  const project = await loadProject(target, { ...(flags.model !== undefined ? { model: flags.model } : {}), ...(flags.entry !== undefined ? { entry: flags.entry } : {}) });
   const interactive = process.stdin.isTTY === true;
   let input: unknown;
   if (flags.inputJson !== undefined) {

@@ -107,8 +107,10 @@ export function registerDepsCommands(program: Command): void {
   addJsonOption(remove, "print { removed, note } as JSON");
   remove.action(async (spec: string, flags: DepsFlags) => {
     const r = await service(flags).remove(spec);
+    // Removing what is not there fails, as `skills remove` does: a script learns its name was wrong.
+    if (!r.removed) process.exitCode = EXIT_FAILURE;
     if (flags.json) return printJson(r);
-    writeLine(process.stdout, r.note);
+    writeLine(r.removed ? process.stdout : process.stderr, r.removed ? r.note : `error: ${r.note}`);
   });
 
   const sync = deps.command("sync").description("Install every listed package that is missing");

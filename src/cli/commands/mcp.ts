@@ -4,6 +4,7 @@
  * the chosen mode or backend is a usage error (exit 2) rather than silently ignored. Logs go to
  * stderr: on stdio, stdout is the protocol stream.
  */
+import { toolsModuleOption } from "../tools-module.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { authConfigProblem, isLoopbackHost } from "../../mcp/auth.js";
 import { DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, stderrLog } from "../../mcp/limits.js";
@@ -20,7 +21,9 @@ import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { count } from "../../values/count.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
 /** Environment variable read when --token is not given, so the token need not appear in `ps`. */
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
@@ -29,7 +32,7 @@ const SURFACES = ["code", "full"] as const;
 /** Default --idle-timeout in seconds (15 minutes). */
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 
-interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote"> {
+interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote">, OtelFlags {
   /** --remote-token: the --remote server's token (--token is this server's own). */
   remoteToken?: string;
   redis?: string;
@@ -64,6 +67,8 @@ export function registerMcpCommand(program: Command): void {
     .option("--prefix <prefix>", "key prefix in Redis, e.g. myapp (required with --redis)")
     .option("--workspace <id>", "isolate one tenant's workflows and artifacts (<storage>/workspaces/<id>, or <prefix>:ws:<id>); with --remote, also that tenant's workspace on a server started with --workspace-header");
   addExecutorOptions(cmd);
+  addToolsModuleOption(cmd);
+  addOtelOptions(cmd);
   cmd
     .addOption(
       new Option(
@@ -107,6 +112,7 @@ export function registerMcpCommand(program: Command): void {
     checkFlags(flags, cmd.getOptionValueSource("token") === "env");
     // --remote: the code runs on a serve instance; the storage flags must name the server's storage (it checks).
     if (flags.remote !== undefined) remoteExecutor(remoteFlagsOf(flags), { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: true });
+    await startOtel(flags);
     await serve(flags);
   });
 }
@@ -186,7 +192,7 @@ async function serve(flags: McpFlags): Promise<void> {
   // --sampler: this model answers toolable sampling requests instead of the client's.
   const sampler = flags.remote === undefined ? await samplerFromFlag(flags.sampler) : undefined;
   // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
-  const executorExtras = executorOptionsOf(flags);
+  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags)) };
   const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
     flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,
@@ -245,7 +251,7 @@ async function serve(flags: McpFlags): Promise<void> {
           onHandshakeDone: handshakeDone,
           ...(otherLanguage ? { otherLanguage: { language: otherLanguage, createSession: () => newSession(approvals, otherLanguage) } } : {}),
         });
-        log(`serving ${serving.tools.length} MCP tools over stdio (${where})`);
+        log(`serving ${count(serving.tools.length, "MCP tool")} over stdio (${where})`);
         await Promise.race([serving.closed, shutdownSignal()]).finally(() => serving.close());
         await starting;
       } finally {

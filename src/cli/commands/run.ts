@@ -1,4 +1,5 @@
 /** `ts-code-mode run`: one snippet in a fresh session; prints its output and value, or the result as JSON. */
+import { readFile, stat } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ExecutionResult } from "../../execution/protocol.js";
 import { boundedJson } from "../../values/json.js";
@@ -7,6 +8,7 @@ import { OUTPUT_JSON_LIMITS } from "../../values/limits.js";
 import { validateWorkspaceId } from "../../storage/names.js";
 import {
   addExecutorOptions,
+  addToolsModuleOption,
   addJsonOption,
   addStorageOptions,
   CliUsageError,
@@ -18,8 +20,9 @@ import {
   type ExecutorFlags,
   type StorageFlags,
 } from "../shared.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
-interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags {
+interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags, OtelFlags {
   workspace?: string;
   json?: boolean;
   executor: ExecutorFlags["executor"];
@@ -30,11 +33,13 @@ export function registerRunCommand(program: Command): void {
   const cmd = program
     .command("run")
     .description("Run TypeScript with tools, workflows, artifacts and deps in scope; print its output and last value")
-    .argument("[code]", "the code; '-' (or no argument with piped input) reads it from stdin");
+    .argument("[code]", "the code, or a file of code (a path ending in .ts, .js, .mjs or .py); '-' (or no argument with piped input) reads it from stdin");
   addStorageOptions(cmd);
   addExecutorOptions(cmd);
+  addToolsModuleOption(cmd);
   addJsonOption(cmd, "print the whole ExecutionResult as JSON on stdout");
   addRemoteOptions(cmd, "--token");
+  addOtelOptions(cmd);
   cmd.option("--workspace <id>", "one tenant's workflows and artifacts (<storage>/workspaces/<id>); with --remote, the tenant's workspace on a server started with --workspace-header");
   cmd.addHelpText(
     "after",
@@ -43,17 +48,22 @@ export function registerRunCommand(program: Command): void {
       "run --base ./demo 'await tools.echo.say({ text: [\"hi\"] })'",
       "run --json 'await workflows.triple({ n: 14 })'",
       "run - < snippet.ts",
+      "run ./snippet.ts                  # a file: .py files run as Python",
       "echo 'console.log(1 + 1)' | ts-code-mode run --timeout 5000",
       "run --language python 'tools.echo.say(text=[\"hi\"])'",
       "run --remote http://10.0.0.5:8787 'await tools.list()'   # token from TS_CODE_MODE_TOKEN",
       "run --remote http://10.0.0.5:8787 --workspace team-a 'await artifacts.list()'",
+      "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 ts-code-mode run --otel 'await tools.list()'",
     ) +
       "\nEach run is a new session: variables do not carry over between commands; workflows and artifacts do.\n" +
       "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error.\n",
   );
   cmd.action(async (code: string | undefined, flags: RunFlags) => {
     if (flags.workspace !== undefined) checkWorkspace(flags.workspace);
-    const source = await readCode(code);
+    const file = codeFile(code);
+    if (file?.language === "python" && flags.language === undefined) flags.language = "python";
+    const source = file ? await readCodeFile(file.path) : await readCode(code);
+    await startOtel(flags);
     // With --remote only run() is used, so the local storage need not be the server's.
     const executor = flags.remote !== undefined ? remoteExecutor(flags, { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: false }) : undefined;
     const result = await withSession(flags, (session) => session.run(source), {
@@ -73,6 +83,32 @@ function checkWorkspace(id: string): void {
   } catch (err) {
     throw new CliUsageError(`--workspace: ${(err as Error).message}`);
   }
+}
+
+/** A code argument that names a file: one word ending in a code file's extension (no code is only that). */
+const CODE_FILE = /^[^\s;(){}'"`]+\.(ts|mts|cts|js|mjs|cjs|py)$/;
+/** Code files are read whole; a bigger one is a usage error rather than an unbounded read. */
+const CODE_FILE_MAX_BYTES = 10 * 1_048_576;
+
+/** The file `run ./x.ts` means, with the language its extension says (Python for .py). */
+function codeFile(arg: string | undefined): { path: string; language: "typescript" | "python" } | undefined {
+  const match = arg === undefined ? null : CODE_FILE.exec(arg);
+  if (!match || arg === undefined) return undefined;
+  return { path: arg, language: match[1] === "py" ? "python" : "typescript" };
+}
+
+async function readCodeFile(file: string): Promise<string> {
+  let info;
+  try {
+    info = await stat(file);
+  } catch {
+    throw new CliUsageError(`no such file: ${file} (a code argument that looks like a file name is read as one; to run it as code, pipe it in)`);
+  }
+  if (!info.isFile()) throw new CliUsageError(`${file} is not a file`);
+  if (info.size > CODE_FILE_MAX_BYTES) throw new CliUsageError(`${file} is ${info.size} bytes; code files are read up to ${CODE_FILE_MAX_BYTES} bytes`);
+  const code = await readFile(file, "utf8");
+  if (code.trim() === "") throw new CliUsageError(`no code given: ${file} is empty`);
+  return code;
 }
 
 /** The argument, or stdin for `-` or for no argument when input is piped. */

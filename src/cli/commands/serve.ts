@@ -3,6 +3,7 @@
  * Every flag is checked before a port is bound. Fail closed: a token is required unless --no-auth
  * is given, and --no-auth is refused anywhere but loopback. hono is loaded only by this command.
  */
+import { toolsModuleOption } from "../tools-module.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
@@ -13,7 +14,8 @@ import { samplerFromFlag } from "../sampler.js";
 import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8787;
@@ -21,7 +23,7 @@ const DEFAULT_MAX_SESSIONS = 64;
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 const DEFAULT_MAX_BODY_BYTES = 16 * 1_048_576;
 
-interface ServeFlags extends StorageFlags, ExecutorFlags {
+interface ServeFlags extends StorageFlags, ExecutorFlags, OtelFlags {
   host: string;
   port: number;
   token?: string;
@@ -45,6 +47,8 @@ export function registerServeCommand(program: Command): void {
     .option("--workspace-header <name>", "per-tenant workspaces: each request names its tenant in this header (e.g. X-Workspace); ids as for --workspace")
     .option("--client-storage", "let a session name its own storage (a folder or Redis URL of the client's): only for trusted clients");
   addExecutorOptions(cmd);
+  addToolsModuleOption(cmd);
+  addOtelOptions(cmd);
   cmd
     .option("--host <address>", "address to bind", "127.0.0.1")
     .addOption(new Option("--port <port>", `port (0 picks a free one; default ${DEFAULT_PORT})`).default(DEFAULT_PORT).argParser(intIn(0, 65_535, "a port number")))
@@ -59,11 +63,13 @@ export function registerServeCommand(program: Command): void {
     examples(
       `serve --base ./.code-mode --token "$(openssl rand -hex 32)"`,
       "serve --no-auth --port 0",
+      "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 ts-code-mode serve --otel   # traces: one per request, runs and tool calls inside",
       `serve --host 0.0.0.0 --redis redis://redis:6379 --prefix app --workspace-header X-Workspace   # token from ${TOKEN_ENV}`,
     ) + "\nThe API is described at GET /openapi.json; GET /health needs no token. Sessions live on the server that created them: route by session id.\n",
   );
   cmd.action(async (flags: ServeFlags) => {
     checkFlags(flags);
+    await startOtel(flags);
     await serve(flags);
   });
 }
@@ -131,7 +137,11 @@ async function serve(flags: ServeFlags): Promise<void> {
   await loadExecutor(flags.executor, flags.language);
   const sampler = await samplerFromFlag(flags.sampler);
   // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
-  const executorExtras = executorOptionsOf(flags);
+  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags).catch(async (err: unknown) => {
+    await redisTools?.remove();
+    await storage.close();
+    throw err;
+  })) };
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,

@@ -9,6 +9,7 @@ import { FileStorage } from "../../storage/file/storage.js";
 import { compareNames } from "../../storage/names.js";
 import { oneLine, table } from "../format.js";
 import { addJsonOption, addStorageOptions, EXIT_FAILURE, examples, printJson, resolvePaths, userPath, watchMissingFolders, writeLine, type StorageFlags } from "../shared.js";
+import { count } from "../../values/count.js";
 
 interface SkillFlags extends StorageFlags {
   json?: boolean;
@@ -119,7 +120,7 @@ export function registerSkillsCommands(program: Command): void {
       false,
     );
     if (flags.json) return printJson(summary);
-    writeLine(process.stdout, `Added skill ${name} (${files.length} files) to ${summary?.location ?? name}`);
+    writeLine(process.stdout, `Added skill ${name} (${count(files.length, "file")}) to ${summary?.location ?? name}`);
   });
 
   const remove = skills.command("remove").description("Delete a skill from the storage").argument("<name>", "skill name");
@@ -127,7 +128,10 @@ export function registerSkillsCommands(program: Command): void {
   addJsonOption(remove, "print { removed } as JSON");
   remove.action(async (name: string, flags: SkillFlags) => {
     const removed = await withLibrary(flags, (lib) => lib.delete(name), false);
-    if (flags.json) return printJson({ removed });
+    if (flags.json) {
+      if (!removed) process.exitCode = EXIT_FAILURE;
+      return printJson({ removed });
+    }
     if (!removed) throw new NotFoundError(`No skill named ${JSON.stringify(name)} in the storage`);
     writeLine(process.stdout, `Removed skill ${name}`);
   });

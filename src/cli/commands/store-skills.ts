@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import path from "node:path";
-import { lenientSkill } from "../../skills/spec.js";
+import { readSkillMd } from "../../skills/parsed-cache.js";
 import { readSkillFolder } from "../../skills/roots.js";
 import { validateSkillDir } from "../../skills/validate.js";
 import { FileSkillStore } from "../../storage/file/skills.js";
@@ -48,7 +48,7 @@ export async function listSkills(storage: RedisStorage): Promise<ListedSkill[]> 
   for (const name of await storage.skills.names()) {
     const files = (await storage.skills.files(name)) ?? [];
     const md = await storage.skills.read(name, SKILL_FILE);
-    const parsed = md ? lenientSkill(new TextDecoder().decode(md), name) : null;
+    const parsed = md ? readSkillMd(md, name) : null;
     out.push({ name, description: parsed?.ok ? parsed.description : "", files: files.length, bytes: files.reduce((a, f) => a + f.size, 0) });
   }
   return out;

@@ -1,4 +1,5 @@
 /** `ts-code-mode tools list|search|describe|call`: the host facade over the tool registry. */
+import { readFile, stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { toWireError } from "../../execution/wire-error.js";
 import type { ToolListing } from "../../tools/registry.js";
@@ -77,16 +78,16 @@ export function registerToolsCommands(program: Command): void {
     .description("Call a tool from the command line, as tools.<tool>.<callable>(args) would")
     .argument("<target>", "TOOL.CALLABLE (a recipe, MCP tool or endpoint), or TOOL alone for the tool's direct call");
   addStorageOptions(call);
-  call.option("--args <json>", "arguments as a JSON object", "{}");
+  call.option("--args <json>", "arguments as a JSON object; @FILE reads them from a file, - from stdin", "{}");
   addJsonOption(call, 'print the result as JSON (a CLI tool\'s output becomes a JSON string); a failure prints { "error": { name, message, code, ... } }');
   call.addHelpText(
     "after",
-    examples("tools call echo.say --args '{\"text\":[\"hi\"]}'", "tools call wc.lines --args '{\"files\":[\"README.md\"]}' --json", "tools call date --args '{\"utc\":true}'"),
+    examples("tools call echo.say --args '{\"text\":[\"hi\"]}'", "tools call wc.lines --args '{\"files\":[\"README.md\"]}' --json", "tools call date --args '{\"utc\":true}'", "tools call wc.lines --args @args.json", "echo '{\"text\":[\"hi\"]}' | ts-code-mode tools call echo.say --args -"),
   );
   call.action(async (target: string, flags: CallFlags) => {
     await reportingJson(flags, async () => {
       const { tool, callable } = parseTarget(target);
-      const args = parseArgsJson(flags.args);
+      const args = parseArgsJson(await readArgsText(flags.args));
       const result = await withSession(flags, (s) => s.callTool(tool, callable, args));
       if (flags.json) return printJson(result);
       writeLine(process.stdout, typeof result === "string" ? result : JSON.stringify(result, null, 2) ?? String(result));
@@ -172,6 +173,30 @@ function parseTarget(target: string): { tool: string; callable: string | null } 
   return { tool, callable };
 }
 
+/** Arguments bigger than this (from a file or stdin) are a usage error, not an unbounded read. */
+const ARGS_MAX_BYTES = 10 * 1_048_576;
+
+/** `--args JSON`, `--args @FILE` or `--args -` (stdin), as curl's `--data` reads them. */
+async function readArgsText(flag: string): Promise<string> {
+  if (flag === "-") {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of process.stdin) {
+      const buf = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+      size += buf.length;
+      if (size > ARGS_MAX_BYTES) throw new CliUsageError(`--args -: stdin has more than ${ARGS_MAX_BYTES} bytes`);
+      chunks.push(buf);
+    }
+    return Buffer.concat(chunks).toString("utf8");
+  }
+  if (!flag.startsWith("@")) return flag;
+  const file = flag.slice(1);
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) throw new CliUsageError(`--args ${flag}: no such file: ${file}`);
+  if (info.size > ARGS_MAX_BYTES) throw new CliUsageError(`--args ${flag}: the file has ${info.size} bytes; at most ${ARGS_MAX_BYTES}`);
+  return readFile(file, "utf8");
+}
+
 function parseArgsJson(text: string): Record<string, unknown> {
   let parsed: unknown;
   try {
@@ -180,7 +205,7 @@ function parseArgsJson(text: string): Record<string, unknown> {
     throw new CliUsageError(`--args is not valid JSON (${err instanceof Error ? err.message : String(err)}); expected an object, e.g. '{"text":["hi"]}'`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new CliUsageError(`--args must be a JSON object, e.g. '{"text":["hi"]}'; got ${text}`);
+    throw new CliUsageError(`--args must be a JSON object, e.g. '{"text":["hi"]}'; got ${oneLine(text)}`);
   }
   return parsed as Record<string, unknown>;
 }

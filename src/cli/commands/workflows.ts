@@ -1,4 +1,4 @@
-/** `ts-code-mode workflows list|search|index|show|approve`: the stored workflows of a base folder. */
+/** `ts-code-mode workflows list|search|index|show|approve|delete`: the stored workflows of a base folder. */
 import type { Command } from "commander";
 import type { EmbedderSpec } from "../../search/config.js";
 import { closestNames, didYouMean, NotFoundError } from "../../errors.js";
@@ -9,6 +9,7 @@ import {
   addJsonOption,
   addStorageOptions,
   DEFAULT_BASE,
+  EXIT_FAILURE,
   examples,
   parseLimit,
   printJson,
@@ -33,8 +34,8 @@ const MAX_LISTED = 20;
 export function registerWorkflowsCommands(program: Command): void {
   const workflows = program
     .command("workflows")
-    .description("List, search, index, show and approve the saved workflows of a base folder")
-    .addHelpText("after", examples("workflows list", "workflows search 'count lines'", "workflows show triple", "workflows approve triple"));
+    .description("List, search, index, show, approve and delete the saved workflows of a base folder")
+    .addHelpText("after", examples("workflows list", "workflows search 'count lines'", "workflows show triple", "workflows approve triple", "workflows delete triple"));
 
   const list = workflows.command("list").description("List every workflow with its parameters");
   addStorageOptions(list);
@@ -116,6 +117,27 @@ export function registerWorkflowsCommands(program: Command): void {
     });
     if (flags.json) return printJson(details);
     writeLine(process.stdout, `Workflow ${details.name} is ${describeProvenance(details.provenance)}; trusted sessions now run it.`);
+  });
+
+  const del = workflows
+    .command("delete")
+    .alias("remove")
+    .description("Delete a saved workflow (exit 1 when there is none by that name)")
+    .argument("<name>", "workflow name");
+  addStorageOptions(del);
+  addJsonOption(del, "print { deleted } as JSON");
+  del.addHelpText("after", examples("workflows delete triple"));
+  del.action(async (name: string, flags: JsonFlags) => {
+    const outcome = await withSession(flags, async (s) => {
+      if (await s.removeWorkflow(name)) return { deleted: true as const };
+      return { deleted: false as const, error: unknownWorkflow(name, (await s.listWorkflows()).map((w) => w.name), flags) };
+    });
+    if (flags.json) {
+      if (!outcome.deleted) process.exitCode = EXIT_FAILURE;
+      return printJson({ deleted: outcome.deleted });
+    }
+    if (!outcome.deleted) throw outcome.error;
+    writeLine(process.stdout, `Deleted workflow ${name}.`);
   });
 }
 

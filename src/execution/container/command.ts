@@ -1,24 +1,22 @@
 /**
- * Programs run inside the session's container for the host: command-line tools (`type: cli`)
- * and anything else that must see the guest's files and nothing of the host's.
+ * Programs run inside the session's container for the host: command-line tools (`type: cli`),
+ * toolable executables, skill scripts, and anything else that must see the guest's files and
+ * nothing of the host's.
  *
- * `runArgvIn` is the one seam: an argv (never parsed by a shell), with cwd, env and a timeout, run
- * through the engine's exec API by exec.ts's wrapper (own process group, killed at the deadline,
- * exit 124). stdout and stderr come back apart, each capped. A cap or an abort kills the program
- * at once: every process of the call carries a unique TCM_CALL marker in its environment, and a
- * helper exec kills the processes that carry it (exec.ts's output-only approach would let it run
- * on to its timeout).
- *
- * `containerCommandRunner` turns it into the CommandRunner a CLI tool call uses, with the host
- * runner's errors (cli/run.ts), and says how to fix a command missing from the image.
+ * `spawnIn` is the one seam: an argv (never parsed by a shell), with cwd and env, started through
+ * the engine's exec API by exec.ts's wrapper (own process group; exit 124 at its deadline, if
+ * given), stdin, stdout and stderr streamed apart. A kill stops it at once: every process of the
+ * call carries a unique TCM_CALL marker in its environment, and a helper exec kills the process
+ * groups that carry it. `runArgvIn` collects a run's output (capped) on top of it;
+ * `containerPlace` is the CommandPlace a container session gives its tools.
  */
 import { randomUUID } from "node:crypto";
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import { ToolError, type ToolErrorCode } from "../../errors.js";
 import { MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "../../tools/adapters/cli/run.js";
-import type { CommandCall, CommandRunner } from "../../tools/protocol.js";
-import { EXEC_WRAPPER, execExitCode } from "./exec.js";
+import type { CommandCall, CommandPlace, CommandRunner, ProgramExit, RunningProgram } from "../../tools/protocol.js";
+import { EXEC_WRAPPER, execExitCode, START_FAILURE_MARK } from "./exec.js";
 
 export interface ArgvRunOptions {
   /** Working directory inside the container (absolute). */
@@ -41,11 +39,23 @@ export interface ArgvRunResult {
   exitCode: number;
   /** Why it was stopped early, if it was. */
   stopped: "cap" | "abort" | "timeout" | null;
+  /** Set when the program could not start (code "ENOENT": not in the image; "EACCES": not executable). */
+  startError?: { code: string; message: string };
+}
+
+export interface SpawnInOptions {
+  cwd: string;
+  user: string;
+  env?: Record<string, string>;
+  /** The in-container wrapper kills the program's group at this deadline (exit 124); 0 or absent: the caller stops it. */
+  timeoutMs?: number;
 }
 
 const STDERR_KEEP_CHARS = 64 * 1024;
 /** What the host waits past the timeout for the in-container wrapper to report. */
 const HOST_GRACE_MS = 5_000;
+/** After a kill, how long the exec stream may stay open before the host drops it (an engine that stopped answering). */
+const KILL_GRACE_MS = 5_000;
 /** Inside: SIGKILLs the process groups whose environment holds TCM_CALL=<id>. */
 const KILL_MARKED = `const fs = require("node:fs"); const mark = "TCM_CALL=" + process.argv[1];
 for (const p of fs.readdirSync("/proc")) {
@@ -55,79 +65,125 @@ for (const p of fs.readdirSync("/proc")) {
   try { process.kill(-Number(p), "SIGKILL"); } catch {} try { process.kill(Number(p), "SIGKILL"); } catch {}
 }`;
 
+async function killMarked(container: Docker.Container, id: string, user: string): Promise<void> {
+  const k = await container.exec({ Cmd: ["node", "-e", KILL_MARKED, id], AttachStdout: true, AttachStderr: true, User: user });
+  const s = await k.start({ hijack: true, stdin: false });
+  await new Promise<void>((resolve) => {
+    s.once("end", () => resolve());
+    s.once("close", () => resolve());
+    s.once("error", () => resolve());
+    s.resume();
+  });
+}
+
+/**
+ * Start argv inside the container `container()` resolves to. Never throws: an engine failure or
+ * a program that cannot start arrives in `exit` (startError).
+ */
+export function spawnIn(container: () => Promise<Docker.Container>, argv: readonly string[], options: SpawnInOptions): RunningProgram {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const id = randomUUID();
+  let started: Docker.Container | null = null;
+  let stream: NodeJS.ReadWriteStream | null = null;
+  let killed = false;
+  const kill = () => {
+    if (killed) return;
+    killed = true;
+    if (started) void killMarked(started, id, options.user).catch(() => undefined);
+    // An engine that no longer answers must not keep the call open forever.
+    setTimeout(() => (stream as { destroy?: () => void } | null)?.destroy?.(), KILL_GRACE_MS).unref();
+  };
+  const exit = (async (): Promise<ProgramExit> => {
+    let tail = "";
+    try {
+      const c = await container();
+      if (killed) return { code: null, signal: "SIGKILL" };
+      started = c;
+      const env = Object.entries({ ...options.env, TCM_CALL: id }).map(([k, v]) => `${k}=${v}`);
+      const exec = await c.exec({
+        Cmd: ["node", "-e", EXEC_WRAPPER, String(options.timeoutMs ?? 0), ...argv],
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        WorkingDir: options.cwd,
+        User: options.user,
+        Env: env,
+      });
+      const s = await exec.start({ hijack: true, stdin: true });
+      stream = s;
+      // A kill that came while the exec was being created: the program may have started already.
+      if (killed) void killMarked(c, id, options.user).catch(() => undefined);
+      s.on("error", () => undefined);
+      // Ending stdin half-closes the exec's stream: the program reads EOF.
+      stdin.pipe(s);
+      const err = new PassThrough();
+      err.on("data", (chunk: Buffer) => {
+        tail = (tail + chunk.toString("utf8")).slice(-4_096);
+        stderr.write(chunk);
+      });
+      c.modem.demuxStream(s, stdout, err);
+      await new Promise<void>((resolve) => {
+        s.once("end", () => resolve());
+        s.once("close", () => resolve());
+        s.once("error", () => resolve());
+      });
+      stdin.unpipe(s);
+      const code = await execExitCode(exec);
+      const mark = tail.lastIndexOf(START_FAILURE_MARK);
+      if (code === 127 && mark !== -1) {
+        const [errno = "EINVAL", ...rest] = tail.slice(mark + START_FAILURE_MARK.length).trim().split(": ");
+        return { code: null, signal: null, startError: { code: errno, message: rest.join(": ").trim() } };
+      }
+      if (code < 0) return { code: null, signal: killed ? "SIGKILL" : null };
+      return { code, signal: null };
+    } catch (e) {
+      return { code: null, signal: null, startError: { code: "EENGINE", message: `the container engine failed: ${e instanceof Error ? e.message : String(e)}` } };
+    } finally {
+      stdout.end();
+      stderr.end();
+    }
+  })();
+  return { stdin, stdout, stderr, exit, kill };
+}
+
 /** Run argv inside `container`; never rejects for the program's own failure (see exitCode). */
 export async function runArgvIn(container: Docker.Container, argv: readonly string[], options: ArgvRunOptions): Promise<ArgvRunResult> {
-  const id = randomUUID();
-  const env = Object.entries({ ...options.env, TCM_CALL: id }).map(([k, v]) => `${k}=${v}`);
-  const maxStdout = options.maxStdoutBytes ?? MAX_STDOUT_BYTES;
-  let stopped: ArgvRunResult["stopped"] = null;
-  const killInside = async () => {
-    const k = await container.exec({ Cmd: ["node", "-e", KILL_MARKED, id], AttachStdout: true, AttachStderr: true, User: options.user });
-    const s = await k.start({ hijack: true, stdin: false });
-    await new Promise<void>((resolve) => {
-      s.once("end", () => resolve());
-      s.once("close", () => resolve());
-      s.once("error", () => resolve());
-      s.resume();
-    });
-  };
   if (options.signal?.aborted) return { stdout: "", stderr: "", exitCode: -1, stopped: "abort" };
-
-  const exec = await container.exec({
-    Cmd: ["node", "-e", EXEC_WRAPPER, String(options.timeoutMs), ...argv],
-    AttachStdout: true,
-    AttachStderr: true,
-    AttachStdin: false,
-    Tty: false,
-    WorkingDir: options.cwd,
-    User: options.user,
-    Env: env,
-  });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const out = new PassThrough();
-  const err = new PassThrough();
+  const maxStdout = options.maxStdoutBytes ?? MAX_STDOUT_BYTES;
+  const p = spawnIn(() => Promise.resolve(container), argv, { cwd: options.cwd, user: options.user, timeoutMs: options.timeoutMs, ...(options.env ? { env: options.env } : {}) });
+  p.stdin.end();
   const stdout: Buffer[] = [];
   let stdoutBytes = 0;
   let stderr = "";
-  let killing: Promise<void> | null = null;
-  const stop = (why: "cap" | "abort") => {
+  let stopped: ArgvRunResult["stopped"] = null;
+  const stop = (why: "cap" | "abort" | "timeout") => {
     if (stopped) return;
     stopped = why;
-    killing = killInside().catch(() => undefined);
+    p.kill();
   };
-  out.on("data", (chunk: Buffer) => {
+  p.stdout.on("data", (chunk: Buffer) => {
     if (stopped) return;
     stdoutBytes += chunk.length;
     if (stdoutBytes > maxStdout) stop("cap");
     else stdout.push(chunk);
   });
-  err.setEncoding("utf8");
-  err.on("data", (chunk: string) => {
+  p.stderr.setEncoding("utf8");
+  p.stderr.on("data", (chunk: string) => {
     stderr += chunk;
     if (stderr.length > 2 * STDERR_KEEP_CHARS) stderr = stderr.slice(-STDERR_KEEP_CHARS);
   });
-  container.modem.demuxStream(stream, out, err);
   const onAbort = () => stop("abort");
   options.signal?.addEventListener("abort", onAbort, { once: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The wrapper inside stops the program at timeoutMs; this is for a wrapper that cannot report.
+  const timer = setTimeout(() => stop("timeout"), options.timeoutMs + HOST_GRACE_MS);
   try {
-    const ended = await Promise.race([
-      new Promise<boolean>((resolve) => {
-        stream.once("end", () => resolve(true));
-        stream.once("close", () => resolve(true));
-        stream.once("error", () => resolve(true));
-      }),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), options.timeoutMs + HOST_GRACE_MS))),
-    ]);
-    if (!ended) {
-      (stream as { destroy?: () => void }).destroy?.();
-      stopped ??= "timeout";
-      await killInside().catch(() => undefined);
-    }
-    await killing;
-    const exitCode = ended ? await execExitCode(exec) : -1;
+    const e = await p.exit;
+    const exitCode = e.startError ? 127 : (e.code ?? -1);
     if (exitCode === 124 && !stopped) stopped = "timeout";
-    return { stdout: Buffer.concat(stdout).toString("utf8"), stderr: stderr.slice(-STDERR_KEEP_CHARS), exitCode, stopped };
+    return { stdout: Buffer.concat(stdout).toString("utf8"), stderr: stderr.slice(-STDERR_KEEP_CHARS), exitCode, stopped, ...(e.startError ? { startError: e.startError } : {}) };
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
@@ -140,12 +196,13 @@ export async function runArgvIn(container: Docker.Container, argv: readonly stri
  */
 export function containerCommandRunner(container: () => Promise<Docker.Container>, place: { cwd: string; user: string; image: string }): CommandRunner {
   return async (argv: readonly string[], call: CommandCall): Promise<string> => {
-    const label = call.callable === null ? `tools.${call.tool}` : `tools.${call.tool}.${call.callable}`;
+    const label = call.label ?? (call.callable === null ? `tools.${call.tool}` : `tools.${call.tool}.${call.callable}`);
+    const maxStdout = call.maxStdoutBytes ?? MAX_STDOUT_BYTES;
     const executable = argv[0] ?? "";
     const error = (code: ToolErrorCode, message: string, extra: { exitCode?: number; stderr?: string } = {}) =>
       new ToolError({ tool: call.tool, callable: call.callable, code, message, ...extra });
     if (call.signal?.aborted) throw error("INTERNAL", `${label} was aborted; the process was killed`);
-    const r = await runArgvIn(await container(), argv, { cwd: place.cwd, user: place.user, timeoutMs: Math.max(1, Math.floor(call.timeoutMs)), ...(call.signal ? { signal: call.signal } : {}) });
+    const r = await runArgvIn(await container(), argv, { cwd: place.cwd, user: place.user, timeoutMs: Math.max(1, Math.floor(call.timeoutMs)), maxStdoutBytes: maxStdout, ...(call.signal ? { signal: call.signal } : {}) });
     const text = r.stderr.trim();
     const excerpt = text.length > STDERR_EXCERPT_CHARS ? `…${text.slice(-STDERR_EXCERPT_CHARS)}` : text;
     const withStderr = excerpt ? { stderr: excerpt } : {};
@@ -155,19 +212,31 @@ export function containerCommandRunner(container: () => Promise<Docker.Container
       throw error(timedOut ? "TIMEOUT" : "INTERNAL", `${label} was aborted${timedOut ? " (timeout)" : ""}; the process was killed`);
     }
     if (r.stopped === "timeout") throw error("TIMEOUT", `${label} timed out after ${call.timeoutMs} ms inside the container; the process was killed`, withStderr);
-    if (r.stopped === "cap") throw error("INTERNAL", `${label} produced more than ${Math.round((MAX_STDOUT_BYTES / 1048576) * 100) / 100} MiB of output (the output cap); the process was killed. Narrow the query or write to a file.`, withStderr);
-    // The wrapper exits 127 with the spawn error when the program is not there.
-    if (r.exitCode === 127 && /\bENOENT\b/.test(text)) {
-      throw error(
-        "DEPENDENCY",
-        `${label}: command '${executable}' is not in the container image ${place.image}; add it with \`ts-code-mode image build --with ${executable.split("/").pop() ?? executable}\` (and use that image), or give the tool's YAML runs_on: host to run it on the host`,
-      );
+    if (r.stopped === "cap") throw error("INTERNAL", `${label} produced more than ${Math.round((maxStdout / 1048576) * 100) / 100} MiB of output (the output cap); the process was killed. Narrow the query or write to a file.`, withStderr);
+    if (r.startError?.code === "ENOENT") {
+      throw error("DEPENDENCY", `${label}: command '${executable}' is not in the container image ${place.image}; ${fixFor(place.image, executable)}, or give the tool's YAML runs_on: host to run it on the host`);
     }
-    if (r.exitCode === 127 && /\bEACCES\b/.test(text)) throw error("PERMISSION", `${label}: command '${executable}' is not executable inside the container (permission denied)`);
+    if (r.startError?.code === "EACCES") throw error("PERMISSION", `${label}: command '${executable}' is not executable inside the container (permission denied)`);
+    if (r.startError) throw error("INTERNAL", `${label}: could not run '${executable}' inside the container: ${r.startError.message}`);
     if (r.exitCode < 0) throw error("INTERNAL", `${label}: the container went away while '${executable}' ran`, withStderr);
     if (!(call.okExitCodes ?? [0]).includes(r.exitCode)) {
       throw error("INTERNAL", `${label}: '${executable}' exited with code ${r.exitCode} inside the container: ${excerpt || "(no stderr output)"}`, { exitCode: r.exitCode, ...withStderr });
     }
     return r.stdout;
+  };
+}
+
+/** How to get `command` into the image, for messages. */
+function fixFor(image: string, command: string): string {
+  return `add it with \`ts-code-mode image build --with ${command.split("/").pop() ?? command}\` (and use that image instead of ${image})`;
+}
+
+/** The CommandPlace of a container session: tools' programs run in the container `container()` resolves to. */
+export function containerPlace(container: () => Promise<Docker.Container>, place: { cwd: string; user: string; image: string }): CommandPlace {
+  return {
+    where: `the container (image ${place.image})`,
+    run: containerCommandRunner(container, place),
+    spawn: (argv, options) => spawnIn(container, argv, { cwd: options.cwd ?? place.cwd, user: place.user, ...(options.env ? { env: options.env } : {}) }),
+    fixFor: (command) => fixFor(place.image, command),
   };
 }

@@ -33,6 +33,8 @@ export interface ExecResult {
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 30_000;
 export const MAX_EXEC_OUTPUT_CHARS = 100_000;
+/** The wrapper's stderr line for a command that could not start: `<mark> ENOENT: spawn x ENOENT`. */
+export const START_FAILURE_MARK = "[ts-code-mode] cannot start:";
 /** What the host waits past the timeout for the in-container wrapper to report before giving up. */
 const HOST_GRACE_MS = 5_000;
 
@@ -46,15 +48,17 @@ export const execInputSchema = lazy(() => z.strictObject({
 
 /**
  * Runs inside the container as `node -e WRAPPER <timeoutMs> <argv...>`: argv arrives as separate
- * process arguments (never parsed by a shell); the wrapper kills the command's whole group at the deadline.
+ * process arguments (never parsed by a shell); the wrapper kills the command's whole group at the
+ * deadline (0: none; the host stops it) and exits 124. The command inherits the exec's stdin. A
+ * command that cannot start exits 127 with a `[ts-code-mode] cannot start` line naming the errno.
  */
 export const EXEC_WRAPPER = `
 const [t, file, ...args] = process.argv.slice(1);
 const { spawn } = require("node:child_process");
 let timedOut = false;
-const child = spawn(file, args, { stdio: ["ignore", "inherit", "inherit"], detached: true });
-const timer = setTimeout(() => { timedOut = true; try { process.kill(-child.pid, "SIGKILL"); } catch {} }, Number(t));
-child.on("error", (e) => { clearTimeout(timer); process.stderr.write(String(e.message) + "\\n"); process.exit(127); });
+const child = spawn(file, args, { stdio: "inherit", detached: true });
+const timer = Number(t) > 0 ? setTimeout(() => { timedOut = true; try { process.kill(-child.pid, "SIGKILL"); } catch {} }, Math.min(Number(t), 2147483647)) : undefined;
+child.on("error", (e) => { clearTimeout(timer); process.stderr.write("${START_FAILURE_MARK} " + (e.code || "EINVAL") + ": " + String(e.message) + "\\n"); process.exit(127); });
 child.on("exit", (code, signal) => {
   clearTimeout(timer);
   try { process.kill(-child.pid, "SIGKILL"); } catch {}

@@ -22,10 +22,12 @@ import { lazy } from "../../lazy.js";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
+import type { ToolableHostOptions } from "../../tools/adapters/toolable/host.js";
 import { ToolRegistry } from "../../tools/registry.js";
+import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import type { SearchOptions } from "../../search/config.js";
 import type { HostServices, SkillRunner } from "../host.js";
-import type { CallContext } from "../../tools/protocol.js";
+import type { CallContext, CommandPlace } from "../../tools/protocol.js";
 import { baseOptionsShape, parseOptions } from "../options.js";
 import type { CapabilityReport, ExecutionResult, Executor, RunOptions } from "../protocol.js";
 import { SubprocessExecutor } from "../subprocess/executor.js";
@@ -38,7 +40,7 @@ import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
-import { containerCommandRunner, runArgvIn, type ArgvRunOptions, type ArgvRunResult } from "./command.js";
+import { containerPlace, runArgvIn, type ArgvRunOptions, type ArgvRunResult } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -55,11 +57,19 @@ export interface ContainerExecutorOptions {
   /** A dockerode client; default from DOCKER_HOST, else podman's or Docker's socket. */
   docker?: DockerClient;
   toolsPath?: string;
-  /** A ready registry; wins over toolsPath. The `shell` tool is registered into it (unless shell: false). */
-  tools?: ToolRegistry;
+  /**
+   * Tools defined in code (as for SubprocessExecutor: `[defineTool(...)]`, `{ weather: tool(...) }`,
+   * ...); they run on the host, never in the container. Or a ready registry, which wins over
+   * toolsPath; the `shell` tool is registered into it (unless shell: false).
+   */
+  tools?: ToolRegistry | CodeToolsInput;
   middleware?: ToolMiddleware[];
   search?: SearchOptions;
   maxInFlightBytes?: number;
+  /** `type: toolable` tools: `sampler` answers their sampling requests (over stdin inside the container), `onEvent` gets their events. */
+  toolable?: ToolableHostOptions;
+  /** Read-only folders of Agent Skills, merged after the storage's skills. */
+  skillRoots?: string[];
   /** "none" (default): no network at all, only loopback. "bridge": the engine's default network. */
   network?: "none" | "bridge";
   /** Memory cap of the container (no swap); default 512. */
@@ -115,15 +125,19 @@ export class ContainerExecutor implements Executor {
   readonly trust = "untrusted" as const;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>>;
   private readonly registry: ToolRegistry | undefined;
+  private readonly codeTools: CodeToolSet | undefined;
   private inner: SubprocessExecutor | null = null;
   private current: ContainerGuest | null = null;
   private starting: Promise<void> | null = null;
   private closed = false;
+  private place: CommandPlace | null = null;
+  /** Host files of toolable tools, mounted read-only at the same paths (registry.hostFiles). */
+  private toolFiles: string[] = [];
 
   constructor(options: ContainerExecutorOptions = {}) {
     const { tools, ...rest } = options;
     this.options = parseOptions(optionsShape, rest, "ContainerExecutor");
-    this.registry = tools;
+    ({ registry: this.registry, codeTools: this.codeTools } = toolsOption(tools, "ContainerExecutor({ tools })"));
   }
 
   get image(): string {
@@ -132,6 +146,14 @@ export class ContainerExecutor implements Executor {
 
   get host(): HostServices | null {
     return this.inner?.host ?? null;
+  }
+
+  /**
+   * Where this session runs commands: its container (CLI and toolable tools, skill scripts; an
+   * agent's shell_readonly). Null until started.
+   */
+  get commandPlace(): CommandPlace | null {
+    return this.closed ? null : this.place;
   }
 
   /** Id of the container running now, if any (tests look it up in the engine). */
@@ -153,10 +175,10 @@ export class ContainerExecutor implements Executor {
       capabilities: ["timeout", "processIsolation", "memoryLimit", "reset", "filesystemIsolation", ...(network === "none" ? (["networkIsolation"] as const) : [])],
       notes: [
         "timeout: synchronous code before the first await is interrupted and variables are kept; any other runaway code is stopped by removing the container and starting a fresh one, which loses variables.",
-        `memoryLimit: the container's memory is capped at ${this.memoryMb} MB (no swap); going over it kills the guest (exit 137), reported as MemoryLimitError, and a fresh container runs the next code.`,
+        `memoryLimit: the container's memory is capped at ${this.memoryMb} MB (no swap); going over it kills the guest (exit 137), reported as MemoryLimitError when the engine (State.OOMKilled) or the kernel's log confirms the cap's OOM kill — any other exit 137 (a SIGKILL, process.exit(137)) is an ExecutorCrashError naming the exit code — and a fresh container runs the next code.`,
         "processIsolation: the code runs in its own container; a crash or process.exit() ends only it, and the next run gets a fresh container.",
         network === "none" ? "networkIsolation: the container has no network (only loopback); it reaches the host through one unix socket that carries only namespace calls." : "No network isolation: network is \"bridge\", the container may open connections.",
-        "tools: command-line tools (type: cli) and skill scripts run inside this container, as the container's user, and see exactly its files; MCP, HTTP and toolable tools run on the host (their credentials never enter the container). A CLI tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
+        "tools: command-line tools (type: cli), toolable executables and skill scripts run inside this container, as the container's user, and see exactly its files (a toolable executable's own files are mounted read-only at their host paths; its YAML env enters the container with it); MCP and HTTP tools run on the host (their credentials never enter the container). A cli or toolable tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
         `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? " and the mounts given" : ""}; storage, tools and credentials stay on the host.`,
         "Between runs the container is not paused: code left running inside may go on, but cannot call the host (calls outside a run are refused).",
         "deps: packages cannot be installed at runtime (no depsInstall); put them in the image.",
@@ -181,21 +203,25 @@ export class ContainerExecutor implements Executor {
     const image = this.image;
     const [exists] = await Promise.all([imageExists(docker, image), reapOrphans(docker).catch(() => 0)]);
     if (!exists) throw new ValidationError(`the container image ${image} is missing; build it with: ${buildCommandFor(image)}`);
-    let registry = this.registry;
-    if (this.options.shell !== false) {
-      // The sampler and event listener of toolable tools hold for this registry as for one loaded later.
-      registry ??= await ToolRegistry.load(this.options.toolsPath, this.options.toolable ? { toolable: this.options.toolable } : {});
-      registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
-    }
+    // The sampler and event listener of toolable tools hold for this registry as for one loaded later.
+    const registry = this.registry ?? (await ToolRegistry.load(this.options.toolsPath, this.options.toolable ? { toolable: this.options.toolable } : {}));
+    if (this.codeTools && registry !== this.registry) await this.codeTools.registerInto(registry);
+    if (this.options.shell !== false) registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
+    // Toolable executables run inside: their files are mounted read-only at the same paths.
+    this.toolFiles = await registry.hostFiles();
+    this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image });
+    const place = this.place;
     const inner = new SubprocessExecutor(
       {
-        ...(registry ? { tools: registry } : this.options.toolsPath !== undefined ? { toolsPath: this.options.toolsPath } : {}),
+        tools: registry,
         ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
         ...(this.options.search ? { search: this.options.search } : {}),
         ...(this.options.maxInFlightBytes !== undefined ? { maxInFlightBytes: this.options.maxInFlightBytes } : {}),
         // Given to the inner executor so they are not silently dropped (the matrix found both missing).
         ...(this.options.toolable ? { toolable: this.options.toolable } : {}),
         ...(this.options.skillRoots ? { skillRoots: this.options.skillRoots } : {}),
+        // agents.* is served on the host (the agent runtime), like MCP and HTTP tools.
+        ...(this.options.agents ? { agents: this.options.agents } : {}),
         ...(this.options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: this.options.defaultTimeoutMs } : {}),
         startupTimeoutMs: this.options.startupTimeoutMs ?? CONTAINER_DEFAULTS.startupTimeoutMs,
         maxMemoryMb: this.memoryMb,
@@ -212,7 +238,7 @@ export class ContainerExecutor implements Executor {
         trust: this.trust,
         runsCommands: false,
         runSkill: (skill, script, args, ctx) => this.runSkillNow(skill, script, args, ctx),
-        runCommand: containerCommandRunner(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image }),
+        place,
       },
     );
     this.inner = inner;
@@ -234,6 +260,10 @@ export class ContainerExecutor implements Executor {
     const memory = this.memoryMb * 1024 * 1024;
     const mounts: Docker.MountSettings[] = (o.mounts ?? []).map((m) => ({ Type: "bind", Source: path.resolve(m.source), Target: m.target, ReadOnly: m.readOnly !== false }));
     if (o.workspace) mounts.push({ Type: "bind", Source: path.resolve(o.workspace), Target: o.workspace, ReadOnly: false });
+    for (const file of this.toolFiles) {
+      const covered = mounts.some((m) => m.Source !== undefined && m.Target === m.Source && (file === m.Source || file.startsWith(`${m.Source}/`)));
+      if (!covered) mounts.push({ Type: "bind", Source: file, Target: file, ReadOnly: true });
+    }
     const tmpfs: Record<string, string> = { "/tmp": "rw,nosuid,nodev,size=64m,mode=1777" };
     if (!o.workspace && !(o.mounts ?? []).some((m) => m.target === this.workdir)) tmpfs[this.workdir] = "rw,nosuid,nodev,size=256m,mode=1777";
     return {
@@ -301,7 +331,7 @@ export class ContainerExecutor implements Executor {
     // Called during a run, so the guest's container is up.
     const container = this.current?.isAlive ? this.current.handle : undefined;
     if (!container) throw new ValidationError("skills.run: no container is running");
-    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user }, skill, script, args, ctx);
+    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image }, skill, script, args, ctx);
   }
 
   async reset(): Promise<void> {

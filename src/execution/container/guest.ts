@@ -19,6 +19,7 @@ import { STDERR_TAIL_CHARS, type ChildExit, type GuestHandle, type SpawnOptions 
 import { encodeFrame, FrameReader } from "./frames.js";
 import { statusOf, type DockerClient } from "./engine.js";
 import { ENTRY_PATH } from "./image.js";
+import { oomEvidence } from "./oom.js";
 
 /** Inside the container: where the host's socket folder is mounted. */
 export const SOCKET_DIR_IN_CONTAINER = "/run/ts-code-mode";
@@ -29,7 +30,7 @@ export const OWNER_PID_LABEL = "io.ts-code-mode.owner-pid";
 export const OWNER_HOST_LABEL = "io.ts-code-mode.owner-host";
 /** Largest message a guest may send: namespace calls carry artifacts, so generous, but bounded. */
 export const MAX_GUEST_FRAME_BYTES = 64 * 1024 * 1024;
-/** Exit code of a process killed by SIGKILL: the kernel's OOM killer inside a memory-capped container. */
+/** Exit code of a process killed by SIGKILL (the kernel's OOM killer, or anyone else's) — or that called process.exit(137). */
 const SIGKILL_EXIT = 137;
 /** How long a guest that closed its socket has to exit by itself before it is removed. */
 const CLOSE_GRACE_MS = 3_000;
@@ -216,10 +217,11 @@ export class ContainerGuest implements GuestHandle {
 
   private async onContainerExit(code: number | null): Promise<void> {
     if (!this.alive) return;
-    // Exit 137 that the host did not cause: the memory cap's OOM killer (cgroup v1 leaves OOMKilled false).
-    const oom = !this.killed && code === SIGKILL_EXIT && this.options.maxMemoryMb !== undefined;
+    // Exit 137 that the host did not cause is the memory cap's OOM killer only when the engine or
+    // the kernel says so (oom.ts); a guest SIGKILL or process.exit(137) is a crash with that code.
+    const oom = !this.killed && code === SIGKILL_EXIT && this.container && this.options.maxMemoryMb !== undefined ? (await oomEvidence(this.container)).oomKilled : false;
     const stderrTail = !this.killed && code !== 0 ? await this.stderrTail() : "";
-    this.finish({ code: this.killed ? null : code, signal: this.killed || code === SIGKILL_EXIT ? "SIGKILL" : null, stderrTail, memoryExceededMb: oom ? (this.options.maxMemoryMb ?? null) : null });
+    this.finish({ code: this.killed ? null : code, signal: this.killed || oom ? "SIGKILL" : null, stderrTail, memoryExceededMb: oom ? (this.options.maxMemoryMb ?? null) : null });
     void this.remove();
   }
 

@@ -14,8 +14,8 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
-import { chmod, copyFile, mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { chmod, copyFile, cp, mkdir, mkdtemp, open, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -81,7 +81,7 @@ export function defaultImageTag(): string {
 function contentHash(options: ImageBuildOptions): string {
   const h = createHash("sha256");
   const dist = distRoot();
-  h.update(`v3\0${BASIC_PROGRAMS.map((p) => optionalHostProgram(p) ?? "-").join(",")}\0${process.version}\0${process.arch}\0${options.from ?? "offline"}\0${(options.with ?? []).join(",")}\0`);
+  h.update(`v4\0${BASIC_PROGRAMS.map((p) => optionalHostProgram(p) ?? "-").join(",")}\0${process.version}\0${process.arch}\0${options.from ?? "offline"}\0${(options.with ?? []).join(",")}\0`);
   for (const rel of runtimeFiles(dist)) h.update(`${rel}\0`).update(readFileSync(path.join(dist, rel))).update("\0");
   return h.digest("hex").slice(0, 16);
 }
@@ -188,6 +188,24 @@ function hostProgram(name: string): string {
   return found;
 }
 
+/** Parts of a Python standard library an image leaves out: tests, GUI, installers, third-party packages. */
+const STDLIB_LEFT_OUT = new Set(["site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3/tests", "unittest/test"]);
+
+/**
+ * The real interpreter behind `program` (which may be a shim) and its standard library folder, as
+ * the interpreter itself reports them; null when it does not answer like a Python 3.
+ */
+function pythonInstall(program: string): { executable: string; stdlib: string } | null {
+  const r = spawnSync(program, ["-I", "-c", "import json, sys, sysconfig; print(json.dumps([sys.executable, sysconfig.get_path('stdlib')]))"], { encoding: "utf8", timeout: 60_000 });
+  try {
+    const [executable, stdlib] = JSON.parse(r.stdout.trim().split("\n").pop() ?? "") as unknown[];
+    if (typeof executable === "string" && typeof stdlib === "string" && path.isAbsolute(executable) && existsSync(path.join(stdlib, "os.py"))) return { executable: realpathSync(executable), stdlib: realpathSync(stdlib) };
+  } catch {
+    // not a Python 3 that answers
+  }
+  return null;
+}
+
 /** The shared libraries `ldd` lists for a binary (absolute paths). */
 function librariesOf(binary: string): string[] {
   const r = spawnSync("ldd", [binary], { encoding: "utf8" });
@@ -209,7 +227,16 @@ async function buildOffline(docker: DockerClient, tag: string, extra: string[]):
       const found = optionalHostProgram(name);
       if (found) binaries.push([found, `/usr/bin/${name}`]);
     }
-    for (const name of extra) binaries.push([hostProgram(name), `/usr/local/bin/${name}`]);
+    for (const name of extra) {
+      // A Python interpreter needs its standard library, and PATH's python3 may be a shim (pyenv's
+      // is a bash script): copy the real binary and its stdlib instead of the file PATH names.
+      const python = /^python3?(\.\d+)?$/.test(name) ? pythonInstall(hostProgram(name)) : null;
+      if (python) {
+        binaries.push([python.executable, `/usr/local/bin/${name}`]);
+        await cp(python.stdlib, path.join(root, python.stdlib), { recursive: true, dereference: true, filter: (from) => !STDLIB_LEFT_OUT.has(path.relative(python.stdlib, from)) });
+        for (const ext of await readdir(path.join(python.stdlib, "lib-dynload")).catch(() => [] as string[])) binaries.push([path.join(python.stdlib, "lib-dynload", ext), path.join(python.stdlib, "lib-dynload", ext)]);
+      } else binaries.push([hostProgram(name), `/usr/local/bin/${name}`]);
+    }
     const libs = new Set<string>();
     for (const [from, to] of binaries) {
       await put(from, to);

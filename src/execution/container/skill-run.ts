@@ -1,44 +1,30 @@
 /**
  * skills.run inside the container: the skill's files (SKILL.md and its resources, already checked
  * by the skill library) are put into a fresh folder under the container's tmpfs /tmp as a tar
- * (dockerode putArchive), the script runs as an argv through the one exec path (exec.ts: no shell,
- * its own process group killed at the timeout, output capped), and the folder is removed after.
- * stdout is the result; stderr goes to a file beside the skill and is quoted in the error of a
- * failed run, so a script's warnings never corrupt the output a program parses.
+ * (dockerode putArchive), the script runs as an argv through the one seam every in-container
+ * program takes (command.ts's runArgvIn: no shell, its own process group, killed at the timeout
+ * or when the run ends, output capped), and the folder is removed after. stdout is the result;
+ * stderr is kept apart and quoted in the error of a failed run, so a script's warnings never
+ * corrupt the output a program parses.
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import type Docker from "dockerode";
 import { ToolError } from "../../errors.js";
 import type { CallContext } from "../../tools/protocol.js";
-import { execIn, MAX_EXEC_OUTPUT_CHARS } from "./exec.js";
+import { runArgvIn } from "./command.js";
+import { MAX_EXEC_OUTPUT_CHARS } from "./exec.js";
 import { tarOf, type TarEntry } from "./tar.js";
 
 const DEFAULT_RUN_TIMEOUT_MS = 60_000;
 const STDERR_TAIL_CHARS = 4_000;
-/** Inside: removes the run's folder and prints the tail of the script's stderr. */
-const CLEANUP = `const fs = require("node:fs"); const [dir, err, n] = process.argv.slice(1);
-let t = ""; try { t = fs.readFileSync(err, "utf8"); } catch {}
-fs.rmSync(dir, { recursive: true, force: true }); process.stdout.write(t.slice(-Number(n)));`;
-
-/**
- * Inside: kills the process group of the script (the exec wrapper started it detached, so its
- * pid is its group's id), found in /proc as the process whose argv holds the script's unique path
- * (not a \`node -e\` helper: the wrapper and this one).
- */
-const KILL = `const fs = require("node:fs"); const file = process.argv[1];
-for (const p of fs.readdirSync("/proc")) {
-  if (!/^\\d+$/.test(p) || Number(p) === process.pid) continue;
-  let argv = []; try { argv = fs.readFileSync("/proc/" + p + "/cmdline", "utf8").split("\\0"); } catch { continue; }
-  if (!argv.includes(file) || argv[0] === "node" && argv[1] === "-e") continue;
-  try { process.kill(-Number(p), "SIGKILL"); } catch {}
-}`;
 
 export interface ContainerSkillRun {
   container: Docker.Container;
   workdir: string;
   /** "uid" or "uid:gid" of the container's user. */
   user: string;
+  image: string;
 }
 
 export async function runSkillInContainer(on: ContainerSkillRun, skill: { name: string; files: Array<{ path: string; bytes: Uint8Array }> }, script: string, args: readonly string[], ctx: CallContext): Promise<string> {
@@ -55,29 +41,34 @@ export async function runSkillInContainer(on: ContainerSkillRun, skill: { name: 
 
   const dir = `/tmp/${top}`;
   const file = `${dir}/${skill.name}/${script}`;
-  const errFile = `${dir}/stderr`;
   const label = `skills.run("${skill.name}", "${script}")`;
-  // A run that ends early (timeout, cancel) kills the script's process group at once, not at its own deadline.
-  const kill = () => void execIn(on.container, ["node", "-e", KILL, file], { timeoutMs: 10_000, workdir: on.workdir, user: on.user }).catch(() => undefined);
-  ctx.signal?.addEventListener("abort", kill, { once: true });
+  const where = { cwd: on.workdir, user: on.user };
   try {
-    // sh only redirects stderr: the argv is passed as "$@", never parsed as shell words.
-    const argv = ["/bin/sh", "-c", 'e="$1"; shift; exec "$@" 2>"$e"', "sh", errFile, ...interpreter(file), file, ...args];
-    const r = await execIn(on.container, argv, { timeoutMs: ctx.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, workdir: on.workdir, user: on.user });
-    if (r.exitCode === 0 && !r.truncated) return r.output;
-    const stderr = (await execIn(on.container, ["node", "-e", CLEANUP, dir, errFile, String(STDERR_TAIL_CHARS)], { timeoutMs: 10_000, workdir: on.workdir, user: on.user }).catch(() => null))?.output ?? "";
-    const why = r.truncated ? `printed more than ${MAX_EXEC_OUTPUT_CHARS.toLocaleString("en-US")} characters` : r.exitCode === 124 ? "was stopped at its timeout" : `exited with code ${r.exitCode}`;
+    const argv = [...interpreter(file), file, ...args];
+    const r = await runArgvIn(on.container, argv, { ...where, timeoutMs: ctx.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, maxStdoutBytes: MAX_EXEC_OUTPUT_CHARS * 4, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    if (r.exitCode === 0 && !r.stopped && r.stdout.length <= MAX_EXEC_OUTPUT_CHARS) return r.stdout;
+    const stderr = r.stderr.trim().slice(-STDERR_TAIL_CHARS);
+    const missing = r.startError?.code === "ENOENT" ? `: '${argv[0]}' is not in the container image ${on.image}; add it with \`ts-code-mode image build --with ${argv[0]}\` (and use that image)` : "";
+    const why =
+      r.stopped === "cap" || r.stdout.length > MAX_EXEC_OUTPUT_CHARS
+        ? `printed more than ${MAX_EXEC_OUTPUT_CHARS.toLocaleString("en-US")} characters`
+        : r.stopped === "timeout" || r.exitCode === 124
+          ? "was stopped at its timeout"
+          : r.stopped === "abort"
+            ? "was stopped (the run ended)"
+            : r.startError
+              ? "could not start"
+              : `exited with code ${r.exitCode}`;
     throw new ToolError({
       tool: `skills.run(${skill.name}, ${script})`,
       callable: null,
-      code: r.exitCode === 124 ? "TIMEOUT" : "INTERNAL",
-      message: `${label} ${why} inside the container${stderr.trim() ? `: ${stderr.trim()}` : ""}`,
-      ...(r.exitCode > 0 && r.exitCode !== 124 ? { exitCode: r.exitCode } : {}),
-      ...(stderr.trim() ? { stderr: stderr.trim() } : {}),
+      code: r.startError?.code === "ENOENT" ? "DEPENDENCY" : r.stopped === "timeout" || r.exitCode === 124 ? "TIMEOUT" : "INTERNAL",
+      message: `${label} ${why} inside the container${missing}${stderr ? `: ${stderr}` : ""}`,
+      ...(r.exitCode > 0 && r.exitCode !== 124 && !r.startError ? { exitCode: r.exitCode } : {}),
+      ...(stderr ? { stderr } : {}),
     });
   } finally {
-    ctx.signal?.removeEventListener("abort", kill);
-    await execIn(on.container, ["node", "-e", CLEANUP, dir, errFile, "0"], { timeoutMs: 10_000, workdir: on.workdir, user: on.user }).catch(() => undefined);
+    await runArgvIn(on.container, ["rm", "-rf", "--", dir], { ...where, timeoutMs: 10_000 }).catch(() => undefined);
   }
 }
 

@@ -7,6 +7,7 @@
  *   tools.curl.get(args)   → call("tools", "call", ["curl", "get", args])
  *   tools.curl(args)       → call("tools", "call", ["curl", null, args])   (escape hatch)
  *   workflows.triple(args) → workflows.invoke("triple", args): load source, compile in the guest, run
+ *   agents.analyst(args)   → call("agents", "call", ["analyst", args])     (a child agent call on the host)
  */
 import type { WorkflowParam } from "../../storage/protocol.js";
 
@@ -31,6 +32,7 @@ export interface GuestNamespaces {
   artifacts: Record<string, unknown>;
   deps: Record<string, unknown>;
   skills: Record<string, unknown>;
+  agents: Record<string, unknown>;
 }
 
 /**
@@ -183,6 +185,15 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     delete: (name: unknown) => call("skills", "delete", [name]),
     run: (name: unknown, script: unknown, args?: unknown) => call("skills", "run", args === undefined ? [name, script] : [name, script, args]),
   });
+
+  // An agent named like a method (list, call) is reached with agents.call(name, args).
+  namespaces.agents = memberProxy(
+    {
+      list: () => call("agents", "list", []),
+      call: (name: unknown, args?: unknown) => call("agents", "call", [name, args]),
+    },
+    (name) => (args?: unknown) => call("agents", "call", [name, args]),
+  );
 
   return namespaces;
 }

@@ -13,6 +13,7 @@ import { admitRun } from "../admit.js";
 import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolRegistry } from "../../tools/registry.js";
+import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import { HostServices } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
@@ -26,8 +27,12 @@ import { SerialQueue } from "../../serial-queue.js";
 import { describe, registerGuestRealm } from "./guest-failures.js";
 
 export interface InProcessExecutorOptions extends ExecutorOptions, DepsConfig {
-  /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
-  tools?: ToolRegistry;
+  /**
+   * Tools defined in code — `[defineTool(...)]`, `{ weather: tool(...) }`, `{ github: { createIssue } }`,
+   * an MCP client or server parameters (see tools/code/tool-set.ts) — beside the YAML tools of
+   * `toolsPath`; they run on the host. Or a ready ToolRegistry, which wins over `toolsPath`.
+   */
+  tools?: ToolRegistry | CodeToolsInput;
 }
 
 export class InProcessExecutor implements Executor {
@@ -38,6 +43,7 @@ export class InProcessExecutor implements Executor {
   readonly runsCommands = true;
   private readonly options: ReturnType<typeof parseExecutorOptions>;
   private readonly registry: ToolRegistry | undefined;
+  private readonly codeTools: CodeToolSet | undefined;
   private hostServices: HostServices | null = null;
   private engine: ReplEngine | null = null;
   private budget = RunBudget.idle(this.kind);
@@ -49,7 +55,7 @@ export class InProcessExecutor implements Executor {
     const { tools, ...rest } = options;
     this.options = parseExecutorOptions(rest, "InProcessExecutor");
     validateDepsConfig(this.options);
-    this.registry = tools;
+    ({ registry: this.registry, codeTools: this.codeTools } = toolsOption(tools, "InProcessExecutor({ tools })"));
   }
 
   get host(): HostServices | null {
@@ -81,6 +87,7 @@ export class InProcessExecutor implements Executor {
       deps,
       origin: this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+      ...(this.codeTools ? { codeTools: this.codeTools } : {}),
       ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),
       ...hostLimitsOf(this.options),

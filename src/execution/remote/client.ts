@@ -6,6 +6,7 @@
  */
 import { InvalidNameError, NotFoundError, SessionLostError, StorageError, ToolError, ValidationError, type ToolErrorCode } from "../../errors.js";
 import type { OutputChunk } from "../output-stream.js";
+import { injectTraceHeaders } from "../../telemetry/propagation.js";
 
 /** Largest reply body read (a run's value, a namespace reply). */
 export const MAX_REPLY_BYTES = 256 * 1_048_576;
@@ -37,6 +38,8 @@ export class RemoteClient {
     const headers: Record<string, string> = { ...this.headers, accept: options.onOutput ? "text/event-stream" : "application/json" };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
     if (options.json !== undefined) headers["content-type"] = "application/json";
+    // The server's spans (the run, its tool calls) join the caller's trace.
+    injectTraceHeaders(headers);
     const deadline = AbortSignal.timeout(options.timeoutMs);
     let response: Response;
     try {

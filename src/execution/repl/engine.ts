@@ -17,7 +17,6 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { createNamespaces, type HostCall } from "../guest/namespaces.js";
-import { BoundedCache } from "../bounded-cache.js";
 import { createGuestConsole, newOutput, type RunOutput } from "../output.js";
 import { cancelledError, onAbort, streamerFor, type OutputListener } from "../output-stream.js";
 import { IMPORT_FN } from "../guest/import-fn.js";
@@ -82,9 +81,30 @@ export interface EngineRunOptions {
 /** Failures reported between runs are kept for the next run up to this many characters. */
 const LATE_NOTICE_CHARS = 8_192;
 
-/** Compiled scripts kept for re-runs of the same snippet: at most this many, holding this many characters of source. */
-export const MAX_CACHED_SCRIPTS = 500;
-export const MAX_CACHED_SCRIPT_CHARS = 32 * 1_048_576;
+/**
+ * How a snippet is compiled (issue 35.7). Node keeps ~0.6 KB for every `vm.Script` it ever
+ * compiled (for a snippet wrapped in a function, ~1 KB), freed neither when the Script object nor
+ * when its context is collected: a session that ran 20,000 distinct snippets held ~20 MB more. The
+ * context's own `eval` compiles through V8 alone, which keeps ~80 bytes per distinct source. So a
+ * snippet is not compiled as a Script: one trampoline Script, compiled once per process, takes the
+ * source from a slot on the context's global (set just before, removed by the trampoline itself)
+ * and hands it to the context's intrinsic indirect eval (captured when the context was made, so a
+ * guest that replaced `globalThis.eval` changes nothing). Running the trampoline with the vm
+ * `timeout` (or `breakOnSigint`) bounds the snippet's synchronous code as before. A prepared snippet
+ * is one async IIFE expression with no top-level declarations (prepare.ts), so global code run by
+ * indirect eval means exactly what it meant as a Script. `//# sourceURL` keeps stack traces
+ * naming `snippet.ts`.
+ */
+const SNIPPET_SLOT = "__tsCodeModeSnippet";
+let trampoline: vm.Script | undefined;
+function snippetTrampoline(): vm.Script {
+  trampoline ??= new vm.Script(
+    `(function () { const slot = globalThis.${SNIPPET_SLOT}; delete globalThis.${SNIPPET_SLOT}; return slot.evaluate(slot.source); })()`,
+    { filename: "snippet.ts" },
+  );
+  return trampoline;
+}
+const SOURCE_URL = "\n//# sourceURL=snippet.ts";
 
 /** Marks a compiled workflow module body: `workflows.load` returns it ready to evaluate. */
 export interface CompiledWorkflow {
@@ -102,8 +122,8 @@ export class ReplEngine {
   private active = false;
   /** Failures noticed between runs (a promise rejected after its run ended), for the next run's stderr. */
   private late = "";
-  /** Compiled scripts by source, bounded in count and in characters of source; cleared by reset()/dispose(). */
-  private readonly scripts = new BoundedCache<string, vm.Script>(MAX_CACHED_SCRIPTS, MAX_CACHED_SCRIPT_CHARS, (source) => source.length);
+  /** The context's intrinsic indirect eval: what compiles snippets (see snippetTrampoline). */
+  private evaluate!: (source: string) => unknown;
   private readonly requireFromBase: NodeRequire;
 
   constructor(private readonly options: ReplEngineOptions) {
@@ -135,7 +155,7 @@ export class ReplEngine {
     let fields: Pick<ExecutionResult, "ok" | "value" | "display" | "error">;
     try {
       const limit = this.options.interrupt === "sigint" ? { breakOnSigint: true } : { timeout: timeoutMs };
-      const pending = this.compile(script).runInContext(this.context, { ...limit, displayErrors: false }) as Promise<unknown>;
+      const pending = this.start(script, { ...limit, displayErrors: false });
       let value: unknown;
       if (this.options.onAsyncTimeout === "abandon") {
         const stopped = new Promise<never>((_, reject) => {
@@ -174,9 +194,22 @@ export class ReplEngine {
     }
   }
 
-  /** What the compiled-script cache holds now: scripts and characters of their source (tests, diagnostics). */
-  get cachedScripts(): { count: number; chars: number } {
-    return { count: this.scripts.size, chars: this.scripts.weight };
+  /**
+   * Starts a prepared snippet through the trampoline (see snippetTrampoline). A guest that defined
+   * the slot's name itself, not configurable, leaves no room for it: that snippet is compiled as
+   * its own Script, as before (it then keeps Node's per-Script memory).
+   */
+  private start(script: string, options: vm.RunningScriptOptions): Promise<unknown> {
+    const slot = { evaluate: this.evaluate, source: script + SOURCE_URL };
+    if (!Reflect.defineProperty(this.context, SNIPPET_SLOT, { value: slot, configurable: true, enumerable: false, writable: false })) {
+      return new vm.Script(script, { filename: "snippet.ts" }).runInContext(this.context, options) as Promise<unknown>;
+    }
+    try {
+      return snippetTrampoline().runInContext(this.context, options) as Promise<unknown>;
+    } finally {
+      // Already gone unless the trampoline was stopped before its first statement.
+      Reflect.deleteProperty(this.context, SNIPPET_SLOT);
+    }
   }
 
   /** Text written to the current run's stdout/stderr by something other than console (process.stdout.write); dropped between runs. */
@@ -194,23 +227,12 @@ export class ReplEngine {
   reset(): void {
     this.clearTimers();
     this.late = "";
-    this.scripts.clear();
     this.context = this.createContext();
   }
 
   dispose(): void {
     this.clearTimers();
-    this.scripts.clear();
     this.output = null;
-  }
-
-  private compile(script: string): vm.Script {
-    let compiled = this.scripts.get(script);
-    if (!compiled) {
-      compiled = new vm.Script(script, { filename: "snippet.ts" });
-      this.scripts.set(script, compiled);
-    }
-    return compiled;
   }
 
   private clearTimers(): void {
@@ -240,6 +262,7 @@ export class ReplEngine {
 
   private createContext(): vm.Context {
     const context = vm.createContext({});
+    this.evaluate = vm.runInContext("(0, eval)", context) as (source: string) => unknown;
     const ErrorCtor = vm.runInContext("Error", context) as ErrorConstructor;
     const GuestPromise = vm.runInContext("Promise", context) as PromiseConstructor;
     this.options.onContext?.(vm.runInContext("Object.prototype", context) as object);

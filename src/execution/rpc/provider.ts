@@ -5,7 +5,10 @@
  * counted toward the session's in-flight limit (HostServices.inFlight) until it has been sent.
  */
 import type { CallContext } from "../../tools/protocol.js";
-import type { HostServices } from "../host.js";
+import { messagePrefix, type HostServices } from "../host.js";
+import { CALL_ARGS_LIMITS } from "../../values/limits.js";
+import { describeCut } from "../../values/explain.js";
+import { walk } from "../../values/walk.js";
 import { toWireError } from "../wire-error.js";
 import type { CallMessage, HostToGuest } from "./protocol.js";
 
@@ -30,25 +33,30 @@ export class RpcProvider {
       reply = { type: "reply", callId: message.callId, ok: false, error: toWireError(err) };
     }
     try {
-      this.deliver(reply);
+      this.deliver(reply, () => messagePrefix(message.ns, message.op, Array.isArray(message.args) ? message.args : []));
     } finally {
       release();
     }
   }
 
-  private deliver(reply: HostToGuest): void {
+  private deliver(reply: HostToGuest, label: () => string): void {
     try {
       this.send(reply);
     } catch (err) {
-      if (reply.type === "reply" && reply.ok && isCloneError(err)) {
-        // The value could not cross (should not happen: host results are plain data). Say so.
-        this.deliver({ type: "reply", callId: reply.callId, ok: false, error: toWireError(err) });
-      }
-      // Otherwise the guest is gone; its executor reports that.
+      // The value could not cross: a tool returned something the channel's serializer refuses (a
+      // function) or cannot walk (2,000,000 levels deep overflows its recursion). Answer the call
+      // with that at once, or the guest would wait out its whole timeout. If the guest is gone, this
+      // send fails too and is ignored: its executor reports that.
+      if (reply.type === "reply" && reply.ok) this.deliver({ type: "reply", callId: reply.callId, ok: false, error: toWireError(unsendable(reply.value, err), label()) }, label);
     }
   }
 }
 
-function isCloneError(err: unknown): boolean {
-  return err instanceof Error && (err.name === "DataCloneError" || /could not be cloned/i.test(err.message));
+/** Why a reply's value cannot be sent, in the sandbox boundary's words (a DataCloneError). */
+function unsendable(value: unknown, err: unknown): Error {
+  const report = walk(value, CALL_ARGS_LIMITS, { mode: "data" });
+  const why = report.cut ? `it is ${describeCut(value, report, CALL_ARGS_LIMITS)}` : err instanceof Error ? err.message : String(err);
+  const e = new Error(`the result could not be sent to the code: ${why}; return a smaller, flatter value (plain data)`);
+  e.name = "DataCloneError";
+  return e;
 }

@@ -29,6 +29,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import { callsPerRun } from "../../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
+import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
 import { baseOptionsShape, DEFAULT_TIMEOUT_MS, hostLimitsOf, parseOptions } from "../options.js";
 import type { RunOutput } from "../output.js";
@@ -61,8 +62,12 @@ export interface SandboxExecutorOptions {
   language?: "typescript" | "python";
   /** Folder of tool YAML files (`tools.*`). */
   toolsPath?: string;
-  /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
-  tools?: ToolRegistry;
+  /**
+   * Tools defined in code — `[defineTool(...)]`, `{ weather: tool(...) }`, `{ github: { createIssue } }`,
+   * an MCP client or server parameters (see tools/code/tool-set.ts) — beside the YAML tools of
+   * `toolsPath`; they run on the host. Or a ready ToolRegistry, which wins over `toolsPath`.
+   */
+  tools?: ToolRegistry | CodeToolsInput;
   /** Timeout of a run that gives none; default 30 s. */
   defaultTimeoutMs?: number;
   /** Cap on the sandbox's memory in MB (QuickJS: its whole memory; deno: V8's heap; python: the process's resident memory beyond Pyodide's own); default 256, from 32 to 2048. */
@@ -135,6 +140,7 @@ export class SandboxExecutor implements Executor {
   readonly language: "typescript" | "python";
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number; memoryMb: number; maxOutputBytes: number };
   private readonly registry: ToolRegistry | undefined;
+  private readonly codeTools: CodeToolSet | undefined;
   private readonly limits: InstanceLimits;
   private hostServices: HostServices | null = null;
   private readonly router: CallRouter<SandboxInstance>;
@@ -159,7 +165,7 @@ export class SandboxExecutor implements Executor {
       memoryMb: parsed.memoryMb ?? DEFAULT_MEMORY_MB,
       maxOutputBytes: parsed.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     };
-    this.registry = tools;
+    ({ registry: this.registry, codeTools: this.codeTools } = toolsOption(tools, "SandboxExecutor({ tools })"));
     this.language = parsed.language ?? "typescript";
     if (this.language === "python" && parsed.engine === "quickjs") {
       throw new ValidationError('Invalid SandboxExecutor options: language "python" runs Pyodide in the deno engine; use engine "deno" (or leave engine out).');
@@ -265,6 +271,7 @@ export class SandboxExecutor implements Executor {
     return {
       origin: this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+      ...(this.codeTools ? { codeTools: this.codeTools } : {}),
       // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
       middleware: [limit, ...(this.options.middleware ?? [])],
       ...(this.options.search ? { search: this.options.search } : {}),

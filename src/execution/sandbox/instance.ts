@@ -109,9 +109,9 @@ export class SandboxInstance {
     return !this.poison && !this.disposed;
   }
 
-  /** True when the sandbox's memory has grown to (nearly) its limit. */
+  /** True when the sandbox's memory has grown to (nearly) its limit, or its last growth was refused. */
   get memoryExhausted(): boolean {
-    return this.wasm.memory.buffer.byteLength >= this.wasm.maxBytes - 1_048_576;
+    return this.wasm.growRefused() || this.wasm.memory.buffer.byteLength >= this.wasm.maxBytes - 1_048_576;
   }
 
   /** The soft deadline (performance.now() time) that the interrupt handler enforces. */

@@ -19,6 +19,7 @@ import type { QuickJSWASMModule } from "quickjs-emscripten";
 /** The slice of the WebAssembly API used here (this project's TypeScript lib has no WebAssembly types). */
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
 }
 interface WasmApi {
   compile(bytes: Uint8Array): Promise<object>;
@@ -64,6 +65,12 @@ export interface SandboxModule {
   memory: WasmMemory;
   /** Bytes the memory may grow to: the sandbox's memory limit. */
   maxBytes: number;
+  /**
+   * True when the memory's last attempt to grow was refused (the limit): an allocation failed. Then
+   * QuickJS may fail in ways that do not say "out of memory" — it throws `null` when it cannot even
+   * allocate the error — while the memory is still a megabyte or two short of the limit.
+   */
+  growRefused(): boolean;
 }
 
 /** A fresh QuickJS module whose whole memory (heap, stack, everything) is capped at `memoryMb`. */
@@ -73,6 +80,19 @@ export async function newSandboxModule(memoryMb: number): Promise<SandboxModule>
   const memory = new wasmApi.Memory({ initial: INITIAL_PAGES, maximum: maxPages });
   // Loaded on first use: importing ts-code-mode must not pay for the QuickJS bindings.
   const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await import("quickjs-emscripten");
+  // Emscripten's allocator grows the memory through this method (trying smaller steps after a refusal).
+  let refused = false;
+  const grow = memory.grow.bind(memory);
+  memory.grow = (pages: number) => {
+    try {
+      const before = grow(pages);
+      refused = false;
+      return before;
+    } catch (err) {
+      refused = true;
+      throw err;
+    }
+  };
   const module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }));
-  return { module, memory, maxBytes: maxPages * WASM_PAGE };
+  return { module, memory, maxBytes: maxPages * WASM_PAGE, growRefused: () => refused };
 }

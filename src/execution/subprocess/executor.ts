@@ -23,6 +23,7 @@ import { ValidationError } from "../../errors.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
+import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import { HostServices, type HostServicesOptions } from "../host.js";
 import { depsServiceFor, validateDepsConfig, type DepsConfig, type DepsService } from "../../deps/index.js";
 import { installConfiguredDeps } from "../deps-startup.js";
@@ -40,6 +41,7 @@ import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
 import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram, type SpawnOptions } from "./child-process.js";
 import { SIGINT_INTERRUPTS } from "./interrupt.js";
+import { recordExecutorRestart } from "../../telemetry/metrics.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
   toolsPath?: string;
@@ -68,8 +70,12 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   env?: Record<string, string>;
   /** The child's working directory (and where it imports packages from). Default: the host's cwd. */
   cwd?: string;
-  /** A ready registry (e.g. with in-process adapters); wins over `toolsPath`. */
-  tools?: ToolRegistry;
+  /**
+   * Tools defined in code — `[defineTool(...)]`, `{ weather: tool(...) }`, `{ github: { createIssue } }`,
+   * an MCP client or server parameters (see tools/code/tool-set.ts) — beside the YAML tools of
+   * `toolsPath`; they run on the host. Or a ready ToolRegistry, which wins over `toolsPath`.
+   */
+  tools?: ToolRegistry | CodeToolsInput;
   /** Tool middleware applied on the host to every tool call (see tools/middleware). */
   middleware?: ToolMiddleware[];
   /** How tools.search / workflows.search rank (see ExecutorOptions.search). */
@@ -128,6 +134,7 @@ export class SubprocessExecutor implements Executor {
   readonly runsCommands = true;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number };
   private readonly registry: ToolRegistry | undefined;
+  private readonly codeTools: CodeToolSet | undefined;
   private hostServices: HostServices | null = null;
   private provider: RpcProvider | null = null;
   private child: GuestHandle | null = null;
@@ -159,7 +166,7 @@ export class SubprocessExecutor implements Executor {
     const parsed = parseOptions(optionsShape, rest, new.target.name, FAST_EXECUTOR_CHECKS);
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
     validateDepsConfig(this.options);
-    this.registry = tools;
+    ({ registry: this.registry, codeTools: this.codeTools } = toolsOption(tools, "SubprocessExecutor({ tools })"));
     // child.js is started to be interrupted with SIGINT (see interrupt.ts); another launcher's guest is not.
     this.interruptsAtDeadline = launch === launchChild && SIGINT_INTERRUPTS;
     this.interruptNeedsAck = this.interruptsAtDeadline;
@@ -274,6 +281,7 @@ export class SubprocessExecutor implements Executor {
         deps,
         origin: this.origin ?? this,
         ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
+      ...(this.codeTools ? { codeTools: this.codeTools } : {}),
         ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
         ...(this.options.search ? { search: this.options.search } : {}),
         ...hostLimitsOf(this.options),
@@ -415,7 +423,10 @@ export class SubprocessExecutor implements Executor {
       });
       // Tool calls still in flight (from code the run did not await, or a stopped run) end with the run.
       if (this.callsInFlight > 0 || !result.ok) this.budget.abort(result.error?.message ?? "the run ended");
-      if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) await this.replaceChild();
+      if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) {
+        recordExecutorRestart(this.kind, result.error.name);
+        await this.replaceChild();
+      }
       // Nothing of the guest executes until the next run (issue 13): the child is frozen with what it started.
       else if (this.child === child) this.freezeSoon(child);
       const final = notice ? { ...result, stderr: `${notice}\n${result.stderr}` } : result;

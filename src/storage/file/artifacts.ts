@@ -34,6 +34,7 @@ import { artifactNameProblem, compareNames, validateArtifactName } from "../name
 import type { ArtifactData, ArtifactInfo, ArtifactKind, ArtifactStore, JsonValue, SaveArtifactOptions } from "../protocol.js";
 import { artifactTooLarge, quotaSize, resolveQuota, storeFull, type Quota, type QuotaOptions } from "../quota.js";
 import { laterOf, nextTimestamp } from "../timestamps.js";
+import { checkFileCommit } from "../write-deadline.js";
 
 /** Folder (under `artifacts/`) of the temp files of saves in progress; never removed. */
 export const ARTIFACT_TEMP_DIR = ".tmp";
@@ -85,8 +86,16 @@ interface Parsed {
 export class FileArtifactStore implements ArtifactStore {
   private readonly tempDir: string;
   private readonly quota: Quota;
-  /** This process's idea of the store's size (bytes on disk), with saves in flight reserved. */
+  /**
+   * This process's count of the store's bytes on disk: measured by walking the folder, then kept
+   * up to date by every save and delete that lands. Saves in flight are not in it but in `reserved`.
+   */
   private usage: { bytes: number; measuredAt: number } | undefined;
+  /** Bytes reserved by saves in flight (checked against the quota with `usage`), and how many there are. */
+  private reserved = 0;
+  private saving = 0;
+  /** The walk under way; every save waits for it instead of starting its own. */
+  private measuring: Promise<void> | null = null;
 
   /** `directory` is the `artifacts/` folder; it must exist. */
   constructor(
@@ -121,11 +130,12 @@ export class FileArtifactStore implements ArtifactStore {
       const onDisk = headLine.byteLength + bytes.byteLength;
       const delta = onDisk - (previous?.fileSize ?? 0);
       await this.reserve(name, onDisk, delta);
+      let landed = false;
       try {
         await this.writeOrExplainConflict(name, segments, dataPath, [headLine, bytes]);
-      } catch (err) {
-        if (this.usage) this.usage.bytes -= delta;
-        throw err;
+        landed = true;
+      } finally {
+        this.settle(delta, landed);
       }
       // Metadata of an older version of the store would only confuse a reader of the old format.
       if (previous?.legacy) await this.removeLegacy(segments);
@@ -173,6 +183,7 @@ export class FileArtifactStore implements ArtifactStore {
     return guardFs("delete artifact", dataPath, async () => {
       // A folder of artifacts is not an artifact: never unlink (or report deleting) a directory.
       const st = await statFile(dataPath);
+      if (st) checkFileCommit(`delete artifact "${name}"`);
       const existed = st !== null && (await unlinkIfExists(dataPath));
       if (existed && this.usage) this.usage.bytes -= st.size;
       await this.removeLegacy(segments);
@@ -192,19 +203,43 @@ export class FileArtifactStore implements ArtifactStore {
    */
   private async reserve(name: string, onDisk: number, delta: number): Promise<void> {
     const limit = this.quota.maxStoreBytes;
+    // The folder is walked again only while no save of ours is in flight: a walk cannot tell a file
+    // being written from one that landed, so with saves in flight the count kept here is the truth
+    // (re-measuring then is what let 40 parallel saves all pass a quota that fits 10).
+    while (this.measuring) await this.measuring;
     if (!this.usage || Date.now() - this.usage.measuredAt > USAGE_TTL_MS) await this.measure();
-    if (this.usage!.bytes + delta > limit && Date.now() - this.usage!.measuredAt > 0) await this.measure();
-    const usage = this.usage!;
-    if (usage.bytes + delta > limit) throw storeFull(name, onDisk, Math.max(0, usage.bytes + delta - onDisk), limit);
-    usage.bytes += delta;
+    if (this.usage!.bytes + this.reserved + delta > limit && Date.now() - this.usage!.measuredAt > 0) await this.measure();
+    // From here to the reservation nothing awaits: the check and the reservation are one step.
+    const used = this.usage!.bytes + this.reserved;
+    if (used + delta > limit) throw storeFull(name, onDisk, Math.max(0, used + delta - onDisk), limit);
+    this.reserved += delta;
+    this.saving++;
   }
 
+  /** A reserved save ended: its bytes move into the count when it landed, and are given back when not. */
+  private settle(delta: number, landed: boolean): void {
+    this.reserved -= delta;
+    this.saving--;
+    if (landed && this.usage) this.usage.bytes += delta;
+  }
+
+  /** Walk the folder for its size, unless saves are in flight; callers arriving meanwhile share the walk. */
   private async measure(): Promise<void> {
-    const names: string[] = [];
-    const measuredAt = Date.now();
-    await walk(this.directory, "", names);
-    const sizes = await mapLimit(names, 16, async (n) => (await statFile(this.dataPath(n.split("/"))))?.size ?? 0);
-    this.usage = { bytes: sizes.reduce((a, b) => a + b, 0), measuredAt };
+    while (this.measuring) await this.measuring;
+    if (this.saving > 0 && this.usage) return;
+    const run = (async () => {
+      const names: string[] = [];
+      const measuredAt = Date.now();
+      await walk(this.directory, "", names);
+      const sizes = await mapLimit(names, 16, async (n) => (await statFile(this.dataPath(n.split("/"))))?.size ?? 0);
+      this.usage = { bytes: sizes.reduce((a, b) => a + b, 0), measuredAt };
+    })();
+    this.measuring = run;
+    try {
+      await run;
+    } finally {
+      if (this.measuring === run) this.measuring = null;
+    }
   }
 
   /** The info of one artifact from its header (read without the payload), or null when there is none. */
@@ -297,7 +332,7 @@ export class FileArtifactStore implements ArtifactStore {
 /** An artifact cannot also be a folder: turn the resulting fs error into a clear message. */
   private async writeOrExplainConflict(name: string, segments: string[], target: string, data: readonly Uint8Array[]): Promise<void> {
     try {
-      await writeFileAtomic(target, data, { tempDir: this.tempDir });
+      await writeFileAtomic(target, data, { tempDir: this.tempDir, beforeCommit: () => checkFileCommit(`save artifact "${name}"`) });
     } catch (err) {
       if (!isErrno(err, "EISDIR", "ENOTDIR", "EEXIST", "EPERM")) throw err;
       const base = this.directory;

@@ -12,7 +12,6 @@
  * single commit point) and there is no shared index file to fight over. Opening a FileStorage
  * sweeps temp files that killed writers left behind (older than `tempMaxAgeMs`, writer not alive).
  */
-import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../../lazy.js";
@@ -26,6 +25,7 @@ import { ARTIFACT_TEMP_DIR, FileArtifactStore } from "./artifacts.js";
 import { FileRunStore, RUNS_TEMP_DIR } from "./runs.js";
 import { FileSkillStore } from "./skills.js";
 import { FileWorkflowStore, WORKFLOW_TEMP_DIR } from "./workflows.js";
+import { makeDirsSync } from "../mkdirs.js";
 
 export interface FileStorageOptions {
   /** Folder holding everything; created if missing. Relative paths resolve against the cwd. */
@@ -87,7 +87,7 @@ export class FileStorage implements StorageBackend {
     const artifactsDir = path.join(this.root, "artifacts");
     for (const dir of [workflowsDir, artifactsDir]) {
       try {
-        mkdirSync(dir, { recursive: true });
+        makeDirsSync(dir);
       } catch (err) {
         throw toStorageError("create folder", dir, err);
       }

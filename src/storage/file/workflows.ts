@@ -42,6 +42,14 @@
  * Removing the stale file first instead would leave a moment (or, after a crash, a store) with no
  * workflow of that name, or an older shadowed file showing through.
  *
+ * That order holds only while one save or delete of a name runs at a time: a TypeScript save and a
+ * Python save of one name in two processes would each rename its file in and then remove the
+ * other's, leaving no file at all (issue 35.2). So saves and deletes of a name hold a lock that
+ * every process on the host sees (name-lock.ts); with them serialized, at every moment at least one
+ * whole file of the name exists. A reader stats `.py`, then `.ts`: a save that changes the language
+ * between the two stats can still slip past both, so a reader that finds no file takes the name's
+ * lock (waiting out the save in progress) and looks once more before it answers "no workflow".
+ *
  * `.js` files and files without the header are first-class (hand-written). A store written by an
  * older version (`.meta/<name>.json` sidecars) is read with those sidecars; the next save of a
  * workflow rewrites it in the one-file format. Files whose name is not a workflow name are not
@@ -49,8 +57,10 @@
  */
 import path from "node:path";
 import type { Stats } from "node:fs";
+import { realpathSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { z } from "zod";
+import { StorageError } from "../../errors.js";
 import { lazy } from "../../lazy.js";
 import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, writeFileAtomic } from "../atomic.js";
 import { sha256Hex } from "../codec.js";
@@ -58,6 +68,7 @@ import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN, compareNames, validate
 import type { WorkflowDerivation, WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
 import { laterOf } from "../timestamps.js";
 import { checkWorkflowRecord, paramSchema, provenanceSchema } from "../workflow-record.js";
+import { withNameLock } from "./name-lock.js";
 import { stampOf, WorkflowCatalogue, type FileStamp } from "./workflow-catalogue.js";
 
 /** Folder (under `workflows/`) of the temp files of saves in progress; never removed. */
@@ -104,6 +115,9 @@ interface ReadFile {
   problem?: string;
 }
 
+/** How long a reader that found no file waits for a save of that name in progress before it answers "none". */
+const READ_LOCK_TIMEOUT_MS = 5_000;
+
 /** A store dropped without close() still stops its catalogue's watcher. */
 const unclosed = new FinalizationRegistry<WorkflowCatalogue>((catalogue) => void catalogue.close());
 
@@ -111,17 +125,20 @@ export class FileWorkflowStore implements WorkflowStore {
   private readonly tempDir: string;
   /** Parsed records of every file, kept current (workflow-catalogue.ts); list() reads only what changed. */
   private readonly catalogue: WorkflowCatalogue;
+  /** The folder's real path: the name locks of two spellings of one folder are the same lock. */
+  private readonly lockFolder: string;
 
   /** `directory` is the `workflows/` folder; it must exist. */
   constructor(readonly directory: string) {
     this.tempDir = path.join(directory, WORKFLOW_TEMP_DIR);
+    this.lockFolder = realFolder(directory);
     this.catalogue = new WorkflowCatalogue(
       directory,
       async () => {
         const { names, present } = await this.scan();
         return new Map([...names].map((n) => [n, `${n}${EXTENSIONS.find((ext) => present.has(`${n}${ext}`)) ?? ".js"}`]));
       },
-      (name) => this.read(name),
+      (name) => this.readSettled(name),
     );
     unclosed.register(this, this.catalogue, this);
   }
@@ -137,7 +154,7 @@ export class FileWorkflowStore implements WorkflowStore {
     const r = checkWorkflowRecord(name, record);
     const ext: Extension = r.language === "python" ? ".py" : ".ts";
     const sourcePath = path.join(this.directory, `${name}${ext}`);
-    await guardFs("save workflow", sourcePath, async () => {
+    await guardFs("save workflow", sourcePath, () => withNameLock(this.lockFolder, name, { what: `save workflow "${name}"` }, async () => {
       const header: Header = {
         sourceHash: sha256Hex(Buffer.from(r.source, "utf8")),
         description: r.description,
@@ -163,12 +180,12 @@ export class FileWorkflowStore implements WorkflowStore {
       for (const other of EXTENSIONS) if (other !== ext) await unlinkIfExists(path.join(this.directory, `${name}${other}`));
       await unlinkIfExists(this.legacySidecarPath(name));
       if (r.provenance?.trust !== "untrusted") await unlinkIfExists(this.provenancePath(name));
-    }).finally(() => this.catalogue.noteWrite(name));
+    })).finally(() => this.catalogue.noteWrite(name));
   }
 
   async get(name: string): Promise<WorkflowRecord | null> {
     validateWorkflowName(name);
-    return guardFs("read workflow", path.join(this.directory, name), async () => (await this.read(name))?.read.record ?? null);
+    return guardFs("read workflow", path.join(this.directory, name), async () => (await this.readSettled(name))?.read.record ?? null);
   }
 
   async list(): Promise<WorkflowRecord[]> {
@@ -199,7 +216,7 @@ export class FileWorkflowStore implements WorkflowStore {
 
   async delete(name: string): Promise<boolean> {
     validateWorkflowName(name);
-    return guardFs("delete workflow", path.join(this.directory, name), async () => {
+    return guardFs("delete workflow", path.join(this.directory, name), () => withNameLock(this.lockFolder, name, { what: `delete workflow "${name}"` }, async () => {
       let existed = false;
       // The winning file last: a delete stopped half-way leaves that workflow whole, never an older shadowed file.
       for (const ext of [...EXTENSIONS].reverse()) {
@@ -209,7 +226,7 @@ export class FileWorkflowStore implements WorkflowStore {
       await unlinkIfExists(this.legacySidecarPath(name));
       await unlinkIfExists(this.provenancePath(name));
       return existed;
-    }).finally(() => this.catalogue.noteWrite(name));
+    })).finally(() => this.catalogue.noteWrite(name));
   }
 
   /** Workflow names present as files, and the `.ts`/`.js` files that cannot be workflows. */
@@ -268,6 +285,23 @@ export class FileWorkflowStore implements WorkflowStore {
 
   private legacySidecarPath(name: string): string {
     return path.join(this.directory, LEGACY_META_DIR, `${name}.json`);
+  }
+
+  /**
+   * `read`, but "no file" is only answered once no save or delete of the name is in progress: a
+   * save that changes the language can move the workflow from the file not yet looked at to the
+   * one already looked at (see the top of this file). A lock still held after READ_LOCK_TIMEOUT_MS
+   * (a stopped writer) answers with what the second look finds without it.
+   */
+  private async readSettled(name: string): Promise<{ read: ReadFile; file: string; stamp: FileStamp } | null> {
+    const first = await this.read(name);
+    if (first) return first;
+    try {
+      return await withNameLock(this.lockFolder, name, { what: `read workflow "${name}"`, timeoutMs: READ_LOCK_TIMEOUT_MS }, () => this.read(name));
+    } catch (err) {
+      if (err instanceof StorageError) return this.read(name);
+      throw err;
+    }
   }
 
   /** The workflow's record, from the file that holds it, with that file's stamp taken before reading it. */
@@ -369,6 +403,14 @@ export function parseWorkflowFile(bytes: Buffer, prefix: string = WORKFLOW_HEADE
     source: bytes,
     problem: "its first line starts like the store's header but cannot be read; the file is treated as hand-written (no description, params or provenance)",
   };
+}
+
+function realFolder(directory: string): string {
+  try {
+    return realpathSync.native(directory);
+  } catch {
+    return path.resolve(directory);
+  }
 }
 
 function suggestName(stem: string): string {

@@ -16,7 +16,7 @@ import { decodeArtifact, encodeArtifact, inferKind, sha256Hex } from "../codec.j
 import { compareNames, validateArtifactName } from "../names.js";
 import type { ArtifactData, ArtifactInfo, ArtifactStore, SaveArtifactOptions } from "../protocol.js";
 import { artifactTooLarge, quotaSize, resolveQuota, storeFull, type Quota, type QuotaOptions } from "../quota.js";
-import { LuaScript, newToken, type RedisConnection } from "./connection.js";
+import { FENCED_LUA, LuaScript, type RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { artifactInfo, parseArtifactMeta, parseArtifactOptions } from "./records.js";
 
@@ -27,8 +27,8 @@ import { artifactInfo, parseArtifactMeta, parseArtifactOptions } from "./records
  * {"folder"} when the name is one; {"quota", bytes used by the other artifacts}; {"fenced"} for a
  * late copy of a write whose outcome was reported unknown (see connection.ts).
  */
-export const SAVE_ARTIFACT_SCRIPT = new LuaScript(`
-if redis.call('EXISTS', KEYS[4]) == 1 then return {'fenced'} end
+export const SAVE_ARTIFACT_SCRIPT = new LuaScript(`${FENCED_LUA}
+if fenced(KEYS[4]) then return {'fenced'} end
 local name = ARGV[1]
 for i = 7, #ARGV do
   if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then return {'file', ARGV[i]} end
@@ -76,8 +76,8 @@ return {meta, data}
 `);
 
 /** KEYS: index, meta, data, fence, bytes. ARGV: name. Replies 1 when something was deleted. */
-const DELETE = new LuaScript(`
-if redis.call('EXISTS', KEYS[4]) == 1 then return -1 end
+const DELETE = new LuaScript(`${FENCED_LUA}
+if fenced(KEYS[4]) then return -1 end
 local prev = redis.call('HGET', KEYS[2], ARGV[1])
 local n = redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -112,8 +112,7 @@ export class RedisArtifactStore implements ArtifactStore {
     const tail = `"v":1,"kind":"${kind}","size":${bytes.byteLength},"sha256":"${sha256Hex(bytes)}","description":${JSON.stringify(description)},"metadata":${metadataJson}}`;
     const folders = segments.slice(0, -1).map((_, i) => segments.slice(0, i + 1).join("/"));
     const payload = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const fence = this.keys.fence(newToken());
-    const reply = await this.conn.write(`save artifact "${name}"`, fence, (c) =>
+    const reply = await this.conn.write(`save artifact "${name}"`, this.keys, (c, fence) =>
       this.conn.script(c, SAVE_ARTIFACT_SCRIPT, [this.keys.artifactIndex, this.keys.artifactMeta, this.keys.artifactData(name), fence, this.keys.artifactBytes], [
         name,
         Date.now(),
@@ -179,8 +178,7 @@ export class RedisArtifactStore implements ArtifactStore {
 
   async delete(name: string): Promise<boolean> {
     validateArtifactName(name);
-    const fence = this.keys.fence(newToken());
-    const n = await this.conn.write(`delete artifact "${name}"`, fence, (c) =>
+    const n = await this.conn.write(`delete artifact "${name}"`, this.keys, (c, fence) =>
       this.conn.script(c, DELETE, [this.keys.artifactIndex, this.keys.artifactMeta, this.keys.artifactData(name), fence, this.keys.artifactBytes], [name]),
     );
     return n === 1;

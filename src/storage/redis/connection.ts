@@ -20,6 +20,16 @@
  * fence) or never will: a retry of the same call simply leaves the retry's value. Only a reply
  * from the server, or a failure before anything was sent, is reported as a plain failure.
  *
+ * A write made inside a run (storage/write-deadline.ts) has a second fence: its fence key names the
+ * run's deadline on the server's clock (`<base>:fence:<token>@<ms>`), and the script does nothing
+ * once the server's TIME has reached it. The unknown-outcome fence above is set by the *next* call,
+ * which a frozen server reads after the late copy waiting in the old socket; the deadline needs no
+ * later call, so a run that reported TimeoutError never has its write land afterwards, however long
+ * the server was frozen. The server's clock is compared with ours on every (re)connect (one TIME,
+ * its uncertainty the round trip): the deadline sent is ours, shifted by the offset and moved
+ * earlier by the uncertainty, so "before it on the server's clock" means "before it on ours".
+ * Such a write fails with StorageError code "DEADLINE" and was not applied.
+ *
  * Every error is a fresh object for its own call: callers sharing one connection attempt never
  * share (or mutate) one error.
  */
@@ -27,6 +37,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
 import { InvalidNameError, NotFoundError, StorageError, ValidationError } from "../../errors.js";
+import { deadlinePassed, writeDeadline } from "../write-deadline.js";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
@@ -102,12 +113,36 @@ export function newToken(): string {
 /** How long a fence outlives the write it cancels: far longer than any copy of it can wait in a socket. */
 export const FENCE_TTL_SECONDS = 86_400;
 
+/**
+ * Lua every write script starts with: `fenced(key)` is true for a write that must do nothing, because
+ * its fence was set (a late copy of a write whose outcome was unknown) or its deadline has passed
+ * on the server's clock (see the top of this file). Scripts reply -1 or {'fenced'} then.
+ */
+export const FENCED_LUA = `
+local function fenced(key)
+  if redis.call('EXISTS', key) == 1 then return true end
+  local by = string.match(key, '@(%d+)$')
+  if not by then return false end
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(by)
+end
+`;
+
+/** Our clock against the server's: server ≈ ours + offsetMs, give or take uncertaintyMs. */
+interface ClockOffset {
+  offsetMs: number;
+  uncertaintyMs: number;
+}
+
 export class RedisConnection {
   private closed = false;
   private connecting: Promise<void> | undefined;
   private lastError: Error | undefined;
   /** Fence keys of writes whose outcome is unknown; set before the next command. */
   private readonly unsettled = new Set<string>();
+  /** Measured once per connection, on the first write with a deadline. */
+  private clock: ClockOffset | undefined;
 
   private constructor(
     readonly client: Redis,
@@ -155,15 +190,25 @@ export class RedisConnection {
   }
 
   /**
-   * Runs a write whose script checks `fenceKey` first (and does nothing when it exists). A reply
-   * from the server is the outcome; no reply (timeout, connection lost after sending) is
-   * OUTCOME_UNKNOWN, and the fence is set before this storage sends anything else.
+   * Runs a write whose script starts with `fenced(fenceKey)` (FENCED_LUA) and does nothing when it
+   * holds. A reply from the server is the outcome; no reply (timeout, connection lost after
+   * sending) is OUTCOME_UNKNOWN, and the fence is set before this storage sends anything else. A
+   * write started inside a run gets a fence key that also falls at the run's deadline.
    */
-  async write<T>(op: string, fenceKey: string, fn: (client: Redis) => Promise<T>): Promise<T> {
+  async write<T>(op: string, keys: { fence(token: string): string }, fn: (client: Redis, fenceKey: string) => Promise<T>): Promise<T> {
+    const deadline = writeDeadline();
     await this.prepare(op);
+    let fenceKey = keys.fence(newToken());
+    if (deadline !== undefined) {
+      const clock = (this.clock ??= await this.run(`${op} (reading the server's clock)`, () => this.measureClock()));
+      fenceKey += `@${Math.floor(deadline + clock.offsetMs - clock.uncertaintyMs)}`;
+    }
     try {
-      return await fn(this.client);
+      const reply = await fn(this.client, fenceKey);
+      if (deadline !== undefined && isFencedReply(reply)) throw deadlinePassed(op, `Redis at ${this.where}`);
+      return reply;
     } catch (err) {
+      if (err instanceof StorageError && err.code === "DEADLINE") throw err;
       if (isServerReply(err) || neverSent(err) || err instanceof ValidationError || err instanceof InvalidNameError) {
         throw this.toStorageError(op, err);
       }
@@ -189,6 +234,16 @@ export class RedisConnection {
       if (err instanceof StorageError) throw new StorageError(`Cannot ${op}: ${err.message}`, { cause: err });
       throw this.toStorageError(op, err);
     }
+  }
+
+  /** One TIME round trip: the server's clock against ours (see the top of this file). */
+  private async measureClock(): Promise<ClockOffset> {
+    const before = Date.now();
+    const [seconds, micros] = await this.client.time();
+    const after = Date.now();
+    const server = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    // +1: Date.now() and TIME both truncate to the millisecond.
+    return { offsetMs: server - (before + after) / 2, uncertaintyMs: (after - before) / 2 + 1 };
   }
 
   /** Sets the fence of every write whose outcome was unknown; a late copy of it then does nothing. */
@@ -234,6 +289,7 @@ export class RedisConnection {
   private async connect(): Promise<void> {
     const c = this.client;
     this.lastError = undefined;
+    this.clock = undefined; // another server may answer now (a failover): measure again
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     try {
@@ -283,6 +339,11 @@ export class RedisConnection {
     const text = code && !message.includes(code) ? `${code}: ${message}` : message;
     return redact(text, this.password);
   }
+}
+
+/** What a write script replies when `fenced()` held (see FENCED_LUA). */
+function isFencedReply(reply: unknown): boolean {
+  return reply === -1 || (Array.isArray(reply) && reply[0] === "fenced");
 }
 
 /** ioredis refused to send: the connection was not writable, so the command never left. */

@@ -8,7 +8,7 @@ import { compareNames } from "../names.js";
 import type { SkillFile, SkillStore } from "../protocol.js";
 import { DEFAULT_MAX_STORE_BYTES } from "../quota.js";
 import { checkSkillFiles, skillBytes, skillsFull, MAX_SKILL_FILE_BYTES, PROVENANCE_FILE, SKILL_FILE, validateSkillName, validateSkillPath } from "../skill-names.js";
-import { LuaScript, newToken, type RedisConnection } from "./connection.js";
+import { FENCED_LUA, LuaScript, type RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 
 /** Lua prelude: `old`, the bytes of the skill being replaced or deleted; `used`, the skills' total. */
@@ -22,8 +22,8 @@ local used = tonumber(redis.call('GET', KEYS[4]) or '0')
  * KEYS: index, files, fence, bytes (the skills' total). ARGV: name, limit, size, then path/bytes
  * pairs. Replies 1, -1 (fenced), or {-2, bytes used by the other skills} when over the quota.
  */
-const SAVE = new LuaScript(OLD_SIZE + `
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+const SAVE = new LuaScript(FENCED_LUA + OLD_SIZE + `
+if fenced(KEYS[3]) then return -1 end
 local after = used - old + tonumber(ARGV[3])
 if after > tonumber(ARGV[2]) then return {-2, used - old} end
 redis.call('DEL', KEYS[2])
@@ -39,8 +39,8 @@ return 1
 `);
 
 /** KEYS: index, files, fence, bytes. ARGV: name. */
-const DELETE = new LuaScript(OLD_SIZE + `
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+const DELETE = new LuaScript(FENCED_LUA + OLD_SIZE + `
+if fenced(KEYS[3]) then return -1 end
 local n = redis.call('SREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2])
 if old > 0 then redis.call('SET', KEYS[4], math.max(0, used - old)) end
@@ -108,14 +108,12 @@ export class RedisSkillStore implements SkillStore {
     const size = skillBytes(files);
     const args: Array<string | Buffer> = [name, String(this.maxStoreBytes), String(size)];
     for (const f of files) args.push(f.path, Buffer.from(f.bytes.buffer, f.bytes.byteOffset, f.bytes.byteLength));
-    const fence = this.keys.fence(newToken());
-    const reply = await this.conn.write(`save skill "${name}"`, fence, (c) => this.conn.script(c, SAVE, [this.index, this.filesKey(name), fence, this.bytesKey], args));
+    const reply = await this.conn.write(`save skill "${name}"`, this.keys, (c, fence) => this.conn.script(c, SAVE, [this.index, this.filesKey(name), fence, this.bytesKey], args));
     if (Array.isArray(reply)) throw skillsFull(name, size, Number(reply[1]), this.maxStoreBytes);
   }
 
   async delete(name: string): Promise<boolean> {
     validateSkillName(name);
-    const fence = this.keys.fence(newToken());
-    return (await this.conn.write(`delete skill "${name}"`, fence, (c) => this.conn.script(c, DELETE, [this.index, this.filesKey(name), fence, this.bytesKey], [name]))) === 1;
+    return (await this.conn.write(`delete skill "${name}"`, this.keys, (c, fence) => this.conn.script(c, DELETE, [this.index, this.filesKey(name), fence, this.bytesKey], [name]))) === 1;
   }
 }

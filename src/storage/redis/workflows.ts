@@ -12,20 +12,20 @@
  */
 import { compareNames, validateWorkflowName } from "../names.js";
 import type { WorkflowRecord, WorkflowStore } from "../protocol.js";
-import { LuaScript, newToken, type RedisConnection } from "./connection.js";
+import { FENCED_LUA, LuaScript, newToken, type RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { checkWorkflowRecord, parseWorkflowJson } from "./records.js";
 
 /** KEYS: workflows, fence, version. ARGV: name, record JSON, a fresh version token. Does nothing for a late copy of a fenced write. */
-const SAVE = new LuaScript(`
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+const SAVE = new LuaScript(`${FENCED_LUA}
+if fenced(KEYS[2]) then return -1 end
 redis.call('SET', KEYS[3], ARGV[3])
 return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 `);
 
 /** KEYS: workflows, fence, version. ARGV: name, a fresh version token. Replies 1 when something was deleted. */
-const DELETE = new LuaScript(`
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+const DELETE = new LuaScript(`${FENCED_LUA}
+if fenced(KEYS[2]) then return -1 end
 redis.call('SET', KEYS[3], ARGV[2])
 return redis.call('HDEL', KEYS[1], ARGV[1])
 `);
@@ -42,8 +42,8 @@ return {v, redis.call('HVALS', KEYS[1])}
 `);
 
 /** KEYS: workflows, fence, version. ARGV: "clear" or "", a fresh version token, then name, JSON pairs. HSET in slices: Lua's unpack has a limit. */
-const SAVE_MANY = new LuaScript(`
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+const SAVE_MANY = new LuaScript(`${FENCED_LUA}
+if fenced(KEYS[2]) then return -1 end
 redis.call('SET', KEYS[3], ARGV[2])
 if ARGV[1] == 'clear' then redis.call('DEL', KEYS[1]) end
 local i = 3
@@ -75,8 +75,7 @@ export class RedisWorkflowStore implements WorkflowStore {
   async save(record: WorkflowRecord): Promise<void> {
     const name = validateWorkflowName((record as Partial<WorkflowRecord> | null | undefined)?.name);
     const json = JSON.stringify(checkWorkflowRecord(name, record));
-    const fence = this.keys.fence(newToken());
-    await this.conn.write(`save workflow "${name}"`, fence, (c) =>
+    await this.conn.write(`save workflow "${name}"`, this.keys, (c, fence) =>
       this.conn.script(c, SAVE, [this.keys.workflows, fence, this.versionKey], [name, json, newToken()]),
     );
   }
@@ -105,9 +104,8 @@ export class RedisWorkflowStore implements WorkflowStore {
 
   async delete(name: string): Promise<boolean> {
     validateWorkflowName(name);
-    const fence = this.keys.fence(newToken());
     return (
-      (await this.conn.write(`delete workflow "${name}"`, fence, (c) =>
+      (await this.conn.write(`delete workflow "${name}"`, this.keys, (c, fence) =>
         this.conn.script(c, DELETE, [this.keys.workflows, fence, this.versionKey], [name, newToken()]),
       )) === 1
     );
@@ -124,8 +122,7 @@ export class RedisWorkflowStore implements WorkflowStore {
       fields.push(name, JSON.stringify(checkWorkflowRecord(name, record)));
     }
     if (fields.length === 0 && !options.clear) return;
-    const fence = this.keys.fence(newToken());
-    await this.conn.write(`save ${records.length} workflows`, fence, (c) =>
+    await this.conn.write(`save ${records.length} workflows`, this.keys, (c, fence) =>
       this.conn.script(c, SAVE_MANY, [this.keys.workflows, fence, this.versionKey], [options.clear ? "clear" : "", newToken(), ...fields]),
     );
   }

@@ -8,7 +8,7 @@ import type { ToolAdapter } from "../protocol.js";
 import type { ToolableHostOptions } from "./toolable/host.js";
 
 /** Values of `type:` in a tool YAML. Absent means "cli". */
-export const YAML_TOOL_TYPES = ["cli", "mcp", "http", "toolable"] as const;
+export const YAML_TOOL_TYPES = ["cli", "mcp", "http", "openapi", "toolable"] as const;
 export type YamlToolType = (typeof YAML_TOOL_TYPES)[number];
 
 export interface ToolSource {
@@ -38,6 +38,7 @@ export function defaultToolFactories(toolable: ToolableHostOptions = {}): ToolFa
     cli: async (doc, source) => (await import("./cli/adapter.js")).CliToolAdapter.fromDocument(doc, source.file),
     http: async (doc, source) => (await import("./http/adapter.js")).HttpToolAdapter.fromDocument(doc, source.file),
     mcp: async (doc, source) => (await import("./mcp/adapter.js")).McpToolAdapter.fromDocument(doc, source),
+    openapi: async (doc, source) => (await import("./openapi/adapter.js")).OpenApiToolAdapter.fromDocument(doc, source),
   };
 }
 

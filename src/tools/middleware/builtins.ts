@@ -87,14 +87,25 @@ export interface PolicyOptions {
   deny?: string[];
 }
 
-/** Allow/deny by glob on `tool.callable` (see glob.ts). A refused call is a PERMISSION ToolError; the tool never runs. */
+/**
+ * Allow/deny by glob on `tool.callable` (see glob.ts). A refused call is a PERMISSION ToolError; the
+ * tool never runs. A deny rule also refuses a call that runs the same command under another name
+ * (`ctx.sameCommandAs`: the escape hatch `date({ format: "+%s" })` when `date.epoch` is denied),
+ * unless `allow` names that call exactly — allowing `date` is a deliberate choice to let it run
+ * any command; a glob like `**` is not.
+ */
 export function policy(options: PolicyOptions): ToolMiddleware {
   const allow = options.allow?.map(globToRegExp);
   const deny = (options.deny ?? []).map(globToRegExp);
+  const denied = () => `deny: ${options.deny!.join(", ")}`;
   return async (ctx, next) => {
     const name = callName(ctx);
-    if (matchesAny(name, deny)) throw permission(ctx, `${name} is denied by policy (deny: ${options.deny!.join(", ")})`);
+    if (matchesAny(name, deny)) throw permission(ctx, `${name} is denied by policy (${denied()})`);
     if (allow && !matchesAny(name, allow)) throw permission(ctx, `${name} is not allowed by policy (allow: ${options.allow!.join(", ")})`);
+    if (deny.length && !options.allow?.includes(name)) {
+      const same = ctx.sameCommandAs?.().find((other) => matchesAny(other, deny));
+      if (same) throw permission(ctx, `${name} runs the same command as ${same}, which is denied by policy (${denied()}); allow '${name}' explicitly to let it run`);
+    }
     return next();
   };
 }
@@ -112,7 +123,7 @@ export type ApprovalDecision = boolean | "pending" | { approve: false; reason?: 
 export type Approver = (call: Readonly<Pick<ToolCallContext, "tool" | "callable" | "args" | "executor" | "runId" | "requestId" | "signal">>) => ApprovalDecision | Promise<ApprovalDecision>;
 
 export interface ApprovalOptions {
-  /** Only calls matching these globs need approval; default all. */
+  /** Only calls matching these globs (or running the same command as a call they match) need approval; default all. */
   only?: string[];
 }
 
@@ -126,7 +137,8 @@ export function approval(approver: Approver, options: ApprovalOptions = {}): Too
   return async (ctx, next) => {
     // A tool's needs_approval asks this approver too, whatever `only` says.
     if (ctx.approved === true) return next();
-    if (only && !matchesAny(callName(ctx), only) && ctx.needsApproval === undefined) return next();
+    // A rule on a recipe also covers calls running the same command (the escape hatch with the same argv).
+    if (only && !matchesAny(callName(ctx), only) && ctx.needsApproval === undefined && !(ctx.sameCommandAs?.() ?? []).some((other) => matchesAny(other, only))) return next();
     const release = ctx.holdDeadline?.();
     let decision: ApprovalDecision;
     try {

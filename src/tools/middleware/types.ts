@@ -3,6 +3,9 @@
  * executor, in order, after the arguments were validated against the tool's schema and before the
  * adapter runs. Each concern (audit, policy, approval, retry, limits) is one small function.
  */
+import type { CommandPlace } from "../protocol.js";
+
+import type { CommandRunner } from "../protocol.js";
 
 export interface ToolCallContext {
   tool: string;
@@ -19,6 +22,14 @@ export interface ToolCallContext {
   /** Time the call may take (tool timeout or time left in the run), when known. */
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+  /**
+   * Names (`tool.callable`) of other calls that would run the very command this call runs with its
+   * current `args` — `tools.date({ format: "+%s" })` runs what `date.epoch` runs. Policy and approval
+   * rules on those names cover this call too. Absent or empty: the call is only its own name.
+   */
+  sameCommandAs?: () => string[];
+  /** Where a command-line tool's argv runs (a container session's container); passed on to the adapter. */
+  runCommand?: CommandRunner;
   /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
   holdDeadline?: () => () => void;
   /** In a durable run: ends the run as paused, this call waiting for a decision (see CallContext.pause). */
@@ -27,8 +38,8 @@ export interface ToolCallContext {
   approved?: boolean;
   /** The tool marks this call `needs_approval` (the reason): it runs only once approved. */
   needsApproval?: string;
-  /** Where a command-line tool's argv runs (see CallContext.runCommand). */
-  runCommand?: import("../protocol.js").CommandRunner;
+  /** Where commands of the call run (see CallContext.place); carried through the chain to the adapter. */
+  place?: CommandPlace;
 }
 
 export type ToolMiddleware = (ctx: ToolCallContext, next: () => Promise<unknown>) => Promise<unknown>;

@@ -9,7 +9,7 @@ beforeAll(ensureTestImage, 120_000);
 afterAll(async () => expect(await ownContainers()).toEqual([]));
 
 // shell: false keeps tools.list() equal to the example tools the suite expects.
-executorConformance("ContainerExecutor", ({ toolsPath, defaultTimeoutMs }) => new ContainerExecutor({ toolsPath, defaultTimeoutMs, shell: false }), {
+executorConformance("ContainerExecutor", ({ toolsPath, defaultTimeoutMs, tools }) => new ContainerExecutor({ toolsPath, defaultTimeoutMs, shell: false, ...(tools ? { tools } : {}) }), {
   // skills.run runs inside the container: files, timeout and process group are in container.test.ts.
   skillsRun: "isolated",
 });

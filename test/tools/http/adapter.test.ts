@@ -92,6 +92,22 @@ function route(req: SeenRequest, res: http.ServerResponse): void {
     case "reflect":
       // A careless server that puts the request headers into its error body.
       return json(res, 401, { error: "denied", received: req.headers, again: `auth was ${req.headers.authorization ?? ""}` });
+    case "reflect-encoded": {
+      // A server that echoes the credential encoded: a debug dump, a JWT-like blob, a query string.
+      const token = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+      const bytes = Buffer.from(token);
+      return json(res, 401, {
+        base64: bytes.toString("base64"),
+        base64url: bytes.toString("base64url"),
+        hex: bytes.toString("hex"),
+        HEX: bytes.toString("hex").toUpperCase(),
+        url: encodeURIComponent(token),
+        form: new URLSearchParams({ t: token }).toString(),
+        // The token one and two bytes into a base64 stream: its own base64 is not a substring there.
+        inside1: Buffer.from(`xx${JSON.stringify({ authorization: req.headers.authorization })}`).toString("base64"),
+        inside2: Buffer.from(`xy${token}z`).toString("base64url"),
+      });
+    }
     case "hang":
       return;
     case "stream":
@@ -325,6 +341,24 @@ describe("HttpToolAdapter errors", () => {
     expect(e.message).toContain("auth was ***");
     expect(e.message).toContain('"x-api-key":"***"');
     expectNoSecret(e);
+  });
+
+  it("never shows a ${VAR} header value in its base64, base64url, hex or URL-encoded form either", async () => {
+    const secret = "p@ss/w0rd+&=? 42!~x";
+    const e = await caught(registry(apiDoc(server.url), { env: { ...ENV, TCM_TEST_TOKEN: secret } }).call("api", "fetch", { kind: "reflect-encoded" }));
+    expect(server.requests.at(-1)?.headers.authorization).toBe(`Bearer ${secret}`);
+    const bytes = Buffer.from(secret);
+    const shown = [e.message, e.stderr ?? ""].join("\n");
+    for (const form of [secret, bytes.toString("base64"), bytes.toString("base64").replace(/=+$/, ""), bytes.toString("base64url"), bytes.toString("hex"), bytes.toString("hex").toUpperCase(), encodeURIComponent(secret), new URLSearchParams({ t: secret }).toString().slice(2)]) {
+      expect(shown).not.toContain(form);
+    }
+    for (const offset of [1, 2]) {
+      // The fixed middle of the secret's base64 at that offset (the edge characters mix in its neighbours' bits).
+      const middle = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64url").slice(offset + 1, -2);
+      expect(shown).not.toContain(middle);
+    }
+    expect(shown).toContain('"base64":"***"');
+    expect(shown).toContain('"hex":"***"');
   });
 
   it("fails a call (not the load) when a ${VAR} is missing, naming only the variables", async () => {

@@ -933,7 +933,22 @@ skills._ops["invoke"] = workflows._ops["invoke"]
 skills._ops["get"] = workflows._ops["get"]
 
 
-_NAMESPACES = ("tools", "workflows", "artifacts", "deps", "skills")
+def _agent_member(name):
+    """agents.<name>(input=..., attachments=...): a child agent call, answered on the host by the agent runtime."""
+    label = "agents.%s" % name
+    return _Op("agents", "call", lambda *a, **k: [name, _named_args(label, a, k)], label)
+
+
+def _agent_call_shape(name, args=None, /, **kwargs):
+    if args is not None and kwargs:
+        raise TypeError("agents.call: pass either a dict of arguments or keyword arguments, not both")
+    return [name, args if args is not None else (kwargs or None)]
+
+
+# An agent named like an operation (list, call) is reached with agents.call("list", input=...).
+agents = _Members("agents", {"list": _positional("agents", "list", [], 0), "call": _agent_call_shape}, _agent_member)
+
+_NAMESPACES = ("tools", "workflows", "artifacts", "deps", "skills", "agents")
 _AWAITABLE = "__tcm_awaitable__"
 
 
@@ -976,7 +991,7 @@ def _parse(source, filename):
 
 def _guest_globals():
     """What the agent's code (and a workflow's module) sees besides the builtins."""
-    return {"__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps, "skills": skills, _AWAITABLE: _awaitable, **ERROR_GLOBALS}
+    return {"__builtins__": __builtins__, "tools": tools, "workflows": workflows, "artifacts": artifacts, "deps": deps, "skills": skills, "agents": agents, _AWAITABLE: _awaitable, **ERROR_GLOBALS}
 
 
 class _InstallOp(_Op):

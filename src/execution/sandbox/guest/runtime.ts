@@ -186,6 +186,7 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
     artifacts: namespaces.artifacts,
     deps: namespaces.deps,
     skills: namespaces.skills,
+    agents: namespaces.agents,
     setTimeout: schedule(false),
     setInterval: schedule(true),
     clearTimeout: cancel,

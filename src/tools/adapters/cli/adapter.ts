@@ -7,7 +7,7 @@
 import { ToolError, didYouMean } from "../../../errors.js";
 import type { CallContext, CallableInfo, ParamSpec, ToolAdapter, ToolInfo } from "../../protocol.js";
 import type { JsonValue } from "../../../storage/protocol.js";
-import { buildArgv, mergeArgs } from "./argv.js";
+import { buildArgv, mergeArgs, recipesWithSameArgv } from "./argv.js";
 import { confinedArgv } from "./confine.js";
 import { runCommand } from "./run.js";
 import { paramSpecOf, parseCliTool, type CliOption, type CliPositional, type CliRecipe, type CliToolSpec } from "./schema.js";
@@ -92,10 +92,17 @@ export class CliToolAdapter implements ToolAdapter {
     const options = { tool: this.name, callable, timeoutMs, okExitCodes: this.spec.okExitCodes };
     const runOptions = ctx.signal ? { ...options, signal: ctx.signal } : options;
     // Where the session's code runs (a container session's container, which confines it), unless the YAML says runs_on: host.
-    if (this.spec.runsOn !== "host" && ctx.runCommand) return ctx.runCommand(argv, runOptions);
+    if (this.spec.runsOn !== "host" && ctx.place) return ctx.place.run(argv, runOptions);
     // confine: the working folder read-only and nothing else of the host (refused without bwrap).
     const run = this.spec.confine ? confinedArgv(argv, { root: process.cwd(), tool: this.name, label: `tools.${this.name}` }) : argv;
     return runCommand(run, runOptions);
+  }
+
+  /** Recipes that would run this call's argv word for word (policy and approval rules on them cover it). */
+  sameCommandAs(callable: string | null, args: Record<string, unknown>): string[] {
+    const recipe = callable === null ? null : (this.spec.recipes.find((r) => r.name === callable) ?? null);
+    if (callable !== null && !recipe) return [];
+    return recipesWithSameArgv(this.spec, recipe, args);
   }
 
   async close(): Promise<void> {

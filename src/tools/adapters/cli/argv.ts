@@ -131,3 +131,37 @@ export function buildArgv(spec: CliToolSpec, values: Record<string, unknown>, ca
   argv.push(...positionals);
   return argv;
 }
+
+/**
+ * The recipes (other than `recipe`) that can run exactly the argv this call runs: a rule written for
+ * `date.epoch` must also stop `tools.date({ format: "+%s" })`, which runs the same command. Each
+ * candidate recipe is given the call's values for its own params (an absent boolean as false, its
+ * one way to emit nothing), and matches when the argv it would build is the call's argv word for word.
+ * A call whose argv cannot be built matches nothing (the call itself fails with that error).
+ */
+export function recipesWithSameArgv(spec: CliToolSpec, recipe: CliRecipe | null, args: Record<string, unknown>): string[] {
+  const argvOf = (r: CliRecipe | null, a: Record<string, unknown>): string[] | null => {
+    try {
+      return buildArgv(spec, mergeArgs(spec, r, a), r?.name ?? null);
+    } catch {
+      return null;
+    }
+  };
+  const values = mergeArgs(spec, recipe, args);
+  const argv = argvOf(recipe, args);
+  if (!argv) return [];
+  const types = new Map([...spec.options, ...spec.positional].map((p) => [p.name, p.type]));
+  const same: string[] = [];
+  for (const candidate of spec.recipes) {
+    if (candidate === recipe) continue;
+    const given: Record<string, unknown> = {};
+    for (const p of candidate.params) {
+      const v = values[p.name];
+      if (v !== undefined && v !== null) given[p.name] = v;
+      else if (types.get(p.name) === "boolean") given[p.name] = false;
+    }
+    const other = argvOf(candidate, given);
+    if (other && other.length === argv.length && other.every((w, i) => w === argv[i])) same.push(candidate.name);
+  }
+  return same;
+}

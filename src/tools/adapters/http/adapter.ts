@@ -8,12 +8,12 @@
 import { ToolError, didYouMean } from "../../../errors.js";
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo } from "../../protocol.js";
 import { buildRequest } from "./request.js";
-import { resolveHeaders } from "./secrets.js";
+import { resolveHeaders, unresolvedMessage } from "./secrets.js";
 import { sendRequest } from "./send.js";
 import { httpParamSpec, parseHttpTool, type HttpEndpoint, type HttpToolSpec } from "./schema.js";
 
 /** Sent unless the YAML sets `Accept`: most JSON APIs answer in JSON only when asked to. */
-const DEFAULT_ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.8";
+export const DEFAULT_ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.8";
 
 export interface HttpToolAdapterOptions {
   /** Where `${VAR}` header references are read from at each call. Default: `process.env`. */
@@ -45,7 +45,7 @@ export function httpToolInfo(spec: HttpToolSpec): ToolInfo {
 }
 
 /** Header maps merged case-insensitively; later maps win. */
-function mergeHeaders(...maps: Array<Record<string, string>>): Record<string, string> {
+export function mergeHeaders(...maps: Array<Record<string, string>>): Record<string, string> {
   const out = new Map<string, [string, string]>();
   for (const m of maps) for (const [k, v] of Object.entries(m)) out.set(k.toLowerCase(), [k, v]);
   return Object.fromEntries(out.values());
@@ -97,24 +97,8 @@ export class HttpToolAdapter implements ToolAdapter {
     // Read at each call, not at load: a missing token then fails only the calls that need it, and
     // the tool can still be listed and described. Messages name the variable, never a value.
     const resolved = resolveHeaders(this.spec.headers, this.options.env ?? process.env);
-    const missing = resolved.missing[0];
-    if (missing) {
-      const others = resolved.missing.slice(1).map((m) => m.variable);
-      throw new ToolError({
-        tool: this.name,
-        callable,
-        code: "DEPENDENCY",
-        message:
-          `${label}: header '${missing.header}' needs the environment variable ${missing.variable}, which is not set (or empty)` +
-          `${others.length ? `; also missing: ${[...new Set(others)].join(", ")}` : ""}. ` +
-          `Set it in the environment of the process that runs the tools (${this.spec.source}).`,
-      });
-    }
-    const invalid = resolved.invalid[0];
-    if (invalid) {
-      const from = invalid.variables.length ? ` (from ${invalid.variables.join(", ")})` : "";
-      throw new ToolError({ tool: this.name, callable, code: "DEPENDENCY", message: `${label}: the value of header '${invalid.header}'${from} contains a line break or control character` });
-    }
+    const unresolved = unresolvedMessage(label, resolved, this.spec.source);
+    if (unresolved) throw new ToolError({ tool: this.name, callable, code: "DEPENDENCY", message: unresolved });
 
     const request = buildRequest(this.name, this.spec.baseUrl, endpoint, args);
     request.headers = mergeHeaders({ accept: DEFAULT_ACCEPT }, resolved.headers, request.headers);

@@ -1,10 +1,23 @@
 /**
  * Turn an endpoint and a call's (already validated) arguments into a request: path params
  * substituted and percent-encoded, query params appended (arrays repeat the key), header params
- * set, and the body params sent as one JSON object. Pure: no environment, no network.
+ * set, and the body params sent as one JSON object (or form fields, or one param's value as the
+ * whole body: OpenAPI request bodies). Pure: no environment, no network.
  */
 import { ToolError } from "../../../errors.js";
 import type { HttpEndpoint, HttpMethod, HttpParam } from "./schema.js";
+import { bodyKind } from "./response.js";
+
+/** What a request is built from: an HTTP tool's endpoint, or an OpenAPI operation. */
+export type RequestEndpoint = Pick<HttpEndpoint, "name" | "method" | "path"> & {
+  params: ReadonlyArray<Pick<HttpParam, "name" | "in" | "default">>;
+  /**
+   * How body params are sent. Default: one JSON object of the body params. `wholeBody` names the
+   * one body param whose value is the entire body (an array, a string); `contentType` other than
+   * JSON sends `application/x-www-form-urlencoded` fields, or the whole body's text as is.
+   */
+  body?: { contentType: string; wholeBody?: string };
+};
 
 export interface PreparedRequest {
   method: HttpMethod;
@@ -22,13 +35,13 @@ function scalarText(value: unknown): string {
 }
 
 /** The value a param takes in this call: the caller's, else its declared default. */
-function valueOf(p: HttpParam, args: Record<string, unknown>): unknown {
+function valueOf(p: Pick<HttpParam, "name" | "default">, args: Record<string, unknown>): unknown {
   const v = args[p.name];
   return v === undefined || v === null ? p.default : v;
 }
 
 /** Build the request for `endpoint` under `baseUrl` (normalised: no trailing slash). Throws ToolError INVALID_INPUT / MISSING_PARAM. */
-export function buildRequest(tool: string, baseUrl: string, endpoint: HttpEndpoint, args: Record<string, unknown>): PreparedRequest {
+export function buildRequest(tool: string, baseUrl: string, endpoint: RequestEndpoint, args: Record<string, unknown>): PreparedRequest {
   const label = `tools.${tool}.${endpoint.name}`;
   const invalid = (message: string, code: "INVALID_INPUT" | "MISSING_PARAM" = "INVALID_INPUT"): never => {
     throw new ToolError({ tool, callable: endpoint.name, code, message: `${label}: ${message}` });
@@ -66,9 +79,18 @@ export function buildRequest(tool: string, baseUrl: string, endpoint: HttpEndpoi
   }
 
   const request: PreparedRequest = { method: endpoint.method, url, headers };
-  if (hasBody) {
-    request.body = JSON.stringify(body);
-    headers["content-type"] = "application/json";
-  }
+  if (!hasBody) return request;
+  const contentType = endpoint.body?.contentType ?? "application/json";
+  const whole = endpoint.body?.wholeBody;
+  const value: unknown = whole !== undefined ? body[whole] : body;
+  // An optional whole body left out: no body at all.
+  if (value === undefined) return request;
+  headers["content-type"] = contentType;
+  if (bodyKind(contentType) === "json") request.body = JSON.stringify(value);
+  else if (contentType === "application/x-www-form-urlencoded" && whole === undefined) {
+    const form = new URLSearchParams();
+    for (const [k, v] of Object.entries(body)) for (const item of Array.isArray(v) ? v : [v]) form.append(k, scalarText(item));
+    request.body = form.toString();
+  } else request.body = scalarText(value);
   return request;
 }

@@ -82,7 +82,7 @@ const UNSAFE_PARAM_NAMES: ReadonlySet<string> = new Set(["__proto__", "construct
 
 
 /** A base URL in the form requests are built from, or the reason it is not acceptable. */
-function normaliseBaseUrl(raw: string): { url: string } | { problem: string } {
+export function normaliseBaseUrl(raw: string): { url: string } | { problem: string } {
   const expected = "expected an http:// or https:// URL like https://api.example.com/v1";
   let url: URL;
   try {
@@ -140,6 +140,24 @@ const TOP_FIELDS = lazy(() => ({
 
 
 
+
+/** A tool's `headers:` mapping as templates; problems (bad names, client headers, bad `${VAR}`s) go to `problems`. */
+export function headerTemplates(raw: Record<string, string>, problems: string[], field = "headers"): HeaderTemplate[] {
+  const headers: HeaderTemplate[] = [];
+  const seenHeaders = new Set<string>();
+  for (const [name, template] of Object.entries(raw)) {
+    const at = `${field}.${name}`;
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME_RE.test(name)) problems.push(`${at}: not a valid header name (letters, digits and !#$%&'*+-.^_\`|~)`);
+    else if (CLIENT_HEADERS.has(lower)) problems.push(`${at}: the HTTP client sets ${name} itself; remove it`);
+    if (seenHeaders.has(lower)) problems.push(`${at}: header names are case-insensitive and ${name} is given twice`);
+    seenHeaders.add(lower);
+    const problem = templateProblem(template);
+    if (problem) problems.push(`${at}: ${problem}`);
+    headers.push({ name, template });
+  }
+  return headers;
+}
 
 /** The parameter spec a param has for argument checks and discovery. */
 export function httpParamSpec(p: HttpParam): ParamSpec {
@@ -223,19 +241,7 @@ export function parseHttpTool(doc: unknown, source: string): HttpToolSpec {
     if (nameProblem) problems.push(`name: ${nameProblem}`);
   }
 
-  const headers: HeaderTemplate[] = [];
-  const seenHeaders = new Set<string>();
-  for (const [name, template] of Object.entries(d.headers ?? {})) {
-    const at = `headers.${name}`;
-    const lower = name.toLowerCase();
-    if (!HEADER_NAME_RE.test(name)) problems.push(`${at}: not a valid header name (letters, digits and !#$%&'*+-.^_\`|~)`);
-    else if (CLIENT_HEADERS.has(lower)) problems.push(`${at}: the HTTP client sets ${name} itself; remove it`);
-    if (seenHeaders.has(lower)) problems.push(`${at}: header names are case-insensitive and ${name} is given twice`);
-    seenHeaders.add(lower);
-    const problem = templateProblem(template);
-    if (problem) problems.push(`${at}: ${problem}`);
-    headers.push({ name, template });
-  }
+  const headers = headerTemplates(d.headers ?? {}, problems);
 
   const endpoints: HttpEndpoint[] = [];
   if (d.endpoints && Object.keys(d.endpoints).length === 0) problems.push("endpoints: expected at least one endpoint, like get_user: { method: GET, path: /users/{id} }");

@@ -80,20 +80,67 @@ export function resolveHeaders(templates: ReadonlyArray<{ name: string; template
   return out;
 }
 
-/** `text` with every secret (and its URL- and JSON-escaped forms) replaced by `***`. */
+/**
+ * Why resolved templates cannot be sent (an unset variable, a value with a line break), or null.
+ * Names the variable, never a value. `kind` says what the templates are ("header", "query parameter").
+ */
+export function unresolvedMessage(label: string, resolved: ResolvedHeaders, source: string, kind = "header"): string | null {
+  const missing = resolved.missing[0];
+  if (missing) {
+    const others = resolved.missing.slice(1).map((m) => m.variable);
+    return (
+      `${label}: ${kind} '${missing.header}' needs the environment variable ${missing.variable}, which is not set (or empty)` +
+      `${others.length ? `; also missing: ${[...new Set(others)].join(", ")}` : ""}. ` +
+      `Set it in the environment of the process that runs the tools (${source}).`
+    );
+  }
+  const invalid = resolved.invalid[0];
+  if (invalid) {
+    const from = invalid.variables.length ? ` (from ${invalid.variables.join(", ")})` : "";
+    return `${label}: the value of ${kind} '${invalid.header}'${from} contains a line break or control character`;
+  }
+  return null;
+}
+
+/**
+ * `text` with every secret replaced by `***`, in the forms a server or library may echo it in:
+ * as is, URL-encoded (percent and form style), JSON-escaped, hex (either case), and base64 /
+ * base64url — also where the secret sits inside a longer base64 text (e.g. a base64-encoded JSON
+ * body), at whichever of the three byte offsets it starts.
+ */
 export function redact(text: string, secrets: readonly string[]): string {
   if (secrets.length === 0) return text;
   const forms = new Set<string>();
   for (const s of secrets) {
     if (!s) continue;
-    forms.add(s);
-    forms.add(encodeURIComponent(s));
-    forms.add(JSON.stringify(s).slice(1, -1));
+    for (const form of encodedForms(s)) forms.add(form);
   }
-  // Longest first, so a secret that contains another is replaced whole.
+  // Longest first, so a secret that contains another (and a padded base64 its unpadded core) is replaced whole.
   let out = text;
   for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(REDACTED);
   return out;
+}
+
+/** Shortest base64 fragment of an unaligned secret that is redacted: shorter ones would mask unrelated text. */
+const MIN_BASE64_FRAGMENT = 8;
+
+function encodedForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const hex = bytes.toString("hex");
+  const forms = [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), JSON.stringify(secret).slice(1, -1), hex, hex.toUpperCase()];
+  // Inside a base64 stream the secret starts at byte offset 0, 1 or 2 of a 3-byte group; the
+  // characters that mix its bits with its neighbours' differ per text, so only the middle is fixed.
+  for (const offset of [0, 1, 2]) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    const start = [0, 2, 3][offset]!;
+    const end = Math.floor(((offset + bytes.length) * 8) / 6);
+    const core = encoded.slice(start, end);
+    if (offset === 0) forms.push(encoded, encoded.replace(/=+$/, ""));
+    if (offset === 0 || core.length >= MIN_BASE64_FRAGMENT) forms.push(core);
+  }
+  const base64 = forms.slice(6);
+  forms.push(...base64.map((b) => b.replace(/\+/g, "-").replace(/\//g, "_")));
+  return forms.filter((f) => f.length > 0);
 }
 
 /** A URL as it may appear in a message: no credentials or fragment, sensitive query values masked. */

@@ -11,6 +11,7 @@ import { ToolError, type ToolErrorCode } from "../../../errors.js";
 import type { PreparedRequest } from "./request.js";
 import { bodyKind, decodeBody, decodeText, InvalidJsonError, mediaType, readBounded } from "./response.js";
 import { displayUrl, redact } from "./secrets.js";
+import { injectTraceHeaders } from "../../../telemetry/propagation.js";
 
 /** A response body beyond this many bytes fails the call: an agent cannot use more, and memory is finite. */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -76,7 +77,8 @@ export async function sendRequest(req: PreparedRequest, opts: SendOptions): Prom
 
   let method: string = req.method;
   let url = req.url;
-  let headers = { ...req.headers };
+  // The call's trace context goes on (traceparent): the service's spans join the agent's trace.
+  let headers = injectTraceHeaders({ ...req.headers });
   let body = req.body;
   const where = () => `${method} ${displayUrl(url)}`;
   // Every message passes through redact(): a secret may come back inside a server's or Node's text.

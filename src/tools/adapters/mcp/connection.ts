@@ -13,6 +13,7 @@ import type { Readable } from "node:stream";
 import { ToolError } from "../../../errors.js";
 import { excerpt, redact } from "./result.js";
 import { SAFE_ENV_VARS, type McpToolSpec } from "./schema.js";
+import { tracedFetch } from "../../../telemetry/propagation.js";
 import {
   MCP_ERROR,
   httpErrorStatus,
@@ -183,7 +184,8 @@ async function createTransport(spec: McpToolSpec): Promise<{ transport: StdioCli
   if (s.transport === "http") {
     const HttpTransport = await loadHttpTransport();
     const headers = Object.keys(s.headers).length ? { requestInit: { headers: s.headers } } : {};
-    return { transport: new HttpTransport(new URL(s.url), headers), stderr: null };
+    // tracedFetch sends each request's trace context (traceparent) on to the MCP server.
+    return { transport: new HttpTransport(new URL(s.url), { ...headers, fetch: tracedFetch }), stderr: null };
   }
   const StdioTransport = await loadStdioTransport();
   const transport = new StdioTransport({ command: s.command, args: s.args, env: serverEnv(s.env), cwd: s.cwd, stderr: "pipe" });

@@ -21,6 +21,13 @@ type Schema = Record<string, unknown>;
 
 /** Nested objects deeper than this are described as plain objects. */
 const MAX_DEPTH = 6;
+/**
+ * Schema nodes one conversion visits at most. Depth alone does not bound the work: `$ref`s make a
+ * schema a graph, and 50 properties each pointing at the same 50-property object, six levels
+ * deep, is 50^6 nodes from a few kilobytes of JSON. Past the budget, objects lose their properties
+ * and types become `unknown`.
+ */
+const MAX_NODES = 2_000;
 /** `$ref` hops followed before giving up (a cycle, or a very indirect schema). */
 const MAX_REF_HOPS = 16;
 /** A generated type longer than this is replaced by its loose form: nobody reads a 10 kB type. */
@@ -35,14 +42,21 @@ function isJsonValue(v: unknown): v is JsonValue {
   return false;
 }
 
-/** Follow a local JSON pointer (`#/$defs/Thing`) inside `root`. */
-function pointer(root: unknown, ref: string): unknown {
+/** Follow a local JSON pointer (`#/$defs/Thing`, `#/components/schemas/Issue`) inside `root`; undefined when it leads nowhere. */
+export function pointer(root: unknown, ref: string): unknown {
   if (ref === "#") return root;
   if (!ref.startsWith("#/")) return undefined;
   let cur: unknown = root;
   for (const raw of ref.slice(2).split("/")) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined; // a malformed %-escape: a pointer to nothing
+    }
     if (!isPlainObject(cur) && !Array.isArray(cur)) return undefined;
+    // Own keys only: "#/__proto__" or "#/constructor" must not reach Object.prototype.
+    if (!Object.hasOwn(cur, key)) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
@@ -54,7 +68,7 @@ function pointer(root: unknown, ref: string): unknown {
  * often written) when `dropNull`; a parameter that may be null is simply optional, but a result
  * type keeps its `| null`. Sibling keywords (description, default) of the wrapper win over the branch's.
  */
-function normalize(schema: unknown, root: unknown, dropNull = true): Schema {
+function normalize(schema: unknown, root: unknown, dropNull = true, mergeObjects = false): Schema {
   let cur: unknown = schema;
   const outer: Schema = {};
   for (let hops = 0; hops < MAX_REF_HOPS; hops++) {
@@ -67,6 +81,10 @@ function normalize(schema: unknown, root: unknown, dropNull = true): Schema {
       const branches = Array.isArray(anyOf) ? anyOf : Array.isArray(oneOf) ? oneOf : null;
       const nonNull = branches?.filter((b) => !(isPlainObject(b) && b["type"] === "null"));
       if (nonNull && nonNull.length === 1 && branches!.length <= 2) next = nonNull[0];
+    }
+    // One level only (branches are normalised without merging), so a cycle of allOfs cannot recurse.
+    if (next === undefined && mergeObjects && (Array.isArray(allOf) || Array.isArray(anyOf) || Array.isArray(oneOf))) {
+      next = mergedObject(rest, allOf, anyOf ?? oneOf, root);
     }
     if (next === undefined) {
       const merged: Schema = { ...cur, ...outer };
@@ -84,6 +102,35 @@ function normalize(schema: unknown, root: unknown, dropNull = true): Schema {
     cur = next;
   }
   return { ...outer };
+}
+
+/** Branches looked at when merging `allOf` / `oneOf` / `anyOf` into one object. */
+const MAX_MERGED_BRANCHES = 16;
+
+/**
+ * For parameters (not result types): `allOf` of object schemas is one object with every branch's
+ * properties and required names; `oneOf` / `anyOf` of object schemas is one object with every
+ * branch's properties, none required (which branch applies is the server's to check). Branches
+ * that are not objects leave the schema as it was (then its type is `unknown`). Returns undefined
+ * when nothing merges, so the caller keeps the schema as it is.
+ */
+function mergedObject(rest: Schema, allOf: unknown, either: unknown, root: unknown): Schema | undefined {
+  const properties: Record<string, unknown> = isPlainObject(rest["properties"]) ? { ...rest["properties"] } : {};
+  const required = new Set(requiredSet(rest));
+  const merge = (branches: unknown, keepRequired: boolean): boolean => {
+    if (!Array.isArray(branches)) return true;
+    for (const raw of branches.slice(0, MAX_MERGED_BRANCHES)) {
+      const b = normalize(raw, root, true, false);
+      if (b["type"] === "null") continue;
+      if (paramTypeOf(b) !== "object") return false;
+      if (isPlainObject(b["properties"])) for (const [k, v] of Object.entries(b["properties"])) properties[k] ??= v;
+      if (keepRequired) for (const r of requiredSet(b)) required.add(r);
+    }
+    return true;
+  };
+  if (!merge(allOf, true) || !merge(either, false)) return undefined;
+  const { required: _r, properties: _p, ...annotations } = rest;
+  return { ...annotations, type: "object", properties, required: [...required] };
 }
 
 function enumOf(s: Schema): JsonValue[] | undefined {
@@ -130,8 +177,20 @@ function requiredSet(s: Schema): Set<string> {
   return new Set(Array.isArray(r) ? r.filter((x): x is string => typeof x === "string") : []);
 }
 
-function paramSpec(name: string, raw: unknown, required: boolean, root: unknown, depth: number): ParamSpec {
-  const s = normalize(raw, root);
+/** What one conversion shares: the document `$ref`s point into, the depth limit and the node budget left. */
+interface Conversion {
+  root: unknown;
+  maxDepth: number;
+  /** Nodes left (see MAX_NODES); at 0 nothing more is expanded. */
+  left: number;
+  /** Merge `allOf` / `oneOf` / `anyOf` of objects (see mergedObject). */
+  mergeObjects: boolean;
+}
+
+function paramSpec(name: string, raw: unknown, required: boolean, c: Conversion, depth: number): ParamSpec {
+  c.left--;
+  if (c.left < 0) return { name, type: "unknown", required };
+  const s = normalize(raw, c.root, true, c.mergeObjects);
   const type = paramTypeOf(s);
   const spec: ParamSpec = { name, type, required };
   const description = typeof s["description"] === "string" ? s["description"] : typeof s["title"] === "string" ? s["title"] : "";
@@ -146,20 +205,54 @@ function paramSpec(name: string, raw: unknown, required: boolean, root: unknown,
   if (values && type !== "array" && type !== "object") spec.enum = values;
   if (type === "array") {
     const items = s["items"];
-    if (isPlainObject(items)) spec.items = paramTypeOf(normalize(items, root));
+    if (isPlainObject(items)) spec.items = paramTypeOf(normalize(items, c.root));
   }
-  if (type === "object" && depth < MAX_DEPTH) {
-    const props = propertiesOf(s, root, depth + 1);
+  if (type === "object" && depth < c.maxDepth) {
+    const props = propertiesOf(s, c, depth + 1);
     if (props.length) spec.properties = props;
   }
   return spec;
 }
 
-function propertiesOf(s: Schema, root: unknown, depth: number): ParamSpec[] {
+function propertiesOf(s: Schema, c: Conversion, depth: number): ParamSpec[] {
   const props = s["properties"];
   if (!isPlainObject(props)) return [];
   const required = requiredSet(s);
-  return Object.entries(props).map(([name, sub]) => paramSpec(name, sub, required.has(name), root, depth));
+  const out: ParamSpec[] = [];
+  for (const [name, sub] of Object.entries(props)) {
+    if (c.left <= 0) break;
+    out.push(paramSpec(name, sub, required.has(name), c, depth));
+  }
+  return out;
+}
+
+export interface SchemaConversionOptions {
+  /** The document local `$ref`s (`#/components/schemas/X`) point into; default: the schema itself. */
+  root?: unknown;
+  /** Nesting depth of object properties kept; default 6. */
+  maxDepth?: number;
+  /** Merge `allOf` / `oneOf` / `anyOf` of object schemas into one object (OpenAPI request bodies). Default false. */
+  mergeObjects?: boolean;
+}
+
+function conversion(schema: unknown, options: SchemaConversionOptions): Conversion {
+  return { root: options.root ?? schema, maxDepth: options.maxDepth ?? MAX_DEPTH, left: MAX_NODES, mergeObjects: options.mergeObjects ?? false };
+}
+
+/** One named parameter from its schema (an OpenAPI parameter's `schema`). */
+export function paramFromSchema(name: string, schema: unknown, required: boolean, options: SchemaConversionOptions = {}): ParamSpec {
+  return paramSpec(name, schema, required, conversion(schema, options), 1);
+}
+
+/**
+ * The properties of an object schema as parameters, after `$ref`s and (with `mergeObjects`)
+ * `allOf`/`oneOf` are resolved; null when the schema is not an object (an array body, a string).
+ */
+export function paramsFromObjectSchema(schema: unknown, options: SchemaConversionOptions = {}): ParamSpec[] | null {
+  const c = conversion(schema, options);
+  const s = normalize(schema, c.root, true, c.mergeObjects);
+  if (paramTypeOf(s) !== "object") return null;
+  return propertiesOf(s, c, 1);
 }
 
 /**
@@ -168,7 +261,8 @@ function propertiesOf(s: Schema, root: unknown, depth: number): ParamSpec[] {
  */
 export function paramsFromInputSchema(inputSchema: unknown): ParamSpec[] {
   if (!isPlainObject(inputSchema)) return [];
-  return propertiesOf(normalize(inputSchema, inputSchema), inputSchema, 1);
+  const c = conversion(inputSchema, {});
+  return propertiesOf(normalize(inputSchema, inputSchema), c, 1);
 }
 
 function keyText(name: string): string {
@@ -185,21 +279,22 @@ function union(parts: string[]): string {
   return unique.length ? unique.join(" | ") : "never";
 }
 
-function typeText(raw: unknown, root: unknown, depth: number): string {
+function typeText(raw: unknown, c: Conversion, depth: number): string {
+  const root = c.root;
   if (raw === true || (isPlainObject(raw) && Object.keys(raw).length === 0)) return "unknown";
   if (raw === false) return "never";
-  if (depth > MAX_DEPTH) return "unknown";
+  if (depth > c.maxDepth || --c.left < 0) return "unknown";
   const s = normalize(raw, root, false);
   const values = enumOf(s);
   if (values) return union(values.map((v) => JSON.stringify(v)));
   const branches = Array.isArray(s["anyOf"]) ? s["anyOf"] : Array.isArray(s["oneOf"]) ? s["oneOf"] : null;
-  if (branches) return union(branches.map((b) => typeText(b, root, depth + 1)));
+  if (branches) return union(branches.map((b) => typeText(b, c, depth + 1)));
   if (Array.isArray(s["allOf"]) && s["allOf"].length > 1) {
-    const parts = s["allOf"].map((b) => typeText(b, root, depth + 1)).filter((p) => p !== "unknown");
+    const parts = s["allOf"].map((b) => typeText(b, c, depth + 1)).filter((p) => p !== "unknown");
     return parts.length ? parts.map((p) => (p.includes("|") ? `(${p})` : p)).join(" & ") : "unknown";
   }
   const t = s["type"];
-  if (Array.isArray(t)) return union(t.map((one) => typeText({ ...s, type: one }, root, depth + 1)));
+  if (Array.isArray(t)) return union(t.map((one) => typeText({ ...s, type: one }, c, depth + 1)));
   const kind = t ?? (isPlainObject(s["properties"]) ? "object" : s["items"] !== undefined ? "array" : undefined);
   switch (kind) {
     case "string":
@@ -213,17 +308,17 @@ function typeText(raw: unknown, root: unknown, depth: number): string {
       return "number";
     case "array": {
       const items = s["items"];
-      return isPlainObject(items) || items === true ? arrayOf(typeText(items, root, depth + 1)) : "unknown[]";
+      return isPlainObject(items) || items === true ? arrayOf(typeText(items, c, depth + 1)) : "unknown[]";
     }
     case "object": {
       const props = s["properties"];
       const extra = s["additionalProperties"];
       if (isPlainObject(props) && Object.keys(props).length > 0) {
         const required = requiredSet(s);
-        const members = Object.entries(props).map(([k, v]) => `${keyText(k)}${required.has(k) ? "" : "?"}: ${typeText(v, root, depth + 1)}`);
+        const members = Object.entries(props).map(([k, v]) => `${keyText(k)}${required.has(k) ? "" : "?"}: ${typeText(v, c, depth + 1)}`);
         return `{ ${members.join("; ")} }`;
       }
-      if (isPlainObject(extra) && Object.keys(extra).length > 0) return `Record<string, ${typeText(extra, root, depth + 1)}>`;
+      if (isPlainObject(extra) && Object.keys(extra).length > 0) return `Record<string, ${typeText(extra, c, depth + 1)}>`;
       return "Record<string, unknown>";
     }
     default:
@@ -231,10 +326,14 @@ function typeText(raw: unknown, root: unknown, depth: number): string {
   }
 }
 
-/** TypeScript type text for a JSON Schema (e.g. an MCP tool's `outputSchema`); "unknown" when absent. */
-export function typeTextFromSchema(schema: unknown): string {
+/**
+ * TypeScript type text for a JSON Schema (e.g. an MCP tool's `outputSchema`); "unknown" when absent.
+ * `maxChars` (default 4,000): a longer type is replaced by its loose form.
+ */
+export function typeTextFromSchema(schema: unknown, options: Omit<SchemaConversionOptions, "mergeObjects"> & { maxChars?: number } = {}): string {
   if (schema === undefined || schema === null) return "unknown";
-  const text = typeText(schema, schema, 0);
-  if (text.length <= MAX_TYPE_TEXT) return text;
-  return isPlainObject(schema) && (schema["type"] === "object" || isPlainObject(schema["properties"])) ? "Record<string, unknown>" : "unknown";
+  const text = typeText(schema, conversion(schema, options), 0);
+  if (text.length <= (options.maxChars ?? MAX_TYPE_TEXT)) return text;
+  const s = normalize(schema, options.root ?? schema, false);
+  return s["type"] === "object" || isPlainObject(s["properties"]) ? "Record<string, unknown>" : s["type"] === "array" ? "unknown[]" : "unknown";
 }

@@ -14,17 +14,18 @@
  *     `host.sampler` (none: stdin is closed, so the tool fails instead of waiting);
  *   - sessions (`openSession`): a live process fed JSON lines, killed by `close()` or the deadline.
  */
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../../../errors.js";
-import type { CallContext, CallableInfo, ParamSpec, ToolAdapter, ToolInfo } from "../../protocol.js";
+import type { CallContext, CallableInfo, CommandPlace, ParamSpec, ToolAdapter, ToolInfo } from "../../protocol.js";
 import { callLabel, recipeNameProblem } from "../../validate.js";
 import type { ToolSource } from "../index.js";
 import { serverEnv } from "../mcp/connection.js";
 import { paramsFromInputSchema } from "../mcp/json-schema.js";
 import { cut, eventBody, isObject, parseAnswer, settleEnvelope } from "./envelope.js";
 import type { SampleRequest, ToolableHostOptions } from "./host.js";
-import { ToolableProcess } from "./process.js";
+import { ToolableProcess, type ProcessOptions } from "./process.js";
 import { startSampleListener } from "./sample-http.js";
 import { ToolableSession } from "./session.js";
 import { parseToolableTool, type ToolableSpec } from "./schema.js";
@@ -121,7 +122,7 @@ export class ToolableToolAdapter implements ToolAdapter {
   }
 
   /** Open a session with a session tool: the process stays up until close(), EOF or the deadline. */
-  async openSession(callable: string, args: Record<string, unknown>, options: { timeoutMs?: number; runId?: string; signal?: AbortSignal } = {}): Promise<ToolableSession> {
+  async openSession(callable: string, args: Record<string, unknown>, options: { timeoutMs?: number; runId?: string; signal?: AbortSignal; place?: CommandPlace } = {}): Promise<ToolableSession> {
     this.assertOpen(callable);
     const d = await this.discovered();
     const label = callLabel(this.name, callable);
@@ -129,13 +130,13 @@ export class ToolableToolAdapter implements ToolAdapter {
     if (!entry) throw new ToolError({ tool: this.name, callable, code: "NOT_FOUND", message: `${label}: no such tool in the executable's --discover` });
     if (!entry.session) throw new ToolError({ tool: this.name, callable, code: "INVALID_INPUT", message: `${label} is not a session tool; call it as ${label}(input)` });
     const timeoutMs = Math.max(1, Math.min(this.spec.timeoutMs, options.timeoutMs ?? this.spec.timeoutMs));
-    const session = new ToolableSession([...entry.unit.command, callable, "--session", JSON.stringify(args)], {
+    const place = this.placeOf(options.place);
+    const session = new ToolableSession([...this.argvPrefix(entry.unit, place), callable, "--session", JSON.stringify(args)], {
       tool: this.name,
       callable,
       label,
       timeoutMs,
-      cwd: this.spec.cwd,
-      env: serverEnv(this.spec.env),
+      ...this.where(place, entry.unit),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     this.sessions.add(session);
@@ -170,7 +171,8 @@ export class ToolableToolAdapter implements ToolAdapter {
 
   /** --resource / --prompt: the whole answer is JSON; an error envelope is thrown. */
   private async readOnce(unit: Unit, words: string[], ctx: CallContext, at: { tool: string; callable: string | null; label: string }): Promise<unknown> {
-    const outcome = await this.runProcess([...unit.command, ...words], at, this.budget(ctx), ctx.signal, true);
+    const place = this.placeOf(ctx.place);
+    const outcome = await this.runProcess([...this.argvPrefix(unit, place), ...words], at, this.budget(ctx), ctx.signal, true, {}, place, unit);
     const answer = parseAnswer(outcome.stdout, outcome.lastJson);
     if (!answer) throw this.noEnvelope(at, outcome);
     if (answer["status"] === "error" || answer["status"] === "success" || answer["status"] === "partial") return settleEnvelope(answer, at);
@@ -221,13 +223,15 @@ export class ToolableToolAdapter implements ToolAdapter {
       }
     };
 
-    const listener = this.host.sampleVia === "http" ? await startSampleListener(async (raw) => answer(raw)) : null;
+    const place = this.placeOf(ctx.place);
+    // A container has no network to reach a host listener: sampling goes over stdin there.
+    const listener = this.host.sampleVia === "http" && !place ? await startSampleListener(async (raw) => answer(raw)) : null;
     const flags = [...(entry.streaming ? ["--stream"] : []), "--sample-via", listener ? listener.url : "stdin"];
     // Sampling over stdin is answered in order; one answer at a time.
     let queue = Promise.resolve();
     let proc: ToolableProcess | null = null;
     try {
-      const outcome = await this.runProcess([...entry.unit.command, entry.name, ...flags, JSON.stringify(args)], at, this.budget(ctx), ctx.signal, false, {
+      const outcome = await this.runProcess([...this.argvPrefix(entry.unit, place), entry.name, ...flags, JSON.stringify(args)], at, this.budget(ctx), ctx.signal, false, {
         onStdoutLine: (value) => {
           if (!isObject(value)) return;
           const type = value["type"];
@@ -251,7 +255,7 @@ export class ToolableToolAdapter implements ToolAdapter {
         onStart: (p) => {
           proc = p;
         },
-      });
+      }, place, entry.unit);
       const note = refused ? ` (${refused})` : "";
       if (outcome.exitCode !== 0) {
         throw new ToolError({
@@ -290,6 +294,8 @@ export class ToolableToolAdapter implements ToolAdapter {
     signal: AbortSignal | undefined,
     collect: boolean,
     hooks: { onStdoutLine?: (v: unknown, line: string) => void; onStderrJson?: (v: Record<string, unknown>) => void; onStart?: (p: ToolableProcess) => void } = {},
+    place?: CommandPlace,
+    unit?: Unit,
   ) {
     const p = new ToolableProcess(
       argv,
@@ -298,8 +304,7 @@ export class ToolableToolAdapter implements ToolAdapter {
         callable: at.callable,
         label: at.label,
         timeoutMs,
-        cwd: this.spec.cwd,
-        env: serverEnv(this.spec.env),
+        ...this.where(place, unit),
         ...(signal ? { signal } : {}),
         ...(collect ? { maxStdoutBytes: MAX_DISCOVERY_BYTES } : {}),
         ...(hooks.onStdoutLine ? { onStdoutLine: hooks.onStdoutLine } : {}),
@@ -309,6 +314,43 @@ export class ToolableToolAdapter implements ToolAdapter {
     );
     hooks.onStart?.(p);
     return p.done;
+  }
+
+  /** Where calls run: the session's place (a container), unless the YAML says runs_on: host. */
+  private placeOf(place: CommandPlace | undefined): CommandPlace | undefined {
+    return this.spec.runsOn === "host" ? undefined : place;
+  }
+
+  /**
+   * The executable's argv prefix for `place`: inside a container, command words that name files
+   * relative to the tool's cwd become absolute, since those files are mounted at the same paths
+   * (hostFiles) while the working folder is the container's.
+   */
+  private argvPrefix(unit: Unit, place: CommandPlace | undefined): string[] {
+    if (!place) return unit.command;
+    return unit.command.map((w, i) => (i > 0 && w.includes("/") && !path.isAbsolute(w) && existsSync(path.resolve(this.spec.cwd, w)) ? path.resolve(this.spec.cwd, w) : w));
+  }
+
+  /** Spawner, cwd and environment of a run: the host's (cwd, a minimal safe environment) or the place's (its workdir; only the YAML's env). */
+  private where(place: CommandPlace | undefined, unit: Unit | undefined): Pick<ProcessOptions, "cwd" | "env" | "spawn" | "fixMissing"> {
+    if (!place) return { cwd: this.spec.cwd, env: serverEnv(this.spec.env) };
+    const executable = unit?.command[0] ?? "";
+    return { env: { ...this.spec.env }, spawn: place.spawn, fixMissing: `${place.fixFor(path.basename(executable))} (or give the tool's YAML runs_on: host)` };
+  }
+
+  /**
+   * Host files a place must have at the same paths to run this tool (mounted read-only into a
+   * container session): the folder of a `dir:` tool, or the command's words that name files.
+   * None for `runs_on: host`.
+   */
+  hostFiles(): string[] {
+    if (this.spec.runsOn === "host") return [];
+    if (this.spec.dir) return [this.spec.dir];
+    const words = this.spec.command ?? [];
+    return words
+      .filter((w, i) => (i === 0 ? path.isAbsolute(w) : w.includes("/")))
+      .map((w) => path.resolve(this.spec.cwd, w))
+      .filter((f) => existsSync(f));
   }
 
   // ---- discovery ----
@@ -427,6 +469,7 @@ export class ToolableToolAdapter implements ToolAdapter {
       callables.push({ name: "prompt", description: ["Render a prompt. Prompts:", ...promptDocs].join("\n"), params, returns: "unknown" });
     }
     if (skipped.length) description = `${description}${description ? " " : ""}(tools not reachable by name, skipped: ${skipped.slice(0, 10).join(", ")})`;
+    if (this.spec.runsOn === "host") description = `${description || `toolable executable ${this.name}`} [runs_on: host — runs on the host, outside a container session's container]`;
     const info: ToolInfo = {
       name: this.name,
       type: "toolable",

@@ -5,9 +5,10 @@
  * SIGKILL the whole process group, so grandchildren die too), a cap on stdout bytes, and a bounded
  * stderr excerpt. Spawned without a shell: each argv element reaches the executable as one word.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { ToolError } from "../../../errors.js";
-import { killGroup, MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "../cli/run.js";
+import type { ProgramExit, ProgramSpawner, RunningProgram } from "../../protocol.js";
+import { MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "../cli/run.js";
+import { spawnOnHost } from "../host-program.js";
 
 const MAX_TIMER_MS = 2_147_483_647;
 /** Longest stdout/stderr line kept while waiting for its newline; a longer one is cut (the cap still counts it). */
@@ -24,8 +25,13 @@ export interface ProcessOptions {
   label: string;
   timeoutMs: number;
   signal?: AbortSignal;
-  cwd: string;
+  /** Default: the spawner's own (a container's workdir). */
+  cwd?: string;
   env: Record<string, string>;
+  /** Where the program runs; default the host. A container session's spawner runs it inside. */
+  spawn?: ProgramSpawner;
+  /** For a missing command: how to get it where the program runs (default: install it or fix the YAML). */
+  fixMissing?: string;
   maxStdoutBytes?: number;
   /** Each complete stdout line; `value` is its JSON (undefined when the line is not JSON). */
   onStdoutLine?: (value: unknown, line: string) => void;
@@ -94,7 +100,7 @@ function parseLine(line: string): unknown {
 
 export class ToolableProcess {
   readonly done: Promise<ProcessOutcome>;
-  private readonly child: ChildProcess;
+  private readonly child: RunningProgram;
   private stopped: StopReason | null = null;
   private exited = false;
 
@@ -103,10 +109,10 @@ export class ToolableProcess {
     const executable = argv[0] ?? "";
     const error = (code: ToolError["code"], message: string, extra: { exitCode?: number; stderr?: string } = {}) =>
       new ToolError({ tool: opts.tool, callable: opts.callable, code, message, ...extra });
-    this.child = spawn(executable, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], detached: true, shell: false, cwd: opts.cwd, env: opts.env, windowsHide: true });
+    this.child = (opts.spawn ?? spawnOnHost)(argv, { ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}), env: opts.env });
     const child = this.child;
     // A tool that exits without reading stdin makes our writes fail with EPIPE: not an error of the call.
-    child.stdin?.on("error", () => {});
+    child.stdin.on("error", () => {});
     const maxStdout = opts.maxStdoutBytes ?? MAX_STDOUT_BYTES;
 
     const collected: Buffer[] = [];
@@ -136,57 +142,48 @@ export class ToolableProcess {
         }
       }
     });
-    child.stdout?.on("data", (chunk: Buffer) => {
+    child.stdout.on("data", (chunk: Buffer) => {
       if (this.stopped) return;
       stdoutBytes += chunk.length;
       if (stdoutBytes > maxStdout) return this.stop("cap");
       if (collect) collected.push(chunk);
       out.push(chunk);
     });
-    child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
 
     const timer = setTimeout(() => this.stop("timeout"), Math.min(Math.max(opts.timeoutMs, 1), MAX_TIMER_MS));
     const onAbort = () => this.stop("abort");
     opts.signal?.addEventListener("abort", onAbort, { once: true });
 
     this.done = new Promise<ProcessOutcome>((resolve, reject) => {
-      let spawnError: NodeJS.ErrnoException | null = null;
-      const settle = (f: () => void) => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener("abort", onAbort);
-        this.exited = true;
-        f();
-      };
-      const spawnFailure = (e: NodeJS.ErrnoException): ToolError => {
-        if (e.code === "ENOENT") return error("DEPENDENCY", `${opts.label}: command '${executable}' ${executable.includes("/") ? "does not exist" : "was not found on PATH"}; install it or fix 'command' in the tool's YAML`);
+      const spawnFailure = (e: { code: string; message: string }): ToolError => {
+        const fix = opts.fixMissing ?? "install it or fix 'command' in the tool's YAML";
+        if (e.code === "ENOENT") return error("DEPENDENCY", `${opts.label}: command '${executable}' ${executable.includes("/") ? "does not exist" : "was not found on PATH"}; ${fix}`);
         if (e.code === "EACCES") return error("PERMISSION", `${opts.label}: command '${executable}' is not executable (permission denied)`);
         return error("INTERNAL", `${opts.label}: could not run '${executable}': ${e.message}`);
       };
-      child.on("error", (e: NodeJS.ErrnoException) => {
-        spawnError = e;
-        if (child.pid === undefined) settle(() => reject(spawnFailure(e)));
-      });
-      child.on("close", (code: number | null, signal: NodeJS.Signals | null) => {
+      void child.exit.then(({ code, signal, startError }: ProgramExit) => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+        this.exited = true;
         out.end();
         err.end();
         const text = stderr.trim();
         const excerpt = text.length > STDERR_EXCERPT_CHARS ? `…${text.slice(-STDERR_EXCERPT_CHARS)}` : text;
         const withStderr = excerpt ? { stderr: excerpt } : {};
-        settle(() => {
-          if (spawnError) return reject(spawnFailure(spawnError));
-          if (this.stopped === "timeout") return reject(error("TIMEOUT", `${opts.label} timed out after ${opts.timeoutMs} ms; the process group was killed`, withStderr));
-          if (this.stopped === "cap") {
-            return reject(error("INTERNAL", `${opts.label} wrote more than ${Math.round(maxStdout / 1_048_576)} MiB to stdout (the output cap); the process was killed`, withStderr));
-          }
-          if (this.stopped === "abort") {
-            const reason: unknown = opts.signal?.reason;
-            const timedOut = reason instanceof Error && reason.name === "TimeoutError";
-            return reject(error(timedOut ? "TIMEOUT" : "INTERNAL", `${opts.label} was aborted${timedOut ? " (timeout)" : ""}; the process was killed`));
-          }
-          if (this.stopped === "closed") return reject(error("INTERNAL", `${opts.label} was stopped (its session or run ended); the process was killed`));
-          if (code === null) return reject(error("INTERNAL", `${opts.label}: '${executable}' was killed by signal ${signal ?? "unknown"}${excerpt ? `: ${excerpt}` : ""}`, withStderr));
-          resolve({ exitCode: code, stdout: collect ? Buffer.concat(collected).toString("utf8") : "", lastJson, noise: noise.trim(), stderr: excerpt });
-        });
+        if (startError) return reject(spawnFailure(startError));
+        if (this.stopped === "timeout") return reject(error("TIMEOUT", `${opts.label} timed out after ${opts.timeoutMs} ms; the process group was killed`, withStderr));
+        if (this.stopped === "cap") {
+          return reject(error("INTERNAL", `${opts.label} wrote more than ${Math.round(maxStdout / 1_048_576)} MiB to stdout (the output cap); the process was killed`, withStderr));
+        }
+        if (this.stopped === "abort") {
+          const reason: unknown = opts.signal?.reason;
+          const timedOut = reason instanceof Error && reason.name === "TimeoutError";
+          return reject(error(timedOut ? "TIMEOUT" : "INTERNAL", `${opts.label} was aborted${timedOut ? " (timeout)" : ""}; the process was killed`));
+        }
+        if (this.stopped === "closed") return reject(error("INTERNAL", `${opts.label} was stopped (its session or run ended); the process was killed`));
+        if (code === null) return reject(error("INTERNAL", `${opts.label}: '${executable}' was killed by signal ${signal ?? "unknown"}${excerpt ? `: ${excerpt}` : ""}`, withStderr));
+        resolve({ exitCode: code, stdout: collect ? Buffer.concat(collected).toString("utf8") : "", lastJson, noise: noise.trim(), stderr: excerpt });
       });
     });
     // The caller may stop listening (a session's handle dropped); a rejection nobody awaits is not unhandled.
@@ -204,7 +201,7 @@ export class ToolableProcess {
   /** One JSON line to the tool's stdin; false when stdin is closed. */
   write(value: unknown): boolean {
     const stdin = this.child.stdin;
-    if (!stdin || stdin.destroyed || stdin.writableEnded) return false;
+    if (stdin.destroyed || stdin.writableEnded) return false;
     stdin.write(`${JSON.stringify(value)}\n`);
     return true;
   }
@@ -212,18 +209,18 @@ export class ToolableProcess {
   /** EOF on stdin: a session reads it as quit, a waiting sampler as "no answer". */
   endInput(): void {
     const stdin = this.child.stdin;
-    if (stdin && !stdin.writableEnded) stdin.end();
+    if (!stdin.writableEnded) stdin.end();
   }
 
   /** Kill the process group now. */
   stop(reason: StopReason = "closed"): void {
     if (this.stopped || this.exited) return;
     this.stopped = reason;
-    killGroup(this.child);
+    this.child.kill();
     // A grandchild that left the group (setsid) could hold the pipes open forever.
     setTimeout(() => {
-      this.child.stdout?.destroy();
-      this.child.stderr?.destroy();
+      this.child.stdout.destroy();
+      this.child.stderr.destroy();
     }, PIPE_GRACE_MS).unref();
   }
 }

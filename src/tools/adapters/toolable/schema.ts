@@ -10,6 +10,7 @@
  *   cwd: ./work                 # working directory of every run (default: the YAML's folder)
  *   timeout: 60                 # seconds per call (default 60)
  *   discover_timeout: 5         # seconds for --discover / --manifest (default 5, as the reference registry)
+ *   runs_on: host               # run on the host even in a container session (default: where the code runs)
  *   description: ...            # default: from the executable's --discover
  *   tags: [notes]
  */
@@ -33,6 +34,12 @@ export interface ToolableSpec {
   cwd: string;
   timeoutMs: number;
   discoverTimeoutMs: number;
+  /**
+   * `session` (default): calls run where the session's code runs — inside a container session's
+   * container, with the executable's files mounted read-only at the same paths. `host`: on the
+   * host, always (the tool sees the host's files; its description says so).
+   */
+  runsOn: "session" | "host";
 }
 
 const seconds = lazy(() => z.number().positive("expected a positive number of seconds").max(86_400, "expected at most 86400 seconds (one day)"));
@@ -50,6 +57,7 @@ const shape = lazy(() => ({
   cwd: word.optional(),
   timeout: seconds.optional(),
   discover_timeout: seconds.optional(),
+  runs_on: z.enum(["session", "host"], { error: 'expected "session" (where the code runs: inside a container session\'s container) or "host"' }).optional(),
 }));
 
 /** A command word with a '/' is a path relative to the YAML's folder; a bare name is looked up on PATH. */
@@ -78,5 +86,6 @@ export function parseToolableTool(doc: unknown, source: { file: string; dir: str
     cwd: d.cwd === undefined ? source.dir : path.resolve(source.dir, d.cwd),
     timeoutMs: Math.round((d.timeout ?? DEFAULT_TOOLABLE_TIMEOUT_SECONDS) * 1000),
     discoverTimeoutMs: Math.round((d.discover_timeout ?? DEFAULT_DISCOVER_TIMEOUT_SECONDS) * 1000),
+    runsOn: d.runs_on ?? "session",
   };
 }
