@@ -24,8 +24,9 @@ export async function journalFixture(): Promise<JournalFixture> {
   const file = path.join(dir, "journal.txt");
   await mkdir(tools, { recursive: true });
   await writeFile(file, "");
-  // $0 = action, $1 = line. "add" appends, "del" removes the line; both print the line count.
-  const script = `f=${JSON.stringify(file)}; case "$0" in add) printf '%s\\n' "$1" >> "$f";; del) grep -vxF -- "$1" "$f" > "$f.tmp"; mv "$f.tmp" "$f";; esac; wc -l < "$f" | tr -d ' '`;
+  // $0 = action, $1 = line. "add" and "pay" append, "del" removes the line; each prints the line count.
+  // pay has its own action word: a rule on a recipe covers every call that runs the same argv.
+  const script = `f=${JSON.stringify(file)}; case "$0" in add|pay) printf '%s\\n' "$1" >> "$f";; del) grep -vxF -- "$1" "$f" > "$f.tmp"; mv "$f.tmp" "$f";; esac; wc -l < "$f" | tr -d ' '`;
   await writeFile(
     path.join(tools, "journal.yaml"),
     [
@@ -44,7 +45,7 @@ export async function journalFixture(): Promise<JournalFixture> {
       "  pay:",
       "    description: Append a payment line (needs approval)",
       "    needs_approval: payments need a human's approval",
-      "    preset: { action: add }",
+      "    preset: { action: pay }",
       "    params: { line: {} }",
       "    revert: { recipe: unpay, args: { line: '{{args.line}}' } }",
       "  unpay:",
