@@ -51,4 +51,6 @@ export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/e
 export type { HostFacade } from "./execution/protocol.js";
 export * from "./skills/index.js";
 export { ExecutorPool, type ExecutorPoolOptions, type Prestartable } from "./execution/pool.js";
+export * from "./runs/index.js";
+export type { PendingCall } from "./execution/protocol.js";
 export { configureTelemetry, type TelemetryOptions } from "./telemetry/content.js";

@@ -20,6 +20,9 @@ import type { DepEntry, InstallResult } from "./deps/service.js";
 import type { SkillDetails, SkillSummary } from "./skills/library.js";
 import type { CreateWorkflowInput, WorkflowDetails, WorkflowSummary } from "./workflows/library.js";
 import type { TrustLevel, UntrustedWorkflowPolicy } from "./workflows/provenance.js";
+import { DurableRuns, type DurableOptions, type RollbackReport } from "./runs/durable.js";
+import type { Decision } from "./runs/recorder.js";
+import { DurableRunsUnsupportedError } from "./runs/errors.js";
 import { recordSessionClosed, recordSessionOpened } from "./telemetry/metrics.js";
 import { traceRun } from "./telemetry/runs.js";
 
@@ -39,6 +42,13 @@ export interface SessionOptions {
    * and returns true to approve it (re-recorded as trusted, as approveWorkflow does).
    */
   untrustedWorkflows?: UntrustedWorkflowPolicy;
+  /**
+   * Record every run in the storage's run ledger, so a call that needs a human's decision pauses
+   * the run (`status: "paused"`, a signed `continuation`) instead of holding the process, and
+   * `resume(continuation, decisions)` goes on in any process sharing the storage. `true`: the
+   * defaults, with the key from TS_CODE_MODE_RUNS_SECRET. See docs/durable-runs.md.
+   */
+  durable?: DurableOptions | true;
 }
 
 export interface FromBaseOptions {
@@ -56,6 +66,7 @@ export class Session {
   readonly storage: StorageBackend;
   readonly executor: Executor;
   private readonly untrustedWorkflows: UntrustedWorkflowPolicy;
+  private readonly durableRuns: DurableRuns | null;
   private starting: Promise<void> | null = null;
   private closed = false;
   /** Counted in the open-sessions metric (started, not yet closed). */
@@ -89,6 +100,11 @@ export class Session {
     this.storage = options.storage;
     this.executor = options.executor ?? new SubprocessExecutor(options.tools !== undefined ? { tools: CodeToolSet.from(options.tools, "new Session({ tools })") } : {});
     this.untrustedWorkflows = policy;
+    const durable = options.durable;
+    if (durable !== undefined && durable !== true && (typeof durable !== "object" || durable === null)) {
+      throw new TypeError("new Session({ durable }): expected true or an options object { secret?, continuationTtlMs?, ... }");
+    }
+    this.durableRuns = durable === undefined ? null : new DurableRuns(this.storage, this.executor, () => this.services(), durable === true ? {} : durable);
   }
 
   /** Whose code the executor runs; workflows this session saves are recorded with it. Undeclared: untrusted. */
@@ -176,7 +192,40 @@ export class Session {
       const e = err instanceof Error ? err : new Error(String(err));
       return errorResult({ name: e.name, message: `The session could not start: ${e.message}` }, startedAt);
     }
-    return this.executor.run(code, options);
+    if (!this.durableRuns) return this.executor.run(code, options);
+    try {
+      return await this.durableRuns.run(code, options);
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      return errorResult({ name: e.name, message: e.message }, startedAt);
+    }
+  }
+
+  /**
+   * Goes on with a paused durable run: `continuation` is what the pause returned, `decisions` one
+   * per pending call (`{ id, decision: "approve" | "edit" | "reject", args?, reason? }`). The code
+   * runs again from the start; calls in the ledger are served from it, decided calls run as
+   * decided. Resolves like run() (it may pause again). Refusals throw, with stable names:
+   * ContinuationInvalidError (altered / not one), ContinuationScopeError (other workspace or
+   * storage), ContinuationExpiredError, ContinuationUsedError (resumed already), DecisionError.
+   */
+  async resume(continuation: string, decisions: readonly Decision[], options: RunOptions = {}): Promise<ExecutionResult> {
+    if (this.closed) throw new TypeError("The session is closed; create a new Session");
+    return this.durable().resume(continuation, decisions, options);
+  }
+
+  /**
+   * Undoes a durable run's applied tool calls, newest first, with each tool's `revert` declaration,
+   * and records it in the ledger. Returns what was reverted, what failed, and what cannot be.
+   */
+  async rollback(runId: string): Promise<RollbackReport> {
+    if (this.closed) throw new TypeError("The session is closed; create a new Session");
+    return this.durable().rollback(runId);
+  }
+
+  private durable(): DurableRuns {
+    if (!this.durableRuns) throw new DurableRunsUnsupportedError("This session does not record runs: create it with new Session({ storage, executor, durable: { secret } }).");
+    return this.durableRuns;
   }
 
   /** Forgets the agent's variables; tools, workflows and artifacts remain. */

@@ -40,6 +40,7 @@ const COMMANDS: [string[], () => Promise<Register>][] = [
   [["image", "containers"], async () => (await import("./commands/container.js")).registerContainerCommands],
   [["serve"], async () => (await import("./commands/serve.js")).registerServeCommand],
   [["skills"], async () => (await import("./commands/skills.js")).registerSkillsCommands],
+  [["runs"], async () => (await import("./commands/runs.js")).registerRunsCommands],
 ];
 const args = process.argv.slice(2);
 const named = args.find((a) => !a.startsWith("-"));

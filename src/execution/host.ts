@@ -90,6 +90,17 @@ export const MAX_QUERY_CHARS = 10_000;
 /** Longest property name anywhere in a call's arguments. */
 export const MAX_ARG_KEY_CHARS = 1_024;
 
+/**
+ * A hook around every namespace call of a run (the run ledger, src/runs/). It returns null for a
+ * call it does not take (a run it does not know); otherwise it answers the call itself, calling
+ * `next` to run it for real (with a context it may extend, and arguments a reviewer may have
+ * edited). Installed with `setRunHook`.
+ */
+export type RunHook = (
+  call: { ns: string; op: string; args: readonly unknown[]; ctx: CallContext },
+  next: (ctx: CallContext, args?: readonly unknown[]) => Promise<{ value: unknown; release: () => void }>,
+) => Promise<{ value: unknown; release: () => void }> | null;
+
 type Handler = (host: HostServices, args: unknown[], ctx: CallContext, lease: Lease) => Promise<unknown>;
 
 interface Operation {
@@ -240,6 +251,7 @@ export class HostServices {
   agents: AgentsHost | undefined;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
+  private runHook: RunHook | null = null;
   /** What this session's calls hold now (arguments and replies). */
   readonly inFlight: InFlightBytes;
   /** The guest's language: tools.describe answers in it. */
@@ -311,11 +323,22 @@ export class HostServices {
    * reply to the guest (an IPC send, a copy into the sandbox), calls `release()`.
    */
   dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
-    // The one place every executor's namespace calls pass: their spans and metrics (no-ops without an SDK).
-    return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchUntraced(ns, opName, args, c));
+    // Synchronously, before any await: the hook numbers calls in the order they arrived.
+    const hooked = this.runHook?.({ ns, op: opName, args, ctx }, (c, a) => this.dispatchTraced(ns, opName, a ?? args, c));
+    return hooked ?? this.dispatchTraced(ns, opName, args, ctx);
   }
 
-  private async dispatchUntraced(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
+  /** Sets (or with null removes) the hook every namespace call passes first: the run ledger's. */
+  setRunHook(hook: RunHook | null): void {
+    this.runHook = hook;
+  }
+
+  /** The one place every executor's namespace calls pass: their spans and metrics (no-ops without an SDK). */
+  private dispatchTraced(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
+    return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchNow(ns, opName, args, c));
+  }
+
+  private async dispatchNow(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
     const prefix = messagePrefix(ns, opName, args);
     const argsLease = this.inFlight.lease();
     const replyLease = this.inFlight.lease();

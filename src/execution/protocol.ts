@@ -45,6 +45,26 @@ export interface ExecutionResult {
   stderr: string;
   error: ExecutionError | null;
   durationMs: number;
+  /** Durable runs (src/runs/) only: the run's id in the ledger. */
+  runId?: string;
+  /** Durable runs only: "paused" when calls wait for a human's decision (then ok is false). */
+  status?: "completed" | "failed" | "paused";
+  /** Paused: the calls waiting for a decision. */
+  pending?: PendingCall[];
+  /** Paused: what `session.resume(continuation, decisions)` takes, in any process sharing the storage. */
+  continuation?: string;
+}
+
+/** A call a paused durable run waits on: decide it by `id` (approve, edit its args, or reject). */
+export interface PendingCall {
+  id: string;
+  /** The tool's name (pending calls are tool calls). */
+  tool: string;
+  /** Its recipe / MCP tool / endpoint; null for the escape hatch. */
+  callable: string | null;
+  args: unknown;
+  /** Why it needs a decision (the tool's needs_approval text, or the approver's). */
+  reason: string;
 }
 
 export interface RunOptions {
@@ -65,6 +85,11 @@ export interface RunOptions {
    * carries the whole (capped) output. What is streamed is bounded by the same caps.
    */
   onOutput?: OutputListener;
+  /**
+   * The id namespace calls of this run carry (`CallContext.runId`); default a fresh UUID. A durable
+   * run (src/runs/) sets it so its ledger hook knows the run's calls.
+   */
+  runId?: string;
 }
 
 /** Honest notes on what a capability does and does not cover in this executor. */

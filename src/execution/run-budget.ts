@@ -27,6 +27,7 @@ export class RunBudget {
   private readonly controller = new AbortController();
   private deadline: number;
   private holds = 0;
+  private readonly runId: string;
   private heldSince = 0;
   /** The context the run started in (its session.run span): parent of its namespace calls' spans, which arrive outside it (IPC). */
   private readonly trace: TraceContext | undefined;
@@ -35,8 +36,9 @@ export class RunBudget {
   constructor(
     timeoutMs: number,
     private readonly executor: string,
-    private readonly runId: string = randomUUID(),
+    runId?: string,
   ) {
+    this.runId = runId ?? randomUUID();
     this.deadline = performance.now() + timeoutMs;
     // Between runs nothing is the parent (the context there is whatever created the executor).
     this.trace = runId === BETWEEN_RUNS ? undefined : captureTraceContext();

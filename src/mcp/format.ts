@@ -44,6 +44,14 @@ export function formatRunResult(result: ExecutionResult, maxChars: number, limit
   };
   const value = exactJson(result.value, maxChars);
   if (value !== undefined) structured.value = value;
+  // A durable run's pause: the explanation is the error's text; what to resume with is structured.
+  if (result.runId !== undefined) structured.runId = result.runId;
+  if (result.status !== undefined) structured.status = result.status;
+  if (result.pending) structured.pending = result.pending.map((p) => ({ ...p, args: exactJson(p.args, maxChars) ?? null }));
+  if (result.continuation !== undefined) {
+    structured.continuation = result.continuation;
+    text += `\n\nTo go on, call run_code again with resume: { continuation: "${result.continuation}", decisions: [${(result.pending ?? []).map((p) => `{ id: "${p.id}", decision: "approve" }`).join(", ")}] } (or "edit" with args, or "reject" with a reason).`;
+  }
   return { text, structured };
 }
 

@@ -25,6 +25,22 @@ export const inputs = lazy(() => ({
       .max(MAX_TIMEOUT_MS)
       .optional()
       .describe("Stop the run after this many milliseconds (default: the server's --timeout)"),
+    resume: z
+      .strictObject({
+        continuation: z.string().min(1).max(4_096).describe("The continuation a paused run returned"),
+        decisions: z
+          .array(
+            z.strictObject({
+              id: z.string().describe("A pending call's id"),
+              decision: z.enum(["approve", "edit", "reject"]),
+              args: z.record(z.string(), z.unknown()).optional().describe('"edit": the call\'s new arguments'),
+              reason: z.string().max(2_000).optional(),
+            }),
+          )
+          .max(1_000),
+      })
+      .optional()
+      .describe("Resume a paused durable run instead of running `code` (pass the run's code again, or any text): a decision for each pending call"),
   },
   search: {
     query: z.string().min(1).describe("Words describing the task"),
@@ -68,6 +84,11 @@ export const runCodeOutput = lazy(() => z.looseObject({
   durationMs: z.number(),
   /** Characters cut from display, stdout, stderr and error to stay within --max-output. */
   cutChars: z.number(),
+  /** Durable sessions: the run's id and status; when paused, the pending calls and the continuation. */
+  runId: z.string().optional(),
+  status: z.enum(["completed", "failed", "paused"]).optional(),
+  pending: z.array(z.looseObject({ id: z.string(), tool: z.string(), callable: z.string().nullable(), args: z.unknown(), reason: z.string() })).optional(),
+  continuation: z.string().optional(),
 }));
 
 const callable = lazy(() => z.looseObject({ name: z.string(), description: z.string(), signature: z.string() }));

@@ -31,6 +31,7 @@ import type { ClientApprovals } from "./approvals.js";
 import { fitItems, fitText, truncationNote, type Truncation } from "./bounds.js";
 import { startProgress, streamOutput, type ToolExtra } from "./progress.js";
 import { inputs, outputs, runCodeInputWithLanguage, type McpLanguage } from "./schemas.js";
+import type { Decision } from "../runs/recorder.js";
 
 /** Which MCP tools are offered: run_code alone (the default), or one tool per facade operation too. */
 export type McpSurface = "code" | "full";
@@ -135,7 +136,7 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
       outputSchema: outputs.run_code,
       annotations: { openWorldHint: true },
     },
-    guard(async (args: { code: string; timeout_ms?: number | undefined; language?: McpLanguage | undefined }, extra) => {
+    guard(async (args: { code: string; timeout_ms?: number | undefined; language?: McpLanguage | undefined; resume?: { continuation: string; decisions: Decision[] } | undefined }, extra) => {
       const { code, timeout_ms } = args;
       const session = sessionFor(args.language);
       const stop = startProgress(extra, "run_code", options.progressIntervalMs);
@@ -143,8 +144,9 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
       const log = streamOutput(extra, maxOutput);
       try {
         // A client's notifications/cancelled aborts extra.signal: the run stops as on a timeout.
-        const run = () =>
-          session.run(code, { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), signal: extra.signal, ...(log ? { onOutput: log.onOutput } : {}) });
+        const runOptions = { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), signal: extra.signal, ...(log ? { onOutput: log.onOutput } : {}) };
+        // `resume`: a paused durable run goes on with the decisions (the code is the ledger's).
+        const run = () => (args.resume ? session.resume(args.resume.continuation, args.resume.decisions, runOptions) : session.run(code, runOptions));
         const result = await (options.approvals ? options.approvals.during(extra, run) : run());
         const { text, structured } = formatRunResult(result, maxOutput);
         return { text, structured, isError: !result.ok };

@@ -4,6 +4,8 @@
  * Nothing here knows about executors, tools or TypeScript.
  */
 
+import type { RunStore } from "./runs.js";
+
 /** A JSON value as stored in metadata and JSON artifacts. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -156,6 +158,8 @@ export interface StorageBackend {
   readonly artifacts: ArtifactStore;
   /** Agent Skills, when the backend keeps them (FileStorage, RedisStorage). */
   readonly skills?: SkillStore;
+  /** The run ledger (src/storage/runs.ts), when the backend keeps one (FileStorage, RedisStorage). */
+  readonly runs?: RunStore;
   /** JSON-safe description from which `storageFromDescriptor` rebuilds an equivalent backend. */
   toDescriptor(): StorageDescriptor;
   /** Where file-based companions (deps folder, vector cache) may live, if the backend has a disk home. */

@@ -75,6 +75,14 @@ export interface CallContext {
   place?: CommandPlace;
   /** The run's OpenTelemetry context (telemetry/spans.ts): the parent of the call's span. Absent without an SDK. */
   trace?: TraceContext;
+  /**
+   * Present in a durable run (src/runs/): ends the run as paused with this call waiting for a
+   * human's decision, instead of holding the process while they decide. The returned promise never
+   * settles (the run is stopped and later re-run from its ledger).
+   */
+  pause?: (reason: string) => Promise<never>;
+  /** The call was approved by a human's decision on a paused run: approval steps let it through. */
+  approved?: boolean;
 }
 
 /** One command-line tool call, as a CommandRunner gets it. */
@@ -152,4 +160,8 @@ export interface ToolAdapter {
    */
   sameCommandAs?(callable: string | null, args: Record<string, unknown>): string[];
   close(): Promise<void>;
+  /** Why a call must wait for a human's decision (`needs_approval`), or null when it need not. */
+  approvalNeeded?(callable: string | null): string | null;
+  /** The call that undoes a call of `callable` with `args` that returned `result` (a `revert` declaration), or null. */
+  revertOf?(callable: string | null, args: Record<string, unknown>, result: unknown): { callable: string | null; args: Record<string, unknown> } | null;
 }

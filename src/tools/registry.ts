@@ -311,9 +311,11 @@ export class ToolRegistry {
     const info = await adapter.info();
     const target = findCallable(info, callable);
     const cleaned = validateArgs(tool, callable, target, args);
+    const needsApproval = adapter.approvalNeeded?.(callable) ?? null;
     noteToolType(info.type);
     if (this.middleware.length === 0) {
       noteToolAttempt();
+      if (needsApproval !== null && ctx.approved !== true) return awaitApproval({ tool, callable, needsApproval, ...(ctx.pause ? { pause: ctx.pause } : {}) });
       return adapter.call(callable, cleaned, ctx);
     }
     this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
@@ -327,11 +329,24 @@ export class ToolRegistry {
       timeoutMs: ctx.timeoutMs,
       signal: ctx.signal,
       ...(ctx.holdDeadline ? { holdDeadline: ctx.holdDeadline } : {}),
+      ...(ctx.pause ? { pause: ctx.pause } : {}),
+      ...(ctx.approved ? { approved: true } : {}),
+      ...(needsApproval !== null ? { needsApproval } : {}),
       ...(ctx.place ? { place: ctx.place } : {}),
     };
     // Read from the current args: a middleware may have edited them since the call began.
     if (adapter.sameCommandAs) call.sameCommandAs = () => adapter.sameCommandAs!(callable, call.args).map((name) => `${tool}.${name}`);
     return this.chain(call);
+  }
+
+  /**
+   * The call that undoes `tool.callable(args)` which returned `result`, from the tool's `revert`
+   * declaration; null when the tool declares none for that callable.
+   */
+  async revertOf(tool: string, callable: string | null, args: Record<string, unknown>, result: unknown): Promise<{ callable: string | null; args: Record<string, unknown> } | null> {
+    if (this.unloaded) await this.loaded();
+    const adapter = this.get(tool);
+    return adapter.revertOf?.(callable, args, result) ?? null;
   }
 
   /**
@@ -358,6 +373,8 @@ export class ToolRegistry {
   private async callAdapter(c: ToolCallContext): Promise<unknown> {
     const adapter = this.get(c.tool);
     const target = findCallable(await adapter.info(), c.callable);
+    // needs_approval: no middleware approved the call (nor a decision on a paused run).
+    if (c.needsApproval !== undefined && c.approved !== true) return awaitApproval({ tool: c.tool, callable: c.callable, needsApproval: c.needsApproval, ...(c.pause ? { pause: c.pause } : {}) });
     noteToolAttempt();
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
@@ -528,4 +545,18 @@ function searchDocument(info: ToolInfo): SearchDocument {
 /** An adapter with sessions (toolable's); checked by shape, so the registry need not load the toolable module. */
 function opensSessions(adapter: ToolAdapter): adapter is ToolAdapter & Pick<ToolableToolAdapter, "openSession"> {
   return typeof (adapter as Partial<Pick<ToolableToolAdapter, "openSession">>).openSession === "function";
+}
+
+/**
+ * A `needs_approval` call nobody approved: a durable run pauses on it (the run ends, a human
+ * decides, `session.resume` goes on); anywhere else it is refused, saying how to allow it.
+ */
+function awaitApproval(call: { tool: string; callable: string | null; needsApproval: string; pause?: (reason: string) => Promise<never> }): Promise<never> {
+  if (call.pause) return call.pause(call.needsApproval);
+  throw new ToolError({
+    tool: call.tool,
+    callable: call.callable,
+    code: "PERMISSION",
+    message: `${callLabel(call.tool, call.callable)} needs approval (${call.needsApproval}); this run cannot wait for one. Run it in a durable session (new Session({ durable })) so it pauses for a decision, or add approval middleware that approves it.`,
+  });
 }

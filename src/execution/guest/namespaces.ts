@@ -35,6 +35,12 @@ export interface GuestNamespaces {
   agents: Record<string, unknown>;
 }
 
+/**
+ * `Symbol.for(BEFORE_CALL_KEY)` on `tools`: how a durable run's prologue (determinism.ts) hands its
+ * clock tape to the namespace calls. Symbol.for: the same symbol in every realm of one process.
+ */
+export const BEFORE_CALL_KEY = "ts-code-mode.before-call";
+
 /** Recursion guard: a workflow that calls itself forever fails with a clear error instead of a hang. */
 export const MAX_WORKFLOW_INVOCATIONS_IN_FLIGHT = 1000;
 /**
@@ -51,7 +57,11 @@ const MEMBER_CACHE_SIZE = 1_000;
 const NOT_A_MEMBER = new Set(["then", "catch", "finally", "constructor", "prototype", "__proto__", "toJSON", "inspect", "asymmetricMatch", "$$typeof"]);
 
 export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
+  // A durable run's clock readings (determinism.ts) reach the host just before the call they precede.
+  let takeTape: (() => number[]) | null = null;
   const call = (ns: string, op: string, args: unknown[]): Promise<unknown> => {
+    const tape = takeTape?.();
+    if (tape && tape.length > 0) bridge.call("runs", "tape", [tape]).catch(() => {});
     const p = bridge.call(ns, op, args);
     // A call the agent forgot to await must not crash the process with an unhandled rejection;
     // awaiting it still throws.
@@ -71,6 +81,8 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
       search: (query: unknown, options?: unknown) => call("tools", "search", options === undefined ? [query] : [query, options]),
       describe: (name: unknown) => call("tools", "describe", [name]),
       call: (tool: unknown, callable: unknown, args?: unknown) => call("tools", "call", [tool, callable ?? null, args]),
+      // Not a tool: how a durable run's prologue hands its clock tape to `call` above (null: stop).
+      [Symbol.for(BEFORE_CALL_KEY)]: (take: unknown) => void (takeTape = typeof take === "function" ? (take as () => number[]) : null),
     },
     (toolName) => {
       const direct = (args?: unknown) => call("tools", "call", [toolName, null, args]);

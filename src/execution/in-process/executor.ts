@@ -128,7 +128,7 @@ export class InProcessExecutor implements Executor {
     const { script } = admitted;
     if (options.signal?.aborted) return errorResult(cancelledError("It had not started."), startedAt);
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
-    this.budget = new RunBudget(timeoutMs, this.kind);
+    this.budget = new RunBudget(timeoutMs, this.kind, options.runId);
     try {
       // admitted: started, so the engine exists
       const result = await engine!.run(script, timeoutMs, { ...(options.onOutput ? { onOutput: options.onOutput } : {}), ...(options.signal ? { signal: options.signal } : {}) });

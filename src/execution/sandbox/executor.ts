@@ -342,7 +342,7 @@ export class SandboxExecutor implements Executor {
       return errorResult({ name: "ExecutorStartError", message: `The sandbox could not start: ${err instanceof Error ? err.message : String(err)}` }, startedAt);
     }
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
-    this.budget = new RunBudget(timeoutMs, this.kind);
+    this.budget = new RunBudget(timeoutMs, this.kind, options.runId);
     const streamer = streamerFor(options.onOutput);
     const run: ActiveRun = {
       seq: ++this.runSeq,

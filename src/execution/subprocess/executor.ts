@@ -347,7 +347,7 @@ export class SubprocessExecutor implements Executor {
     if (options.signal?.aborted) return errorResult(sharedCancelledError("It had not started; variables are kept."), startedAt);
     const notice = this.takeExitNotice();
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs;
-    this.budget = new RunBudget(timeoutMs, this.kind);
+    this.budget = new RunBudget(timeoutMs, this.kind, options.runId);
     const runId = this.nextRunId++;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;

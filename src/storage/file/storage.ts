@@ -3,6 +3,7 @@
  *
  *   <basePath>/workflows/            one `<name>.ts` per workflow (first line: the store's header)
  *   <basePath>/artifacts/            one file per artifact (a header line, then the payload)
+ *   <basePath>/runs/<id>/...          the run ledger (runs.ts)
  *   <basePath>/skills/<name>         one Agent Skill: a symlink to its immutable version folder in skills/.versions/ (skills.ts)
  *   <basePath>/{workflows,artifacts}/.tmp/   temp files of saves in progress
  *   <basePath>/workspaces/<id>/...   the same two folders per workspace, when `workspaceId` is set
@@ -21,6 +22,7 @@ import { validateWorkspaceId } from "../names.js";
 import type { StorageBackend, StorageDescriptor } from "../protocol.js";
 import { quotaOptionSchema, resolveQuota, type QuotaOptions } from "../quota.js";
 import { ARTIFACT_TEMP_DIR, FileArtifactStore } from "./artifacts.js";
+import { FileRunStore, RUNS_TEMP_DIR } from "./runs.js";
 import { FileSkillStore } from "./skills.js";
 import { FileWorkflowStore, WORKFLOW_TEMP_DIR } from "./workflows.js";
 import { makeDirsSync } from "../mkdirs.js";
@@ -64,6 +66,8 @@ export class FileStorage implements StorageBackend {
   readonly workflows: FileWorkflowStore;
   readonly artifacts: FileArtifactStore;
   readonly skills: FileSkillStore;
+  /** The run ledger under `<root>/runs/` (runs.ts), created on the first write. */
+  readonly runs: FileRunStore;
   /** The sweep of leftover temp files started on open; close() waits for it. */
   private readonly swept: Promise<number>;
 
@@ -96,9 +100,10 @@ export class FileStorage implements StorageBackend {
       ...(maxStoreBytes !== undefined ? { maxStoreBytes } : {}),
     };
     this.artifacts = new FileArtifactStore(artifactsDir, quota);
+    this.runs = new FileRunStore(path.join(this.root, "runs"));
     const maxAge = tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS;
     // Temp folders, plus the folders where an older version put its temp files.
-    const dirs = [path.join(workflowsDir, WORKFLOW_TEMP_DIR), path.join(artifactsDir, ARTIFACT_TEMP_DIR), workflowsDir, artifactsDir];
+    const dirs = [path.join(workflowsDir, WORKFLOW_TEMP_DIR), path.join(artifactsDir, ARTIFACT_TEMP_DIR), path.join(this.runs.dir, RUNS_TEMP_DIR), workflowsDir, artifactsDir];
     this.swept = Promise.all([...dirs.map((d) => sweepTempFiles(d, maxAge)), this.skills.sweep(maxAge)]).then((counts) => counts.reduce((a, b) => a + b, 0));
   }
 

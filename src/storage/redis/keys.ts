@@ -14,6 +14,7 @@
  *   <base>:skills:bytes            STRING  the store's skill bytes, for the store quota
  *   <base>:deps                    LIST    the deps layer's package list
  *   <base>:deps:python             LIST    the Python sessions' package list (pip specs)
+ *   <base>:runs:...                the run ledger (runs.ts)
  *   <base>:vectors:...             STRING  the search layer's vectors (blobs.ts)
  *   <prefix>:tools                 HASH    tool file stem → YAML text (`ts-code-mode store bootstrap --type tools`)
  *
@@ -33,7 +34,7 @@ import { ValidationError } from "../../errors.js";
 export const MAX_PREFIX_BYTES = 256;
 
 /** Segments with a meaning in the layout above; never part of a prefix. */
-export const RESERVED_SEGMENTS: readonly string[] = ["ws", "workflows", "artifacts", "tools", "deps", "fence", "vectors", "skills"];
+export const RESERVED_SEGMENTS: readonly string[] = ["ws", "workflows", "artifacts", "tools", "deps", "fence", "vectors", "skills", "runs"];
 /** Namespaces a BlobStore may use: each must start with one of these reserved segments. */
 export const BLOB_NAMESPACE_ROOTS: readonly string[] = ["vectors"];
 

@@ -18,6 +18,7 @@ import { parseRedisUrl, RedisConnection } from "./connection.js";
 import { redisKeys, validatePrefix, type RedisKeys } from "./keys.js";
 import { RedisBlobStore } from "./blobs.js";
 import { RedisListStore } from "./lists.js";
+import { RedisRunStore } from "./runs.js";
 import { RedisSkillStore } from "./skills.js";
 import { RedisToolStore } from "./tools.js";
 import { RedisWorkflowStore } from "./workflows.js";
@@ -86,6 +87,8 @@ export class RedisStorage implements StorageBackend {
   readonly pythonDepsList: RedisListStore;
   /** Named byte values under `<base>:<namespace>:*` (the search layer's vectors). */
   readonly blobs: RedisBlobStore;
+  /** The run ledger under `<base>:runs:*` (runs.ts). */
+  readonly runs: RedisRunStore;
   private readonly conn: RedisConnection;
   /** The URL we were given (password included: a descriptor must be able to reconnect). */
   private readonly url: string | undefined;
@@ -124,6 +127,7 @@ export class RedisStorage implements StorageBackend {
     this.depsList = new RedisListStore(this.conn, `${this.keys.base}:deps`);
     this.pythonDepsList = new RedisListStore(this.conn, `${this.keys.base}:deps:python`);
     this.blobs = new RedisBlobStore(this.conn, this.keys.base);
+    this.runs = new RedisRunStore(this.conn, this.keys.base);
   }
 
   /** `host:port` of the server, safe to show (no credentials). */

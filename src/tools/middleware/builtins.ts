@@ -114,9 +114,11 @@ export function policy(options: PolicyOptions): ToolMiddleware {
 
 /**
  * What an approver decides: `true` runs the call, `false` refuses it, `{ approve: false, reason }`
- * refuses with a reason the agent sees, `{ approve: true, args }` runs it with edited arguments.
+ * refuses with a reason the agent sees, `{ approve: true, args }` runs it with edited arguments;
+ * `"pending"` / `{ pending: true, reason }`: a human decides later — a durable run pauses
+ * (docs/durable-runs.md), any other run refuses the call.
  */
-export type ApprovalDecision = boolean | { approve: false; reason?: string } | { approve: true; args?: Record<string, unknown> };
+export type ApprovalDecision = boolean | "pending" | { approve: false; reason?: string } | { approve: true; args?: Record<string, unknown> } | { pending: true; reason?: string };
 /** `signal` aborts when the run is stopped (timeout, cancel, close): an approver asking a human can give up then. */
 export type Approver = (call: Readonly<Pick<ToolCallContext, "tool" | "callable" | "args" | "executor" | "runId" | "requestId" | "signal">>) => ApprovalDecision | Promise<ApprovalDecision>;
 
@@ -133,8 +135,10 @@ export interface ApprovalOptions {
 export function approval(approver: Approver, options: ApprovalOptions = {}): ToolMiddleware {
   const only = options.only?.map(globToRegExp);
   return async (ctx, next) => {
+    // A tool's needs_approval asks this approver too, whatever `only` says.
+    if (ctx.approved === true) return next();
     // A rule on a recipe also covers calls running the same command (the escape hatch with the same argv).
-    if (only && !matchesAny(callName(ctx), only) && !(ctx.sameCommandAs?.() ?? []).some((other) => matchesAny(other, only))) return next();
+    if (only && !matchesAny(callName(ctx), only) && ctx.needsApproval === undefined && !(ctx.sameCommandAs?.() ?? []).some((other) => matchesAny(other, only))) return next();
     const release = ctx.holdDeadline?.();
     let decision: ApprovalDecision;
     try {
@@ -142,12 +146,18 @@ export function approval(approver: Approver, options: ApprovalOptions = {}): Too
     } finally {
       release?.();
     }
-    if (decision === true) return next();
-    if (decision === false || decision.approve === false) {
+    if (decision === "pending" || (typeof decision === "object" && "pending" in decision)) {
+      // Pause instead of block: a durable run ends now and resumes once a human decided.
+      const reason = typeof decision === "object" && decision.reason ? decision.reason : ctx.needsApproval ?? `${callName(ctx)} needs approval`;
+      if (ctx.pause) return ctx.pause(reason);
+      throw permission(ctx, `${callName(ctx)} is pending approval, but this run cannot pause (it is not a durable run: new Session({ durable }))`);
+    }
+    if (decision === false || (decision !== true && decision.approve === false)) {
       const reason = typeof decision === "object" && decision.reason ? `: ${decision.reason}` : "";
       throw permission(ctx, `${callName(ctx)} was not approved${reason}`);
     }
-    if (decision.args) ctx.args = { ...decision.args };
+    ctx.approved = true;
+    if (decision !== true && decision.args) ctx.args = { ...decision.args };
     return next();
   };
 }

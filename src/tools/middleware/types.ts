@@ -32,6 +32,12 @@ export interface ToolCallContext {
   runCommand?: CommandRunner;
   /** Pauses the run's deadline until the returned function is called (see CallContext.holdDeadline). */
   holdDeadline?: () => () => void;
+  /** In a durable run: ends the run as paused, this call waiting for a decision (see CallContext.pause). */
+  pause?: (reason: string) => Promise<never>;
+  /** Set once a human approved the call (an approval step, or a decision on a paused run); approval steps let it through. */
+  approved?: boolean;
+  /** The tool marks this call `needs_approval` (the reason): it runs only once approved. */
+  needsApproval?: string;
   /** Where commands of the call run (see CallContext.place); carried through the chain to the adapter. */
   place?: CommandPlace;
 }

@@ -255,7 +255,7 @@ export class DenoEngine {
     if (options.signal?.aborted) return errorResult(cancelledError("It had not started."), startedAt);
     const notice = this.takeNotice();
     const timeoutMs = options.timeoutMs ?? this.config.defaultTimeoutMs;
-    this.budget = new RunBudget(timeoutMs, "sandbox");
+    this.budget = new RunBudget(timeoutMs, "sandbox", options.runId);
     const streamer = streamerFor(options.onOutput);
     const output = newRunOutput(this.config.maxOutputBytes, streamer);
     const seq = ++this.runSeq;

@@ -6,6 +6,7 @@
  */
 import { ToolError, didYouMean } from "../../../errors.js";
 import type { CallContext, CallableInfo, ParamSpec, ToolAdapter, ToolInfo } from "../../protocol.js";
+import type { JsonValue } from "../../../storage/protocol.js";
 import { buildArgv, mergeArgs, recipesWithSameArgv } from "./argv.js";
 import { confinedArgv } from "./confine.js";
 import { runCommand } from "./run.js";
@@ -107,4 +108,29 @@ export class CliToolAdapter implements ToolAdapter {
   async close(): Promise<void> {
     // Nothing is kept open between calls: every call is its own process.
   }
+
+  approvalNeeded(callable: string | null): string | null {
+    if (callable === null) return this.spec.needsApproval ?? null;
+    return this.spec.recipes.find((r) => r.name === callable)?.needsApproval ?? null;
+  }
+
+  revertOf(callable: string | null, args: Record<string, unknown>, result: unknown): { callable: string; args: Record<string, unknown> } | null {
+    const revert = callable === null ? undefined : this.spec.recipes.find((r) => r.name === callable)?.revert;
+    if (!revert) return null;
+    return { callable: revert.recipe, args: fillRevertArgs(revert.args, args, typeof result === "string" ? result.trim() : "") };
+  }
+}
+
+/**
+ * A revert recipe's arguments: `{{args.NAME}}` becomes the call's argument (its value as is when it
+ * is the whole string, else its text), `{{result}}` the call's trimmed stdout.
+ */
+export function fillRevertArgs(template: Record<string, JsonValue>, args: Record<string, unknown>, result: string): Record<string, unknown> {
+  const one = (v: JsonValue): unknown => {
+    if (typeof v !== "string") return v;
+    const whole = /^\{\{\s*(args\.([A-Za-z0-9_-]+)|result)\s*\}\}$/.exec(v);
+    if (whole) return whole[2] !== undefined ? args[whole[2]] : result;
+    return v.replace(/\{\{\s*(args\.([A-Za-z0-9_-]+)|result)\s*\}\}/g, (_m, _w, name: string | undefined) => (name !== undefined ? String(args[name] ?? "") : result));
+  };
+  return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, one(v)]));
 }

@@ -55,6 +55,13 @@ export interface CliRecipe {
   description: string;
   preset: Record<string, JsonValue>;
   params: CliRecipeParam[];
+  /** `needs_approval` of the recipe (or the tool's): the reason a reviewer is shown, or undefined. */
+  needsApproval?: string;
+  /**
+   * `revert: { recipe, args }`: how `session.rollback(runId)` undoes a call of this recipe. String
+   * values may hold `{{args.NAME}}` (the call's argument) and `{{result}}` (its trimmed stdout).
+   */
+  revert?: { recipe: string; args: Record<string, JsonValue> };
 }
 
 export interface CliToolSpec {
@@ -81,6 +88,8 @@ export interface CliToolSpec {
    * files, not the guest's); the default, "session", runs it where the session's code runs.
    */
   runsOn: "session" | "host";
+  /** `needs_approval` at the top: every call waits for a human's decision (the text: why). */
+  needsApproval?: string;
   tags: string[];
   options: CliOption[];
   positional: CliPositional[];
@@ -130,11 +139,16 @@ const RecipeParamSchema = lazy(() => orEmpty(
   () => ({}),
 ));
 
+/** `needs_approval: true` or the reason a reviewer is shown. */
+const needsApprovalField = () => z.union([z.boolean(), z.string().min(1)], { error: "expected true/false or the reason a reviewer is shown" });
+
 const RecipeSchema = lazy(() => orEmpty(
   strict({
     description: z.string().default(""),
     preset: orEmpty(z.record(z.string(), z.json()), () => ({})),
     params: orEmpty(z.record(z.string(), RecipeParamSchema), () => ({})),
+    needs_approval: needsApprovalField().optional(),
+    revert: strict({ recipe: z.string({ error: "expected the name of the recipe that undoes this one" }), args: orEmpty(z.record(z.string(), z.json()), () => ({})) }).optional(),
   }),
   () => ({}),
 ));
@@ -154,6 +168,7 @@ const TOP_FIELDS = lazy(() => ({
   ok_exit_codes: z.array(z.number().int().min(0).max(255), { error: "expected a list of exit codes (0-255)" }).min(1).optional(),
   end_of_options: z.boolean({ error: "expected true when the command reads `--` as the end of its options, else false" }).default(false),
   confine: z.boolean({ error: "expected true to run the command in the OS sandbox (bubblewrap), else false" }).default(false),
+  needs_approval: needsApprovalField().default(false),
   runs_on: z.enum(["session", "host"], { error: 'expected "session" (where the code runs: inside a container session\'s container) or "host"' }).default("session"),
   tags: orEmpty(z.array(z.string()), () => []),
   schema: orEmpty(z.record(z.string(), z.unknown(), { error: "expected a mapping with options and positional" }), () => ({})),
@@ -315,7 +330,14 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
         problems.add(`${at}: required '${p.name}' is neither in params nor in preset, so the recipe could never run`);
       }
     }
-    recipes.push({ name: rname, description: r.description, preset: r.preset, params });
+    const recipe: CliRecipe = { name: rname, description: r.description, preset: r.preset, params };
+    const approval = approvalReason(r.needs_approval) ?? approvalReason(d.needs_approval);
+    if (approval) recipe.needsApproval = approval;
+    if (r.revert) recipe.revert = { recipe: r.revert.recipe, args: r.revert.args };
+    recipes.push(recipe);
+  }
+  for (const r of recipes) {
+    if (r.revert && !recipes.some((q) => q.name === r.revert!.recipe)) problems.add(`recipes.${r.name}.revert.recipe: no recipe named '${r.revert.recipe}' in this tool`);
   }
 
   problems.throwIfAny(source);
@@ -331,10 +353,17 @@ export function parseCliTool(doc: unknown, source: string): CliToolSpec {
     endOfOptions,
     confine: d.confine ?? false,
     runsOn: d.runs_on ?? "session",
+    ...(approvalReason(d.needs_approval) ? { needsApproval: approvalReason(d.needs_approval)! } : {}),
     tags: d.tags ?? [],
     options,
     positional,
     recipes,
     source,
   };
+}
+
+/** `needs_approval` as the reason shown to a reviewer; undefined when not set or false. */
+function approvalReason(v: boolean | string | undefined): string | undefined {
+  if (v === undefined || v === false) return undefined;
+  return v === true ? "this tool is marked needs_approval" : v;
 }

@@ -1,0 +1,29 @@
+/**
+ * Listing and pruning the run ledger (what `ts-code-mode runs list|prune` and DurableRuns use).
+ */
+import type { RunHeader, RunStore } from "../storage/runs.js";
+
+export interface PruneOptions {
+  /** Remove runs whose last change is older than this many ms. */
+  olderThanMs?: number;
+  /** Keep at most this many runs (the newest). */
+  keep?: number;
+  /** Report what would go, remove nothing. */
+  dryRun?: boolean;
+}
+
+/** Removes runs past the bounds, newest kept; returns the ids removed (or that would be). */
+export async function pruneRuns(store: RunStore, options: PruneOptions): Promise<string[]> {
+  const runs = await store.list();
+  const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs;
+  const doomed = runs.filter((r, i) => (options.keep !== undefined && i >= options.keep) || (cutoff !== undefined && Date.parse(r.updatedAt) < cutoff));
+  if (!options.dryRun) for (const r of doomed) await store.delete(r.id);
+  return doomed.map((r) => r.id);
+}
+
+/** A run's header without its code (which may be long), for listings. */
+export function runSummary(h: RunHeader): Omit<RunHeader, "code" | "seed" | "continuation"> & { codePreview: string; expiresAt?: string } {
+  const { code, seed: _seed, continuation, ...rest } = h;
+  const firstLine = code.split("\n", 1)[0] ?? "";
+  return { ...rest, codePreview: firstLine.length > 80 ? `${firstLine.slice(0, 80)}…` : firstLine, ...(continuation ? { expiresAt: continuation.expiresAt } : {}) };
+}
