@@ -134,7 +134,15 @@ export class Session {
     await session.start();
     const toolsFolder = path.join(storage.basePath, "tools");
     const host = session.executor.host;
-    if (options.executor && host && "toolsPath" in host && host.toolsPath === undefined && statSync(toolsFolder, { throwIfNoEntry: false })?.isDirectory()) {
+    // An executor built on a registry of its own (the container's) has tools without a toolsPath.
+    if (
+      options.executor &&
+      host &&
+      "toolsPath" in host &&
+      host.toolsPath === undefined &&
+      statSync(toolsFolder, { throwIfNoEntry: false })?.isDirectory() &&
+      (await host.tools.list()).length === 0
+    ) {
       // Silently offering no tools would be worse than refusing: the folder says tools were meant.
       await session.close();
       throw new ValidationError(
