@@ -272,7 +272,8 @@ describe("RemoteExecutor when the server is gone", () => {
     const s = await serve(["--token", TOKEN]);
     const dir = await tempDir();
     dirs.push(dir);
-    const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new RemoteExecutor({ url: s.url, token: TOKEN, checkStorage: false, requestTimeoutMs: 1_000 }) });
+    const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new RemoteExecutor({ url: s.url, token: TOKEN, checkStorage: false, requestTimeoutMs: 5_000 }) });
+    // 5 s, not less: the same limit bounds the session's creation, which takes over 1 s on a loaded machine.
     await session.start();
     s.child.kill("SIGSTOP");
     try {
