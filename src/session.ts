@@ -252,6 +252,11 @@ export class Session {
     await this.executor.close();
   }
 
+  /** Whether runs are durable (the `durable` option): they pause for approvals and resume from the ledger. */
+  get isDurable(): boolean {
+    return this.durableRuns !== null;
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }

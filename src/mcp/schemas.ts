@@ -25,6 +25,9 @@ export const inputs = lazy(() => ({
       .max(MAX_TIMEOUT_MS)
       .optional()
       .describe("Stop the run after this many milliseconds (default: the server's --timeout)"),
+  },
+  /** run_code's `resume` argument: offered only by a durable session (the default surface stays small). */
+  run_code_resume: {
     resume: z
       .strictObject({
         continuation: z.string().min(1).max(4_096).describe("The continuation a paused run returned"),

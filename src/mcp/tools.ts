@@ -125,7 +125,8 @@ export function registerCodeModeTools(server: McpServer, session: Session, optio
   const other = options.otherLanguage?.language !== language ? options.otherLanguage : undefined;
   const description = python ? RUN_PYTHON_CODE_DESCRIPTION : RUN_CODE_DESCRIPTION;
   // Both languages: one more line and a `language` argument; the other language's session starts on its first call.
-  const inputSchema = other ? runCodeInputWithLanguage(language) : inputs.run_code;
+  const baseInput = other ? runCodeInputWithLanguage(language) : inputs.run_code;
+  const inputSchema = session.isDurable ? { ...baseInput, ...inputs.run_code_resume } : baseInput;
   const sessionFor = (wanted: McpLanguage | undefined): Session => (other && wanted === other.language ? other.session() : session);
   server.registerTool(
     "run_code",
