@@ -75,7 +75,7 @@ describe("createToolAdapter", () => {
     await expect(createToolAdapter(["a"], source)).rejects.toThrow(/expected a mapping .* got a list/);
   });
 
-  it("ships factories for cli, http, mcp and toolable tools", () => {
-    expect(Object.keys(defaultToolFactories()).sort()).toEqual(["cli", "http", "mcp", "toolable"]);
+  it("ships factories for cli, http, mcp, openapi and toolable tools", () => {
+    expect(Object.keys(defaultToolFactories()).sort()).toEqual(["cli", "http", "mcp", "openapi", "toolable"]);
   });
 });
