@@ -152,7 +152,7 @@ const ATTEMPTS: Attempt[] = [
     check: (r) =>
       expect(str(r).split(",")).toEqual(
         [
-          "__tcm_import", "artifacts", "clearInterval", "clearTimeout", "console", "decodeURI", "decodeURIComponent", "deps", "encodeURI",
+          "__tcm_import", "agents", "artifacts", "clearInterval", "clearTimeout", "console", "decodeURI", "decodeURIComponent", "deps", "encodeURI",
           "encodeURIComponent", "escape", "eval", "global", "globalThis", "isFinite", "isNaN", "parseFloat", "parseInt", "queueMicrotask",
           "setInterval", "setTimeout", "skills", "structuredClone", "tools", "undefined", "unescape", "workflows",
         ].sort(),
