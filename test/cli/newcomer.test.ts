@@ -53,10 +53,12 @@ describe("read-only commands and a missing --base", () => {
     expect(existsSync(path.join(dir, "missing"))).toBe(false);
   });
 
-  it("run still creates its base (agent code may save there)", async () => {
-    const r = await cli(["run", "--base", "made", "1"], { cwd: dir });
-    expect(r.code).toBe(0);
-    expect(existsSync(path.join(dir, "made", "workflows"))).toBe(true);
+  it("run creates its base only when the code saved something there (issue 41)", async () => {
+    expect((await cli(["run", "--base", "made", "1"], { cwd: dir })).code).toBe(0);
+    expect(existsSync(path.join(dir, "made"))).toBe(false);
+    const saved = await cli(["run", "--base", "made", 'await artifacts.save("a.txt", "x")'], { cwd: dir });
+    expect(saved.code).toBe(0);
+    expect(existsSync(path.join(dir, "made", "artifacts"))).toBe(true);
   });
 });
 
