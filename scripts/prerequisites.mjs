@@ -32,6 +32,7 @@ export const SYSTEM_PREREQUISITES = [
   { command: "catatonit", apt: ["catatonit"], why: "the init process of the container executor's containers" },
   { command: "bwrap", apt: ["bubblewrap"], why: "shell_readonly and confine: tools run under bubblewrap outside containers" },
   { command: "haproxy", apt: ["haproxy"], why: "the fleet test runs two serve processes behind a real haproxy (examples/fleet/haproxy.cfg)" },
+  { command: "chromium", apt: ["chromium"], why: "the console's browser tests drive a real headless Chromium (playwright-core)" },
 ];
 
 /** Where the tests (and ContainerExecutor by default, through DOCKER_HOST) find the Docker Engine API. */

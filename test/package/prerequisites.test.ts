@@ -33,7 +33,7 @@ describe("scripts/prerequisites.mjs", () => {
     expect(r.stdout).toBe("");
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*installing is turned off.*install it: apt-get install -y redis-server podman runc catatonit bubblewrap haproxy$/);
+    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*installing is turned off.*install it: apt-get install -y redis-server podman runc catatonit bubblewrap haproxy chromium$/);
   });
 
   it("--check is the same as TS_CODE_MODE_NO_INSTALL=1", () => {
@@ -48,7 +48,7 @@ describe("scripts/prerequisites.mjs", () => {
     expect(r.status).toBe(1);
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*apt-get is not available here; install it: apt-get install -y redis-server podman runc catatonit bubblewrap haproxy$/);
+    expect(lines[0]).toMatch(/^prerequisites: missing redis-server .*apt-get is not available here; install it: apt-get install -y redis-server podman runc catatonit bubblewrap haproxy chromium$/);
   });
 
   it("passes quietly on this machine, where everything is present", () => {
