@@ -21,6 +21,7 @@ import { toWireError } from "../execution/wire-error.js";
 import type { EncodedValue, LedgerEntry, RunStore } from "../storage/runs.js";
 import { decodeValue, encodeValue, encodedBytes } from "./codec.js";
 import { LedgerLimitError, ReplayDivergenceError } from "./errors.js";
+import { recordLedgerWrite } from "../telemetry/metrics.js";
 
 export interface Decision {
   /** The pending call's id (`pending[i].id`). */
@@ -181,9 +182,12 @@ export class ActiveRun {
     while (this.queued.size > 0) {
       const batch = [...this.queued.values()];
       this.queued.clear();
-      await this.store.putEntries(this.id, batch).catch((err: unknown) => {
-        this.unresumable ??= `the ledger could not be written: ${err instanceof Error ? err.message : String(err)}`;
-      });
+      await this.store.putEntries(this.id, batch).then(
+        () => recordLedgerWrite(batch.length, batch.reduce((sum, e) => sum + e.bytes, 0)),
+        (err: unknown) => {
+          this.unresumable ??= `the ledger could not be written: ${err instanceof Error ? err.message : String(err)}`;
+        },
+      );
     }
   }
 

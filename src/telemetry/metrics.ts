@@ -16,6 +16,8 @@ interface Instruments {
   errors: Counter;
   sessionsOpen: UpDownCounter;
   executorRestarts: Counter;
+  ledgerEntries: Counter;
+  ledgerBytes: Counter;
 }
 
 let cache: Instruments | undefined;
@@ -34,7 +36,9 @@ function instruments(): Instruments | undefined {
     toolDuration: meter.createHistogram(METRIC.toolDuration, { description: "Duration of tool calls, middleware included", unit: "s" }),
     errors: meter.createCounter(METRIC.errors, { description: "Failed runs and namespace calls, by error name" }),
     sessionsOpen: meter.createUpDownCounter(METRIC.sessionsOpen, { description: "Sessions started and not yet closed" }),
-    executorRestarts: meter.createCounter(METRIC.executorRestarts, { description: "Executor processes replaced (timeouts, crashes, memory)" }),
+    executorRestarts: meter.createCounter(METRIC.executorRestarts, { description: "Executor processes or sandboxes replaced (timeouts, crashes, memory)" }),
+    ledgerEntries: meter.createCounter(METRIC.ledgerEntries, { description: "Run-ledger entries written by durable runs" }),
+    ledgerBytes: meter.createCounter(METRIC.ledgerBytes, { description: "Bytes of encoded arguments and results written to run ledgers", unit: "By" }),
   };
   return cache;
 }
@@ -73,4 +77,12 @@ export function recordSessionClosed(executor: string): void {
 
 export function recordExecutorRestart(executor: string, reason: string): void {
   instruments()?.executorRestarts.add(1, { [ATTR.executor]: executor, [ATTR.restartReason]: reason });
+}
+
+/** A batch of ledger entries written (durable runs): how the run ledgers grow. */
+export function recordLedgerWrite(entries: number, bytes: number): void {
+  const m = instruments();
+  if (!m) return;
+  m.ledgerEntries.add(entries);
+  m.ledgerBytes.add(bytes);
 }

@@ -59,4 +59,6 @@ export const METRIC = {
   errors: "code_mode.errors",
   sessionsOpen: "code_mode.sessions.open",
   executorRestarts: "code_mode.executor.restarts",
+  ledgerEntries: "code_mode.ledger.entries",
+  ledgerBytes: "code_mode.ledger.bytes",
 } as const;

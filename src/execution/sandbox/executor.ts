@@ -44,7 +44,8 @@ import { DenoEngine } from "./deno/engine.js";
 import { CONSOLE_METHODS } from "./guest/runtime.js";
 import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
-import { cancelledError, onAbort, streamerFor } from "../output-stream.js";
+import { CANCELLED_ERROR_NAME, cancelledError, onAbort, streamerFor } from "../output-stream.js";
+import { recordExecutorRestart } from "../../telemetry/metrics.js";
 import type { GuestConsole } from "../output.js";
 import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
 import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
@@ -421,7 +422,7 @@ export class SandboxExecutor implements Executor {
     if (instance.poisoned) {
       this.stopRun(run, "the sandbox was restarted");
       const error = poisonError(instance.poisoned, timeoutMs, memoryMb, instance.memoryExhausted);
-      this.replaceInstance();
+      this.replaceInstance(error.name);
       return fail(error);
     }
 
@@ -435,7 +436,7 @@ export class SandboxExecutor implements Executor {
       const error = thrownError(outcome.decoded.value, memoryMb);
       if (error.name === "MemoryLimitError" || instance.memoryExhausted) {
         this.stopRun(run, "the sandbox ran out of memory");
-        this.replaceInstance();
+        this.replaceInstance("MemoryLimitError");
         return fail(error.name === "MemoryLimitError" ? error : memoryError(memoryMb, false));
       }
       return fail(error);
@@ -447,7 +448,7 @@ export class SandboxExecutor implements Executor {
     const uncaught = outcome?.kind === "uncaught" ? outcome : null;
     this.stopRun(run, uncaught ? "an exception in a timer callback ended the run" : run.cancelled ? "the run was cancelled" : `the run timed out after ${timeoutMs} ms`);
     if (instance.memoryExhausted) {
-      this.replaceInstance();
+      this.replaceInstance("MemoryLimitError");
       return fail(memoryError(memoryMb, true));
     }
     let wasRunning = instance.interrupted;
@@ -464,7 +465,7 @@ export class SandboxExecutor implements Executor {
     // Whatever the stopped code still has queued (a promise chain that re-queues itself) must not
     // run in the next run; when nothing is queued, the context is consistent and variables are kept.
     const lost = !instance.usable || instance.hasPendingJobs();
-    if (lost) this.replaceInstance();
+    if (lost) this.replaceInstance(uncaught ? "UncaughtException" : run.cancelled ? CANCELLED_ERROR_NAME : "TimeoutError");
     if (uncaught) {
       const error = uncaughtError(uncaught.decoded.value, memoryMb);
       return fail(lost ? { ...error, message: `${error.message}. The sandbox was restarted, so variables from earlier runs were lost.` } : error);
@@ -571,7 +572,7 @@ export class SandboxExecutor implements Executor {
 
   private async ensureInstance(): Promise<SandboxInstance> {
     if (this.instance?.usable) return this.instance;
-    if (this.instance) this.replaceInstance();
+    if (this.instance) this.replaceInstance("SandboxCrashError");
     this.starting ??= SandboxInstance.create(this.limits, this.hooks).finally(() => {
       this.starting = null;
     });
@@ -584,8 +585,12 @@ export class SandboxExecutor implements Executor {
     return instance;
   }
 
-  /** Drop the current sandbox; the next run (or reset) makes a fresh one. */
-  private replaceInstance(): void {
+  /**
+   * Drop the current sandbox; the next run (or reset) makes a fresh one. `reason` (an error name)
+   * counts it as a restart in the executor-restarts metric; a reset the caller asked for is none.
+   */
+  private replaceInstance(reason?: string): void {
+    if (reason) recordExecutorRestart(this.kind, reason);
     this.dropInstance();
     if (!this.closed && this.hostServices) void this.ensureInstance().catch(() => undefined);
   }

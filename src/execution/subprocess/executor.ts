@@ -424,7 +424,7 @@ export class SubprocessExecutor implements Executor {
       // Tool calls still in flight (from code the run did not await, or a stopped run) end with the run.
       if (this.callsInFlight > 0 || !result.ok) this.budget.abort(result.error?.message ?? "the run ended");
       if (!result.ok && result.error && this.child === child && (!child.isAlive || isHostStop(result.error))) {
-        recordExecutorRestart(this.kind, result.error.name);
+        recordExecutorRestart(this.origin?.kind ?? this.kind, result.error.name);
         await this.replaceChild();
       }
       // Nothing of the guest executes until the next run (issue 13): the child is frozen with what it started.

@@ -35,6 +35,7 @@ import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
 import { Opaque } from "../instance.js";
 import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
 import { cancelledError, onAbort, streamerFor } from "../../output-stream.js";
+import { recordExecutorRestart } from "../../../telemetry/metrics.js";
 import type { GuestConsole } from "../../output.js";
 import { createSandboxConsole, newRunOutput } from "../output.js";
 import { denoGuestProgram } from "./driver.js";
@@ -291,6 +292,8 @@ export class DenoEngine {
       });
       // The output of the run stays writable until its end is handled (nothing arrives after it).
       fields = await this.conclude(end, seq, proc, timeoutMs);
+      // The run's process was dropped while it ended (timeout, crash, memory, code left running).
+      if (this.proc !== proc && !this.closed) recordExecutorRestart("sandbox", fields.error?.name ?? "LeftRunning");
     } finally {
       stopListening();
       streamer?.close();
