@@ -7,7 +7,8 @@
  *
  *   createCodeTool({ tools, executor })         →   createCodeModeTool(tools, { executor })
  *
- * It runs in every executor that runs TypeScript here (written for this test; the model is the AI
+ * It runs in every local executor that runs TypeScript (the remote one serves code tools through
+ * `serve --tools-module`, covered by the matrix's tools-code row) (written for this test; the model is the AI
  * SDK's scripted mock, which writes the code the way our run_code description asks).
  */
 import { simulateReadableStream, streamText, tool } from "ai";
@@ -17,19 +18,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createCodeModeTool } from "../../src/adapters/ai.js";
 import type { Executor } from "../../src/execution/protocol.js";
+import { ContainerExecutor } from "../../src/execution/container/executor.js";
 import { InProcessExecutor } from "../../src/execution/in-process/executor.js";
 import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import type { CodeToolSet } from "../../src/tools/code/tool-set.js";
 import { ensureBuilt } from "../cli/harness.js";
+import { ensureTestImage } from "../helpers/container.js";
 
-beforeAll(ensureBuilt, 180_000);
+let image = "";
+beforeAll(async () => {
+  await ensureBuilt();
+  // The suite's one shared container image (built once per machine).
+  image = await ensureTestImage();
+}, 900_000);
 
 const EXECUTORS: Array<{ name: string; make: (o: { tools: CodeToolSet }) => Executor }> = [
   { name: "in-process", make: ({ tools }) => new InProcessExecutor({ tools }) },
   { name: "subprocess", make: ({ tools }) => new SubprocessExecutor({ tools }) },
   { name: "sandbox (quickjs)", make: ({ tools }) => new SandboxExecutor({ tools }) },
   { name: "sandbox (deno)", make: ({ tools }) => new SandboxExecutor({ engine: "deno", tools }) },
+  // The tools' functions stay on the host; the code runs in the container and calls them over RPC.
+  { name: "container", make: ({ tools }) => new ContainerExecutor({ image, tools }) },
 ];
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
@@ -94,5 +104,5 @@ describe("Cloudflare's codemode hello on ts-code-mode", () => {
     expect(sent).toEqual(["team@example.com"]);
     expect(seen.description).toContain("(args: getWeather.Args): Promise<unknown>;");
     expect(seen.description).toContain("location: string;");
-  });
+  }, 120_000);
 });
