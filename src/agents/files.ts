@@ -203,12 +203,19 @@ export async function checkProject(target: string, options: LoadOptions = {}): P
     problems.push(...(err instanceof AgentFileProblems ? err.all : [err]));
     return null;
   });
+  // Each file's problems together, by line: project.json first, then the files by name.
+  const rank = (file: string) => (path.basename(file) === "project.json" ? "" : file);
+  problems.sort((a, b) => rank(a.file).localeCompare(rank(b.file)) || a.line - b.line);
   return { project: problems.length ? null : project, problems };
 }
 
 /** Several problems of one file (all the issues of its frontmatter); its message is the first one's. */
 export class AgentFileProblems extends AgentFileError {
-  constructor(readonly all: AgentFileError[]) {
+  /** `spec`: what could be read of an agent file despite its problems, for the cross-file checks. */
+  constructor(
+    readonly all: AgentFileError[],
+    readonly spec?: AgentSpec,
+  ) {
     super(all[0]!.file, all[0]!.line, all[0]!.problem);
   }
 }
@@ -259,6 +266,8 @@ async function load(target: string, options: LoadOptions, problems: AgentFileErr
       agents.set(spec.name, spec);
     } catch (err) {
       report(err);
+      // Collecting: what was read of a file with problems still takes part in the cross-file checks.
+      if (err instanceof AgentFileProblems && err.spec && !agents.has(err.spec.name)) agents.set(err.spec.name, err.spec);
     }
   }
   checkAgents(agents, config, report, toolsets);
@@ -345,10 +354,29 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     const e = where.doc.errors[0]!;
     throw new AgentFileError(file, (e.linePos?.[0]?.line ?? 1) + 1, `frontmatter is not valid YAML: ${e.message.split("\n")[0]}`);
   }
-  const parsed = frontmatterSchema.safeParse(where.doc.toJS());
-  if (!parsed.success) throw new AgentFileProblems(zodFileErrors(file, where, parsed.error));
+  // Every problem of the file is collected (agent check shows them at once); the keys that are
+  // valid still go through the later checks and, as a spec, through the cross-file ones.
+  const problems: AgentFileError[] = [];
+  const raw: unknown = where.doc.toJS();
+  let parsed = frontmatterSchema.safeParse(raw);
+  const broken = new Set<string>();
+  if (!parsed.success) {
+    // Toolset options written as a top-level key (shell_readonly: {...}) get the form that works.
+    const hint = (e: AgentFileError) => {
+      const key = /^unknown key "(.+)"$/.exec(e.problem)?.[1];
+      return key && Object.hasOwn(toolsetOptionsSchemas, key) ? new AgentFileError(file, e.line, `unknown key "${key}": a toolset's options go in its tools entry, tools: [{ ${key}: { ... } }]`) : e;
+    };
+    problems.push(...zodFileErrors(file, where, parsed.error).map(hint));
+    for (const issue of parsed.error.issues) {
+      if (issue.code === "unrecognized_keys" && issue.path.length === 0) issue.keys.forEach((k) => broken.add(k));
+      else if (issue.path.length) broken.add(String(issue.path[0]));
+    }
+    const rest = raw && typeof raw === "object" ? Object.fromEntries(Object.entries(raw).filter(([k]) => !broken.has(k))) : raw;
+    parsed = frontmatterSchema.safeParse(rest);
+    if (!parsed.success) throw new AgentFileProblems(problems);
+  }
   const fm = parsed.data;
-  const { names: tools, options: toolOptions } = readTools(file, where, fm.tools);
+  const { names: tools, options: toolOptions } = readTools(file, where, fm.tools, problems);
   for (const key of ["input", "output"] as const) {
     const schema = fm[key];
     if (!schema) continue;
@@ -356,18 +384,20 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     try {
       z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
     } catch (err) {
-      throw new AgentFileError(file, where.lineOf([key]), `${key} is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(new AgentFileError(file, where.lineOf([key]), `${key} is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`));
+      continue;
     }
+    if (key === "output" && schema["type"] !== "object") problems.push(new AgentFileError(file, where.lineOf(["output"]), 'output: the schema must be { type: "object", ... } (model APIs take structured output as an object)'));
   }
-  if (fm.output && fm.output["type"] !== "object") throw new AgentFileError(file, where.lineOf(["output"]), 'output: the schema must be { type: "object", ... } (model APIs take structured output as an object)');
-  if (fm.agents.length && !tools.includes("code")) throw new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools");
+  if (fm.agents.length && !tools.includes("code")) problems.push(new AgentFileError(file, where.lineOf(["agents"]), "agents: they are called from code (agents.<name>(...)); add code to tools"));
   const override = config.overrides[fm.name];
   const model = modelOverride ?? override?.model ?? fm.model ?? config.model;
-  if (model === undefined) throw new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`);
+  // A model that was given but is invalid is reported once, above.
+  if (model === undefined && !broken.has("model")) problems.push(new AgentFileError(file, where.lineOf(["name"]), `agent ${fm.name} has no model: add model: "provider:model" here or in project.json`));
   const spec: AgentSpec = {
     name: fm.name,
     description: fm.description ?? `The ${fm.name} agent.`,
-    model,
+    model: model ?? "",
     tools,
     toolOptions,
     ...(fm.input ? { input: fm.input } : {}),
@@ -379,6 +409,7 @@ export function parseAgentFile(file: string, text: string, config: ProjectConfig
     modelLine: where.lineOf(fm.model && !modelOverride ? ["model"] : ["name"]),
   };
   parsedAgents.set(spec, where);
+  if (problems.length) throw new AgentFileProblems(problems, spec);
   return spec;
 }
 
@@ -414,7 +445,7 @@ export interface ToolsetOptions {
 }
 
 /** `tools` as names, and the options given to toolsets written as { name: options }. */
-function readTools(file: string, where: Located, entries: Array<string | Record<string, Record<string, unknown>>>): { names: string[]; options: Record<string, ToolsetOptions> } {
+function readTools(file: string, where: Located, entries: Array<string | Record<string, Record<string, unknown>>>, problems: AgentFileError[]): { names: string[]; options: Record<string, ToolsetOptions> } {
   const names: string[] = [];
   const options: Record<string, ToolsetOptions> = {};
   for (const [i, entry] of entries.entries()) {
@@ -423,18 +454,24 @@ function readTools(file: string, where: Located, entries: Array<string | Record<
       continue;
     }
     const keys = Object.keys(entry);
-    if (keys.length !== 1) throw new AgentFileError(file, where.lineOf(["tools", i]), "tools: a toolset with options is written { name: { ...options } }, one toolset per entry");
+    if (keys.length !== 1) {
+      problems.push(new AgentFileError(file, where.lineOf(["tools", i]), "tools: a toolset with options is written { name: { ...options } }, one toolset per entry"));
+      continue;
+    }
     const name = keys[0]!;
     const schemas = toolsetOptionsSchemas as Record<string, z.ZodType<ToolsetOptions>>;
     const schema = Object.hasOwn(toolsetOptionsSchemas, name) ? schemas[name] : undefined;
     if (!schema) {
       const takers = Object.keys(toolsetOptionsSchemas).join(", ");
-      throw new AgentFileError(file, where.lineOf(["tools", i]), `tools: ${JSON.stringify(name)} takes no options (toolsets with options: ${takers})`);
+      problems.push(new AgentFileError(file, where.lineOf(["tools", i]), `tools: ${JSON.stringify(name)} takes no options (toolsets with options: ${takers})`));
+      continue;
     }
     const checked = schema.safeParse(entry[name]);
     if (!checked.success) {
-      const issue = checked.error.issues[0]!;
-      throw new AgentFileError(file, where.lineOf(["tools", i, name, ...(issue.path as PropertyKey[])]), `tools: ${name}${issue.path.length ? `.${issue.path.join(".")}` : ""}: ${issue.message}`);
+      for (const issue of checked.error.issues) {
+        problems.push(new AgentFileError(file, where.lineOf(["tools", i, name, ...(issue.path as PropertyKey[])]), `tools: ${name}${issue.path.length ? `.${issue.path.join(".")}` : ""}: ${issue.message}`));
+      }
+      continue;
     }
     names.push(name);
     options[name] = checked.data;
@@ -458,7 +495,8 @@ function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, repo
     }
     if (new Set(agent.agents).size !== agent.agents.length) report(new AgentFileError(agent.file, lineOf(["agents"]), "an agent is listed twice"));
     const provider = agent.model.slice(0, agent.model.indexOf(":"));
-    if (!providers.includes(provider)) {
+    // "" is a file whose model is missing or invalid, reported where it was read.
+    if (agent.model !== "" && !providers.includes(provider)) {
       report(new AgentFileError(agent.file, agent.modelLine, `unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(agent.model)} (known: ${providers.join(", ")}; add others under "providers" in project.json)`));
     }
   }

@@ -55,20 +55,18 @@ export function locate(text: string, firstLine = 1): Located {
 
 /** The first zod issue as an AgentFileError at the line it points to. */
 export function zodFileError(file: string, where: Located, error: z.ZodError): AgentFileError {
-  return issueError(file, where, error.issues[0]!);
+  return issueErrors(file, where, error.issues[0]!)[0]!;
 }
 
 /** Every zod issue, each at its line. */
 export function zodFileErrors(file: string, where: Located, error: z.ZodError): AgentFileError[] {
-  return error.issues.map((issue) => issueError(file, where, issue));
+  return error.issues.flatMap((issue) => issueErrors(file, where, issue));
 }
 
-function issueError(file: string, where: Located, issue: z.core.$ZodIssue): AgentFileError {
+function issueErrors(file: string, where: Located, issue: z.core.$ZodIssue): AgentFileError[] {
   const path = issue.path as PropertyKey[];
   const at = path.length ? `${path.join(".")}: ` : "";
-  if (issue.code === "unrecognized_keys") {
-    const key = issue.keys[0]!;
-    return new AgentFileError(file, where.lineOf(path, key), `${at}unknown key ${JSON.stringify(key)} (${issue.message})`);
-  }
-  return new AgentFileError(file, where.lineOf(path), `${at}${issue.message}`);
+  // One problem per unknown key, each on its own line.
+  if (issue.code === "unrecognized_keys") return issue.keys.map((key) => new AgentFileError(file, where.lineOf(path, key), `${at}unknown key ${JSON.stringify(key)}`));
+  return [new AgentFileError(file, where.lineOf(path), `${at}${issue.message}`)];
 }

@@ -80,11 +80,44 @@ describe("agent check", () => {
     expect(lines).toEqual([
       expect.stringMatching(/^project\.json:\d+: max_depth: /),
       expect.stringMatching(/^project\.json:\d+: unknown key "colour"/),
-      expect.stringMatching(/^b\.agent\.md:2: name: expected a lower-case name/),
-      expect.stringMatching(/^b\.agent\.md:3: model: expected "provider:model"/),
       expect.stringMatching(/^a\.agent\.md:4: unknown tool "nope"/),
       expect.stringMatching(/^a\.agent\.md:5: agents: unknown agent "ghost"/),
+      expect.stringMatching(/^b\.agent\.md:2: name: expected a lower-case name/),
+      expect.stringMatching(/^b\.agent\.md:3: model: expected "provider:model"/),
       "6 problems",
+    ]);
+  });
+
+  it("one file's problems of every kind at once: schema, toolset options, output schema, references", async () => {
+    const p = path.join(dir, "broken-one");
+    await mkdir(p);
+    await writeFile(path.join(p, "project.json"), JSON.stringify({ version: 1, agents: ["c.agent.md"], entry: "c" }, null, 2));
+    await writeFile(
+      path.join(p, "c.agent.md"),
+      [
+        "---",
+        "name: c",
+        "model: nonsense",
+        "tools: [code, nosuch, { shell_readonly: { allowed_commands: [rm] } }]",
+        "agents: [ghost]",
+        "colour: blue",
+        "output: { type: objekt }",
+        "shell_readonly: { allowed_commands: [ls] }",
+        "---",
+        "hi",
+      ].join("\n"),
+    );
+    const r = await cli(["agent", "check", "."], { cwd: p });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^c\.agent\.md:3: model: expected "provider:model"/),
+      expect.stringMatching(/^c\.agent\.md:4: tools: shell_readonly\.allowed_commands\.0: /),
+      expect.stringMatching(/^c\.agent\.md:4: unknown tool "nosuch"/),
+      expect.stringMatching(/^c\.agent\.md:5: agents: unknown agent "ghost"/),
+      expect.stringMatching(/^c\.agent\.md:6: unknown key "colour"/),
+      expect.stringMatching(/^c\.agent\.md:7: output is not a usable JSON Schema/),
+      'c.agent.md:8: unknown key "shell_readonly": a toolset\'s options go in its tools entry, tools: [{ shell_readonly: { ... } }]',
+      "7 problems",
     ]);
   });
 });
