@@ -8,6 +8,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two test files at a time even on a 2-core machine (vitest would run one): most of a file's
+    // time is spent waiting on the processes, containers and servers it starts, and the tests are
+    // written for a loaded machine (no timing luck), so the suite takes about half as long.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     // Host code runs with Node's default `--unhandled-rejections=throw` semantics: an unhandled
     // rejection fails the test it happened in (issue 32), in every worker.
     setupFiles: ["test/setup/host-rejections.ts"],
