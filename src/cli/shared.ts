@@ -124,6 +124,13 @@ export function addToolsModuleOption(cmd: Command): Command {
 }
 
 /** `--search <how>`: which embedder ranks searches (run, workflows index). */
+/**
+ * How long `tools search` / `workflows search` wait for the embedding model (and for new entries to
+ * be embedded) before ranking by words only: a fresh process loads the model in ~0.3-2 s, and the
+ * command exists to answer well.
+ */
+export const CLI_SEARCH_WAIT_MS = 60_000;
+
 export function searchOption(): Option {
   return new Option(
     "--search <how>",
@@ -358,7 +365,7 @@ export async function checkToolFiles(toolsPath: string): Promise<string[]> {
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,
-  options: { readOnly: boolean; executor?: Executor; workspaceId?: string } = { readOnly: true },
+  options: { readOnly: boolean; executor?: Executor; workspaceId?: string; searchWaitMs?: number } = { readOnly: true },
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
@@ -379,6 +386,7 @@ export async function withSession<T>(
       defaultTimeoutMs: flags.timeout,
       middleware: middlewareFromFlags(flags),
       ...(flags.search !== undefined ? { search: flags.search } : {}),
+      ...(options.searchWaitMs !== undefined ? { searchWaitMs: options.searchWaitMs } : {}),
       ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
       // Progress/log/artifact events of toolable tools, as they happen (stdout stays the result's).
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },

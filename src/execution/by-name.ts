@@ -98,6 +98,12 @@ export interface CliExecutorOptions {
   skillRoots?: string[];
   /** --search: how tools.search / workflows.search rank. */
   search?: EmbedderSpec;
+  /**
+   * How long a search waits for the embedding model and the index before ranking by words only
+   * (the library's default is 1 s). A one-shot `tools search` in a fresh process waits: answering
+   * is all it is for.
+   */
+  searchWaitMs?: number;
   /** --engine: the sandbox's engine (quickjs or deno); only with the sandbox executor. */
   engine?: "quickjs" | "deno";
   /** Sampler / event listener of `type: toolable` tools. */
@@ -156,7 +162,9 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
   }
   const middleware = {
     ...(options.middleware?.length ? { middleware: options.middleware } : {}),
-    ...(options.search !== undefined ? { search: { embedder: options.search } } : {}),
+    ...(options.search !== undefined || options.searchWaitMs !== undefined
+      ? { search: { ...(options.search !== undefined ? { embedder: options.search } : {}), ...(options.searchWaitMs !== undefined ? { readyTimeoutMs: options.searchWaitMs, indexTimeoutMs: options.searchWaitMs } : {}) } }
+      : {}),
     ...(options.toolable !== undefined ? { toolable: options.toolable } : {}),
     ...(options.agents !== undefined ? { agents: options.agents } : {}),
     ...(options.skillRoots?.length ? { skillRoots: options.skillRoots } : {}),

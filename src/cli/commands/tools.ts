@@ -5,6 +5,8 @@ import { toWireError } from "../../execution/wire-error.js";
 import type { ToolListing } from "../../tools/registry.js";
 import { formatScore, oneLine, table } from "../format.js";
 import {
+  CLI_SEARCH_WAIT_MS,
+  searchOption,
   addJsonOption,
   addStorageOptions,
   CliUsageError,
@@ -52,10 +54,11 @@ export function registerToolsCommands(program: Command): void {
   const search = tools.command("search").description("Find tools by what they do, best match first").argument("<query>", "words describing the task");
   addStorageOptions(search);
   search.option("--limit <n>", "at most this many results (default 10)", parseLimit);
+  search.addOption(searchOption());
   addJsonOption(search, "print the matches (with scores) as JSON");
   search.addHelpText("after", examples("tools search 'search text in files'", "tools search date --limit 3 --json"));
   search.action(async (query: string, flags: SearchFlags) => {
-    const found = await withSession(flags, (s) => s.searchTools(query, limitOption(flags)));
+    const found = await withSession(flags, (s) => s.searchTools(query, limitOption(flags)), { readOnly: true, searchWaitMs: CLI_SEARCH_WAIT_MS });
     if (flags.json) return printJson(found);
     if (found.length === 0) return writeLine(process.stdout, `No tools match ${JSON.stringify(query)}.`);
     writeLine(process.stdout, toolTable(found, (t) => formatScore(t.score)));

@@ -15,6 +15,7 @@ import {
   printJson,
   resolvePaths,
   searchOption,
+  CLI_SEARCH_WAIT_MS,
   withSession,
   writeLine,
   type StorageFlags,
@@ -56,10 +57,11 @@ export function registerWorkflowsCommands(program: Command): void {
   const search = workflows.command("search").description("Find workflows by what they do, best match first").argument("<query>", "words describing the task");
   addStorageOptions(search);
   search.option("--limit <n>", "at most this many results (default 10)", parseLimit);
+  search.addOption(searchOption());
   addJsonOption(search, "print the matches (with scores) as JSON");
   search.addHelpText("after", examples("workflows search 'system report'", "workflows search lines --limit 3 --json"));
   search.action(async (query: string, flags: SearchFlags) => {
-    const found = await withSession(flags, (s) => s.searchWorkflows(query, flags.limit !== undefined ? { limit: flags.limit } : {}));
+    const found = await withSession(flags, (s) => s.searchWorkflows(query, flags.limit !== undefined ? { limit: flags.limit } : {}), { readOnly: true, searchWaitMs: CLI_SEARCH_WAIT_MS });
     if (flags.json) return printJson(found);
     if (found.length === 0) return writeLine(process.stdout, `No workflows match ${JSON.stringify(query)}.`);
     writeLine(process.stdout, workflowTable(found, (w) => formatScore(w.score)));
