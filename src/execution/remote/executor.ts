@@ -90,6 +90,11 @@ const resultSchema = lazy(() => z.object({
   stderr: z.string(),
   error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).nullable(),
   durationMs: z.number(),
+  // A durable server's run (serve --durable): how it ended, and a pause's calls and continuation.
+  runId: z.string().max(200).optional(),
+  status: z.enum(["completed", "failed", "paused"]).optional(),
+  pending: z.array(z.object({ id: z.string().max(64), tool: z.string().max(1_024), callable: z.string().max(1_024).nullable(), args: z.unknown(), reason: z.string().max(10_000) })).max(10_000).optional(),
+  continuation: z.string().max(4_096).optional(),
 }));
 
 export class RemoteExecutor implements Executor {
@@ -193,7 +198,13 @@ export class RemoteExecutor implements Executor {
     try {
       const reply = await this.client.request({ method: "POST", path: `sessions/${this.sessionId}/run`, json: { code, timeoutMs }, timeoutMs: timeoutMs + this.requestTimeoutMs, onOutput });
       const r = resultSchema.parse(reply);
-      return { ok: r.ok, value: r.wire ? fromWire(r.wire as WireValue) : undefined, display: r.display, stdout: r.stdout, stderr: r.stderr, error: r.error, durationMs: r.durationMs };
+      const durable = {
+        ...(r.runId !== undefined ? { runId: r.runId } : {}),
+        ...(r.status !== undefined ? { status: r.status } : {}),
+        ...(r.pending !== undefined ? { pending: r.pending } : {}),
+        ...(r.continuation !== undefined ? { continuation: r.continuation } : {}),
+      };
+      return { ok: r.ok, value: r.wire ? fromWire(r.wire as WireValue) : undefined, display: r.display, stdout: r.stdout, stderr: r.stderr, error: r.error, durationMs: r.durationMs, ...durable };
     } catch (err) {
       const e = this.note(err);
       return errorResult({ name: e.name, message: e.message }, startedAt, { stdout: stdout.text(), stderr: stderr.text() });
