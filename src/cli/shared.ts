@@ -358,7 +358,7 @@ export async function checkToolFiles(toolsPath: string): Promise<string[]> {
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,
-  options: { readOnly: boolean; executor?: Executor; workspaceId?: string } = { readOnly: true },
+  options: { readOnly: boolean; executor?: Executor; workspaceId?: string; durable?: boolean } = { readOnly: true },
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
@@ -386,7 +386,7 @@ export async function withSession<T>(
       ...executorOptionsOf(flags),
       ...codeTools,
     });
-    session = new Session({ storage, executor });
+    session = new Session({ storage, executor, ...(options.durable ? { durable: true as const } : {}) });
     return await fn(session);
   } finally {
     await session?.close();

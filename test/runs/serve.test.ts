@@ -125,7 +125,7 @@ test("with Accept: text/event-stream a pause is a `paused` event before the resu
   expect(events[2]![1]["continuation"]).toBe(paused["continuation"]);
 }, 120_000);
 
-test("RemoteExecutor hands a durable server's pause to its caller; POST decisions resumes it", async () => {
+test("RemoteExecutor hands a durable server's pause to its caller; session.resume has the server resume it", async () => {
   const b = servers.at(-1)!;
   const storage = new RedisStorage({ url: redis.url, prefix });
   const session = new Session({ storage, executor: new RemoteExecutor({ url: b.url, token: TOKEN }) });
@@ -133,8 +133,10 @@ test("RemoteExecutor hands a durable server's pause to its caller; POST decision
     const paused = await session.run(`await tools.journal.pay({ line: "pay 2" })`);
     expect(paused.status).toBe("paused");
     expect(paused.pending?.[0]?.id).toBe("call-0");
-    const done = (await api(b.url, "POST", `/runs/${paused.runId}/decisions`, { json: { continuation: paused.continuation, decisions: [{ id: "call-0", decision: "approve" }] } })).body as Result;
+    // session.resume of a RemoteExecutor session: the server resumes it (POST /runs/{id}/decisions).
+    const done = await session.resume(paused.continuation!, [{ id: "call-0", decision: "approve" }]);
     expect(done.status).toBe("completed");
+    await expect(session.resume(paused.continuation!, [{ id: "call-0", decision: "approve" }])).rejects.toMatchObject({ name: "ContinuationUsedError" });
     expect(await fx.lines()).toContain("pay 2");
   } finally {
     await session.close();
