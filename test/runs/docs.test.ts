@@ -89,3 +89,22 @@ test("the serve --durable walk-through in docs/durable-runs.md: each curl line, 
     await server.stop();
   }
 }, 120_000);
+
+test("the run --durable / --resume lines in docs/durable-runs.md: a pause (exit 3) then a rejection", async () => {
+  const lines = blocks("shell")[0]!.split("\n").filter((l) => l.startsWith("ts-code-mode "));
+  expect(lines).toHaveLength(2);
+  const env = { ...process.env, TS_CODE_MODE_RUNS_SECRET: SECRET };
+  const sh = (line: string, extra: Record<string, string> = {}) =>
+    promisify(execFile)("bash", ["-c", line.replace(/^ts-code-mode /, `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(REPO, "dist/cli/main.js"))} `)], { cwd: dir, env: { ...env, ...extra }, timeout: 60_000 }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+  const paused = await sh(lines[0]!);
+  expect(paused.code, paused.stderr).toBe(3);
+  expect(paused.stdout).toMatch(/The run paused: 1 call waits for a decision/);
+  const continuation = /--resume (tcm1\.\S+)/.exec(paused.stderr)?.[1];
+  expect(continuation, paused.stderr).toBeDefined();
+  const rejected = await sh(lines[1]!, { CONTINUATION: continuation! });
+  expect(rejected.code).toBe(1);
+  expect(rejected.stderr).toMatch(/ToolError: tools\.journal\.pay was rejected by a reviewer: not today/);
+}, 120_000);
