@@ -216,9 +216,16 @@ export class Session {
    * decided. Resolves like run() (it may pause again). Refusals throw, with stable names:
    * ContinuationInvalidError (altered / not one), ContinuationScopeError (other workspace or
    * storage), ContinuationExpiredError, ContinuationUsedError (resumed already), DecisionError.
+   * With a RemoteExecutor (no `durable` here) the server resumes it: it must run serve --durable.
    */
   async resume(continuation: string, decisions: readonly Decision[], options: RunOptions = {}): Promise<ExecutionResult> {
     if (this.closed) throw new TypeError("The session is closed; create a new Session");
+    // A RemoteExecutor session: the run paused on a `serve --durable` server, which resumes it.
+    const remote = this.executor as Executor & { resumeRun?: (c: string, d: readonly Decision[], o: RunOptions) => Promise<ExecutionResult> };
+    if (!this.durableRuns && typeof remote.resumeRun === "function") {
+      await this.start();
+      return remote.resumeRun(continuation, decisions, options);
+    }
     return this.durable().resume(continuation, decisions, options);
   }
 

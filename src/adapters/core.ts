@@ -59,7 +59,10 @@ export interface ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> {
 const LIMIT_NAME = "maxOutput";
 
 export const runCodeInput = lazy(() => z.object(inputs.run_code));
-export type RunCodeInput = z.infer<typeof runCodeInput>;
+/** run_code of a durable session: also `resume: { continuation, decisions }`, as the MCP server's (the pause's text says how). */
+const runCodeResumableInput = lazy(() => z.object({ ...inputs.run_code, ...inputs.run_code_resume }));
+export type RunCodeInput = z.infer<typeof runCodeResumableInput>;
+type RunCodeShape = typeof inputs.run_code & typeof inputs.run_code_resume;
 const searchInput = lazy(() => z.object(inputs.search));
 const toolInput = lazy(() => z.object(inputs.tool));
 
@@ -81,24 +84,39 @@ export async function runNeedsApproval(needsApproval: NeedsApproval, code: strin
   return typeof needsApproval === "function" ? (await needsApproval(code)) === true : needsApproval;
 }
 
-/** The run_code tool: runs the code in the session; the result is trimmed to `maxOutput` as for MCP. */
-export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<typeof inputs.run_code> {
+/**
+ * The run_code tool: runs the code in the session; the result is trimmed to `maxOutput` as for MCP.
+ * In a durable session a call that needs approval pauses the run: the reply says so (pending calls,
+ * continuation) and run_code takes `resume` to go on; the application may instead call
+ * `session.resume(structured.continuation, decisions)` itself.
+ */
+export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<RunCodeShape> {
+  // Only a durable session offers `resume`: the default schema stays as small as before.
+  const schema = (session.isDurable ? runCodeResumableInput : runCodeInput) as z.ZodObject<RunCodeShape>;
+  const failed = (name: string, message: string): RunCodeReply => ({
+    text: bounded(`--- error ---\n${name}: ${message}`, maxOutput, LIMIT_NAME),
+    structured: { ok: false, display: "", stdout: "", stderr: "", error: { name, message }, durationMs: 0, cutChars: 0 },
+    isError: true,
+  });
   return {
     name: "run_code",
     description: RUN_CODE_DESCRIPTION,
-    inputSchema: runCodeInput,
+    inputSchema: schema,
     async execute(input, signal): Promise<RunCodeReply> {
       // Not every framework validates (OpenAI Agents' non-strict tools do not): check here, and
       // answer a bad input as a failed run the model can read and correct.
-      const parsed = runCodeInput.safeParse(input);
-      if (!parsed.success) {
-        const message = invalidInput("run_code", parsed.error);
-        const error = { name: "ValidationError", message };
-        return { text: bounded(`--- error ---\nValidationError: ${message}`, maxOutput, LIMIT_NAME), structured: { ok: false, display: "", stdout: "", stderr: "", error, durationMs: 0, cutChars: 0 }, isError: true };
+      const parsed = schema.safeParse(input);
+      if (!parsed.success) return failed("ValidationError", invalidInput("run_code", parsed.error));
+      const { code, timeout_ms, resume } = parsed.data;
+      const options = { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), ...(signal ? { signal } : {}) };
+      let result: ExecutionResult;
+      try {
+        // session.run never throws for the agent's code; resume throws its refusals (ContinuationUsedError, DecisionError, ...).
+        result = resume ? await session.resume(resume.continuation, resume.decisions, options) : await session.run(code, options);
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        return failed(e.name, e.message);
       }
-      const { code, timeout_ms } = parsed.data;
-      // session.run never throws for the agent's code; a closed session comes back as ok:false too.
-      const result: ExecutionResult = await session.run(code, { ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}), ...(signal ? { signal } : {}) });
       const { text, structured } = formatRunResult(result, maxOutput, LIMIT_NAME);
       return { text, structured, isError: !result.ok };
     },

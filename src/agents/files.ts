@@ -494,6 +494,10 @@ function checkAgents(agents: Map<string, AgentSpec>, config: ProjectConfig, repo
       if (!agents.has(name)) report(new AgentFileError(agent.file, lineOf(["agents", i]), `agents: unknown agent ${JSON.stringify(name)} (${known(agents)})`));
     }
     if (new Set(agent.agents).size !== agent.agents.length) report(new AgentFileError(agent.file, lineOf(["agents"]), "an agent is listed twice"));
+    // agents.* is answered by this process's runtime; a serve server runs the code and cannot call back here.
+    if (agent.agents.length && config.code_mode.executor === "remote") {
+      report(new AgentFileError(agent.file, lineOf(["agents"]), 'agents: agents.* needs a local executor: with code_mode executor "remote" the code runs on a serve server, which cannot call agents back on this machine; use subprocess, sandbox or container'));
+    }
     const provider = agent.model.slice(0, agent.model.indexOf(":"));
     // "" is a file whose model is missing or invalid, reported where it was read.
     if (agent.model !== "" && !providers.includes(provider)) {

@@ -365,7 +365,7 @@ export async function checkToolFiles(toolsPath: string): Promise<string[]> {
 export async function withSession<T>(
   flags: StorageFlags & Partial<ExecutorFlags>,
   fn: (session: Session) => Promise<T>,
-  options: { readOnly: boolean; executor?: Executor; workspaceId?: string; searchWaitMs?: number } = { readOnly: true },
+  options: { readOnly: boolean; executor?: Executor; workspaceId?: string; searchWaitMs?: number; durable?: boolean } = { readOnly: true },
 ): Promise<T> {
   checkExecutorFlags(flags);
   const paths = resolvePaths(flags);
@@ -394,7 +394,7 @@ export async function withSession<T>(
       ...executorOptionsOf(flags),
       ...codeTools,
     });
-    session = new Session({ storage, executor });
+    session = new Session({ storage, executor, ...(options.durable ? { durable: true as const } : {}) });
     return await fn(session);
   } finally {
     await session?.close();

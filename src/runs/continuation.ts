@@ -104,3 +104,18 @@ export function verifyContinuation(key: Buffer, token: unknown, scope: Continuat
   if (payload.exp <= now) throw new ContinuationExpiredError(`This continuation expired at ${new Date(payload.exp).toISOString()}; the run stays paused in the ledger (see \`ts-code-mode runs list\`), and can be rolled back.`);
   return payload;
 }
+
+/**
+ * The run a continuation names, read without checking its signature: only for routing and for
+ * refusing a continuation sent to another run's URL. `resume` verifies it in full.
+ */
+export function continuationRun(token: string): string | null {
+  const part = token.split(".")[1];
+  if (part === undefined) return null;
+  try {
+    const run = (JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as { run?: unknown }).run;
+    return typeof run === "string" ? run : null;
+  } catch {
+    return null;
+  }
+}

@@ -19,6 +19,7 @@ import { continuationKey, newNonce, signContinuation, storageScope, verifyContin
 import { ContinuationUsedError, DecisionError, DurableRunsUnsupportedError } from "./errors.js";
 import { ActiveRun, RunRecorder, pendingId, type Decision, type LedgerBounds } from "./recorder.js";
 import { pruneRuns } from "./retention.js";
+import { toPendingCall } from "./pending.js";
 
 export interface DurableOptions {
   /** Signs continuations (HMAC-SHA256), at least 32 bytes; default TS_CODE_MODE_RUNS_SECRET. Every process resuming runs needs the same. */
@@ -291,14 +292,6 @@ function checkDecisions(pending: readonly LedgerEntry[], decisions: readonly Dec
   const missing = [...wanted].filter((id) => !byId.has(id));
   if (missing.length) throw new DecisionError(`every pending call needs a decision; missing: ${missing.join(", ")}`);
   return byId;
-}
-
-function toPendingCall(e: LedgerEntry): PendingCall {
-  const args = decodeValue(e.args) as unknown[];
-  if (e.ns === "tools" && e.op === "call") {
-    return { id: pendingId(e.seq), tool: String(args[0]), callable: typeof args[1] === "string" ? args[1] : null, args: args[2] ?? {}, reason: e.reason ?? "" };
-  }
-  return { id: pendingId(e.seq), tool: `${e.ns}.${e.op}`, callable: null, args, reason: e.reason ?? "" };
 }
 
 /** What a person (or a model) reads about a pause. */

@@ -1,7 +1,9 @@
 /**
  * Listing and pruning the run ledger (what `ts-code-mode runs list|prune` and DurableRuns use).
  */
-import type { RunHeader, RunStore } from "../storage/runs.js";
+import type { PendingCall } from "../execution/protocol.js";
+import type { LedgerEntry, RunHeader, RunStore } from "../storage/runs.js";
+import { pendingCalls } from "./pending.js";
 
 export interface PruneOptions {
   /** Remove runs whose last change is older than this many ms. */
@@ -26,4 +28,10 @@ export function runSummary(h: RunHeader): Omit<RunHeader, "code" | "seed" | "con
   const { code, seed: _seed, continuation, ...rest } = h;
   const firstLine = code.split("\n", 1)[0] ?? "";
   return { ...rest, codePreview: firstLine.length > 80 ? `${firstLine.slice(0, 80)}…` : firstLine, ...(continuation ? { expiresAt: continuation.expiresAt } : {}) };
+}
+
+/** One run as `runs show` and GET /runs/{id} give it: its summary, each call's state (arguments and results stay in the ledger), and the pending calls. */
+export function runDetail(header: RunHeader, entries: readonly LedgerEntry[]): { run: ReturnType<typeof runSummary>; calls: Array<Omit<LedgerEntry, "args" | "result" | "tape">>; pending: PendingCall[] } {
+  const calls = entries.map(({ args: _a, result: _r, tape: _t, ...rest }) => rest);
+  return { run: runSummary(header), calls, pending: header.status === "paused" ? pendingCalls(entries) : [] };
 }

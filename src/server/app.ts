@@ -13,8 +13,12 @@ import { bodyLimit } from "hono/body-limit";
 import { routePath } from "hono/route";
 import { streamSSE } from "hono/streaming";
 import type { z } from "zod";
-import { SessionLostError, ValidationError } from "../errors.js";
-import type { ExecutionResult, Executor } from "../execution/protocol.js";
+import { NotFoundError, SessionLostError, ValidationError } from "../errors.js";
+import type { ExecutionResult, Executor, RunOptions } from "../execution/protocol.js";
+import { continuationRun } from "../runs/continuation.js";
+import { DecisionError, DurableRunsUnsupportedError } from "../runs/errors.js";
+import { runDetail, runSummary } from "../runs/retention.js";
+import { validateRunId, type RunStore } from "../storage/runs.js";
 import { fromWire, plainJson, toWire } from "../execution/remote/wire.js";
 import { toWireError } from "../execution/wire-error.js";
 import { bearerMatches, loopbackRequestAllowed } from "../mcp/auth.js";
@@ -50,6 +54,8 @@ export interface ServerConfig {
   maxSessions: number;
   idleTimeoutMs: number;
   maxBodyBytes: number;
+  /** serve --durable: sessions record their runs in the ledger, pause for approvals, resume through POST /runs/{id}/decisions. */
+  durable?: boolean;
   log: (line: string) => void;
 }
 
@@ -73,6 +79,12 @@ const STATUS: Record<string, number> = {
   ToolError: 422,
   SessionLimitError: 429,
   StorageError: 502,
+  DecisionError: 400,
+  ContinuationInvalidError: 400,
+  ContinuationScopeError: 403,
+  ContinuationUsedError: 409,
+  ContinuationExpiredError: 410,
+  DurableRunsUnsupportedError: 501,
 };
 
 type Ctx = Context<{ Bindings: HttpBindings }>;
@@ -153,6 +165,67 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   const body = async <S extends z.ZodType>(c: Ctx, schema: S): Promise<z.infer<S>> => parse(schema, await jsonBody(c), "body");
   const query = <S extends z.ZodType>(c: Ctx, schema: S): z.infer<S> => parse(schema, c.req.query(), "query");
   const reply = (c: Ctx, value: unknown) => c.json({ value: plainJson(value) ?? null });
+  /** A new session on the request's storage: the client's (--client-storage), its workspace's, or the server's. */
+  const openSession = async (workspace: string | null, wanted: z.infer<typeof ROUTES.createSession.body>["storage"]): Promise<{ session: Session; ownedStorage: StorageBackend | null }> => {
+    let ownedStorage: StorageBackend | null = null;
+    if (wanted && config.clientStorage) ownedStorage = await storageFromDescriptor(wanted);
+    else if (workspace !== null && config.openWorkspace) ownedStorage = await config.openWorkspace(workspace);
+    if (wanted && !config.clientStorage) checkSameStorage(wanted, ownedStorage ?? config.storage);
+    const session = new Session({
+      storage: ownedStorage ?? config.storage,
+      executor: ownedStorage ? config.createExecutor() : executors.take(),
+      ...(config.durable ? { durable: true as const } : {}),
+    });
+    return { session, ownedStorage };
+  };
+  /** Runs `fn` on the run ledger of the request's storage (its workspace's with --workspace-header). */
+  const withLedger = async <T>(c: Ctx, fn: (runs: RunStore) => Promise<T>): Promise<T> => {
+    const workspace = workspaceOf(c);
+    const storage = workspace !== null && config.openWorkspace ? await config.openWorkspace(workspace) : config.storage;
+    try {
+      if (!storage.runs) throw new DurableRunsUnsupportedError("this server's storage keeps no run ledger");
+      return await fn(storage.runs);
+    } finally {
+      if (storage !== config.storage) await storage.close().catch(() => undefined);
+    }
+  };
+  /**
+   * Answers with a run's result: JSON, or with Accept: text/event-stream `output` events, a
+   * `paused` event when the run paused, and the `result` event. A client that goes away cancels the
+   * run (nobody is left to read its result). `after` runs once the answer is complete.
+   */
+  const respondWithRun = (c: Ctx, entry: SessionEntry, go: (options: RunOptions) => Promise<ExecutionResult>, timeoutMs: number | undefined, after: () => Promise<void> = async () => undefined): Promise<Response> => {
+    const controller = new AbortController();
+    const options: RunOptions = { signal: controller.signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+    const finish = (r: ExecutionResult) => ({ ...r, value: plainJson(r.value), wire: toWire(r.value) });
+    if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
+      return Promise.resolve(streamSSE(c, async (stream) => {
+        stream.onAbort(() => controller.abort());
+        let writes = Promise.resolve();
+        const send = (event: string, data: unknown) => {
+          writes = writes.then(() => stream.writeSSE({ event, data: JSON.stringify(data) })).catch(() => undefined);
+        };
+        try {
+          const result = await pool.use(entry, () => runTracked(entry, controller, () => go({ ...options, onOutput: (chunk) => send("output", chunk) })));
+          if (result.status === "paused") send("paused", { runId: result.runId, pending: result.pending, continuation: result.continuation, display: result.display });
+          send("result", finish(result));
+          await writes;
+        } finally {
+          await after();
+        }
+      }));
+    }
+    return (async () => {
+      const stopWatching = whenClientGone(c, () => controller.abort());
+      try {
+        const result = await pool.use(entry, () => runTracked(entry, controller, () => go(options)));
+        return c.json(finish(result));
+      } finally {
+        stopWatching();
+        await after();
+      }
+    })();
+  };
 
   route("health", (c) => c.json({ ok: true }));
   route("info", (c) =>
@@ -185,12 +258,7 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
     });
     const entry = await pool.add(workspace, async () => {
       if (gone) throw clientClosed();
-      let ownedStorage: StorageBackend | null = null;
-      if (wanted && config.clientStorage) ownedStorage = await storageFromDescriptor(wanted);
-      else if (workspace !== null && config.openWorkspace) ownedStorage = await config.openWorkspace(workspace);
-      if (wanted && !config.clientStorage) checkSameStorage(wanted, ownedStorage ?? config.storage);
-      const session = new Session({ storage: ownedStorage ?? config.storage, executor: ownedStorage ? config.createExecutor() : executors.take() });
-      return { session, ownedStorage };
+      return openSession(workspace, wanted);
     });
     created = entry;
     if (gone) {
@@ -210,29 +278,7 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   route("run", async (c) => {
     const { code, timeoutMs } = await body(c, ROUTES.run.body);
     const entry = entryOf(c);
-    const controller = new AbortController();
-    const options = { signal: controller.signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
-    const finish = (r: ExecutionResult) => ({ ...r, value: plainJson(r.value), wire: toWire(r.value) });
-    if ((c.req.header("accept") ?? "").includes("text/event-stream")) {
-      return streamSSE(c, async (stream) => {
-        // A client that goes away cancels its run: nobody is left to read the result.
-        stream.onAbort(() => controller.abort());
-        let writes = Promise.resolve();
-        const send = (event: string, data: unknown) => {
-          writes = writes.then(() => stream.writeSSE({ event, data: JSON.stringify(data) })).catch(() => undefined);
-        };
-        const result = await pool.use(entry, () => runTracked(entry, controller, () => entry.session.run(code, { ...options, onOutput: (chunk) => send("output", chunk) })));
-        send("result", finish(result));
-        await writes;
-      });
-    }
-    const stopWatching = whenClientGone(c, () => controller.abort());
-    try {
-      const result = await pool.use(entry, () => runTracked(entry, controller, () => entry.session.run(code, options)));
-      return c.json(finish(result));
-    } finally {
-      stopWatching();
-    }
+    return respondWithRun(c, entry, (options) => entry.session.run(code, options), timeoutMs);
   });
   route("cancel", (c) => {
     const entry = entryOf(c);
@@ -330,6 +376,35 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
   });
   route("removeDep", (c) => onSession(c, async (s) => reply(c, await s.removeDep(query(c, ROUTES.removeDep.query).spec))));
   route("syncDeps", (c) => onSession(c, async (s) => reply(c, await s.syncDeps())));
+
+  route("listRuns", (c) => {
+    const { limit } = query(c, ROUTES.listRuns.query);
+    return withLedger(c, async (runs) => c.json({ runs: (await runs.list(limit !== undefined ? { limit } : {})).map(runSummary) }));
+  });
+  route("getRun", (c) => {
+    const id = validateRunId(c.req.param("id"));
+    return withLedger(c, async (runs) => {
+      const header = await runs.getHeader(id);
+      if (!header) throw new NotFoundError(`no run ${id} in this server's ledger (pruned, or recorded on another storage); see GET /runs`);
+      return c.json(runDetail(header, await runs.entries(id)));
+    });
+  });
+  // Resumes through session.resume (the library's own code): any server sharing the storage and the key can.
+  route("decideRun", async (c) => {
+    const id = validateRunId(c.req.param("id"));
+    const { continuation, decisions, timeoutMs, session: sessionId } = await body(c, ROUTES.decideRun.body);
+    if (!config.durable) throw new DurableRunsUnsupportedError("this server's sessions do not record runs: start it with serve --durable (and the same TS_CODE_MODE_RUNS_SECRET on every server)");
+    if (continuationRun(continuation) !== id) throw new DecisionError(`this continuation does not belong to run ${id}; send it to POST /runs/{its run id}/decisions`);
+    const workspace = workspaceOf(c);
+    if (sessionId !== undefined) {
+      const entry = pool.get(sessionId, workspace);
+      if (!entry) throw new SessionLostError(`no session ${sessionId} on this server; leave out "session" to resume in a session of the run's own`);
+      return respondWithRun(c, entry, (options) => entry.session.resume(continuation, decisions, options), timeoutMs);
+    }
+    // A session of its own, on the request's storage, closed once the run is answered.
+    const entry = await pool.add(workspace, () => openSession(workspace, undefined));
+    return respondWithRun(c, entry, (options) => entry.session.resume(continuation, decisions, options), timeoutMs, async () => void (await pool.close(entry.id)));
+  });
 
   return { app, pool, executors };
 }

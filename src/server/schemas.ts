@@ -8,6 +8,7 @@ import { lazy } from "../lazy.js";
 import { NAMESPACES } from "../execution/host.js";
 import { MAX_TIMEOUT_MS } from "../execution/options.js";
 import { wireValueSchema } from "../execution/remote/wire.js";
+import { MAX_CONTINUATION_CHARS } from "../runs/continuation.js";
 
 const name = lazy(() => z.string().min(1).max(1_024));
 
@@ -32,6 +33,14 @@ export const createSessionSchema = lazy(() => z.strictObject({ storage: storageD
 export const capabilityReportSchema = lazy(() => z.object({ capabilities: z.array(z.string()), notes: z.array(z.string()) }));
 export const sessionCreatedSchema = lazy(() => z.object({ id: z.string(), executor: z.string(), trust: z.enum(["trusted", "untrusted"]), capabilities: capabilityReportSchema, exec: z.boolean() }));
 
+export const pendingCallSchema = lazy(() => z.object({
+  id: z.string(),
+  tool: z.string(),
+  callable: z.string().nullable(),
+  args: z.unknown(),
+  reason: z.string(),
+}));
+
 export const runRequestSchema = lazy(() => z.strictObject({
   code: z.string().max(10_000_000),
   timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
@@ -46,8 +55,44 @@ export const executionResultSchema = lazy(() => z
     stderr: z.string(),
     error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).nullable(),
     durationMs: z.number(),
+    runId: z.string().optional().describe("durable sessions (serve --durable): the run's id in the ledger"),
+    status: z.enum(["completed", "failed", "paused"]).optional().describe("durable sessions: how the run ended"),
+    pending: z.array(pendingCallSchema).optional().describe("paused: the calls that wait for a decision"),
+    continuation: z.string().optional().describe("paused: what POST /runs/{runId}/decisions takes, on any server sharing the storage"),
   })
-  .describe("An ExecutionResult; with Accept: text/event-stream, `output` events ({ stream, text }) come first and this is the `result` event"));
+  .describe("An ExecutionResult; with Accept: text/event-stream, `output` events ({ stream, text }) come first, then a `paused` event ({ runId, pending, continuation, display }) if the run paused, and this is the `result` event"));
+
+export const decisionSchema = lazy(() => z.strictObject({
+  id: z.string().min(1).max(64).describe("a pending call's id, e.g. call-49"),
+  decision: z.enum(["approve", "edit", "reject"]),
+  args: z.record(z.string(), z.unknown()).optional().describe("edit: the call's new arguments"),
+  reason: z.string().max(2_000).optional().describe("reject: why (the agent's code reads it in the ToolError)"),
+}));
+export const decisionsRequestSchema = lazy(() => z.strictObject({
+  continuation: z.string().min(1).max(MAX_CONTINUATION_CHARS).describe("the paused run's continuation (from its run result or paused event)"),
+  decisions: z.array(decisionSchema).min(1).max(10_000).describe("one per pending call"),
+  timeoutMs: z.number().int().min(1).max(MAX_TIMEOUT_MS).optional(),
+  session: z.string().min(1).max(200).optional().describe("resume in this open session (and its storage); default: a session of its own on the server's (or the workspace's) storage, closed after"),
+}));
+export const runListQuerySchema = lazy(() => z.object({ limit: z.coerce.number().int().min(1).max(10_000).optional() }));
+const runSummarySchema = lazy(() => z.looseObject({
+  id: z.string(),
+  status: z.enum(["running", "paused", "completed", "failed", "rolled-back"]),
+  executor: z.string(),
+  calls: z.number(),
+  bytes: z.number(),
+  resumes: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  codePreview: z.string(),
+  expiresAt: z.string().optional(),
+}));
+export const runListSchema = lazy(() => z.object({ runs: z.array(runSummarySchema) }));
+export const runDetailSchema = lazy(() => z.object({
+  run: runSummarySchema,
+  calls: z.array(z.looseObject({ seq: z.number(), ns: z.string(), op: z.string(), state: z.enum(["applied", "pending", "rejected", "reverted"]) })).describe("every logged call with its state (arguments and results stay in the ledger)"),
+  pending: z.array(pendingCallSchema).describe("a paused run's calls waiting for a decision"),
+}));
 
 export const execRequestSchema = lazy(() => z.strictObject({
   command: z.union([z.string().max(100_000), z.array(z.string().max(100_000)).min(1).max(10_000)]).describe("an argv array as is, or a string run under /bin/sh -c in the container"),
@@ -137,6 +182,17 @@ export const ROUTES = lazy(() => ({
   addDep: { method: "post", path: `${S}/deps`, summary: "deps.add(spec)", auth: true, body: depSpecSchema, response: valueReplySchema },
   removeDep: { method: "delete", path: `${S}/deps`, summary: "deps.remove(spec)", auth: true, query: z.object({ spec: z.string().min(1).max(1_024) }), response: valueReplySchema },
   syncDeps: { method: "post", path: `${S}/deps/sync`, summary: "deps.sync()", auth: true, response: valueReplySchema },
+  listRuns: { method: "get", path: "/runs", summary: "The run ledger (durable runs), newest first; the workspace's with --workspace-header", auth: true, query: runListQuerySchema, response: runListSchema },
+  getRun: { method: "get", path: "/runs/{id}", summary: "One run: its header, every logged call's state, and a paused run's pending calls", auth: true, response: runDetailSchema },
+  decideRun: {
+    method: "post",
+    path: "/runs/{id}/decisions",
+    summary: "Decide a paused run's pending calls (approve / edit args / reject with reason) and resume it (serve --durable); answers as POST run does, SSE included",
+    auth: true,
+    body: decisionsRequestSchema,
+    response: executionResultSchema,
+    stream: true,
+  },
 } as const satisfies Record<string, RouteSpec>));
 
 export type RouteName = keyof typeof ROUTES;

@@ -117,7 +117,13 @@ export function parseRunHeader(text: string, where: string): RunHeader {
 }
 
 export function parseLedgerEntry(text: string, where: string): LedgerEntry {
-  const v = parseObject(text, where);
+  return checkLedgerEntry(parseObject(text, where), where);
+}
+
+/** A ledger entry already parsed from JSON (a batch file), checked as parseLedgerEntry does. */
+export function checkLedgerEntry(raw: unknown, where: string): LedgerEntry {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ValidationError(`${where} holds something that is not a ledger entry`);
+  const v = raw as Record<string, unknown>;
   if (typeof v["seq"] !== "number" || typeof v["ns"] !== "string" || typeof v["op"] !== "string" || !CALL_STATES.includes(v["state"] as CallState)) {
     throw new ValidationError(`${where} is not a ledger entry (seq, ns, op, state)`);
   }

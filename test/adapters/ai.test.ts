@@ -6,6 +6,7 @@
 import { generateText, stepCountIs, type ModelMessage } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
+import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeModeSystemPrompt, codeModeTools } from "../../src/adapters/ai.js";
 import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
@@ -171,4 +172,47 @@ describe("ts-code-mode/ai: approval through the SDK's needsApproval", () => {
     expect(() => codeModeTools(t.session, { maxOutput: 10 })).toThrow(/maxOutput must be a whole number of characters >= 500/);
     expect(() => codeModeTools(t.session, { needsApproval: "yes" as unknown as boolean })).toThrow(/needsApproval must be/);
   });
+});
+
+describe("ts-code-mode/ai with a durable session: a pause inside the code", () => {
+  it("run_code's result says the run paused and how to resume; the model's resume finishes it, a second one is refused", async () => {
+    const { journalFixture, SECRET } = await import("../runs/fixture.js");
+    const { FileStorage, Session, SubprocessExecutor } = await import("../../src/index.js");
+    const fx = await journalFixture();
+    const session = new Session({ storage: new FileStorage({ basePath: fx.storage }), executor: new SubprocessExecutor({ toolsPath: fx.tools }), durable: { secret: SECRET } });
+    try {
+      const code = `await tools.journal.add({ line: "a" }); (await tools.journal.pay({ line: "pay 7" })).trim()`;
+      let pauseText = "";
+      let continuation = "";
+      let refusal = { text: "", isError: false };
+      const model = scripted([
+        () => [call("run_code", { code })],
+        (options) => {
+          pauseText = lastToolResult(options).text;
+          continuation = /continuation: "(tcm1\.[^"]+)"/.exec(pauseText)?.[1] ?? "";
+          return [call("run_code", { code, resume: { continuation, decisions: [{ id: "call-1", decision: "edit", args: { line: "pay 6" } }] } }, "resume-1")];
+        },
+        () => [call("run_code", { code, resume: { continuation, decisions: [{ id: "call-1", decision: "approve" }] } }, "resume-2")],
+        (options) => {
+          refusal = lastToolResult(options);
+          return [{ type: "text", text: "done" }];
+        },
+      ]);
+      const result = await generateText({ model, tools: codeModeTools(session), prompt: "pay", stopWhen: stepCountIs(6) });
+      expect(pauseText).toMatch(/The run paused: 1 call waits for a decision[\s\S]*call-1: tools\.journal\.pay\(\{"line":"pay 7"\}\) — payments need a human's approval[\s\S]*call run_code again with resume/);
+      // What a program (the application, not the model) reads: the pause, structured.
+      expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ isError: true, structured: { status: "paused", pending: [{ id: "call-1", tool: "journal", callable: "pay" }], continuation } });
+      expect(result.steps[1]!.toolResults[0]!.output).toMatchObject({ isError: false, structured: { ok: true, status: "completed", value: "2" } });
+      expect(await fx.lines()).toEqual(["a", "pay 6"]);
+      expect(refusal.isError).toBe(true);
+      expect(refusal.text).toMatch(/ContinuationUsedError/);
+      // A session that is not durable keeps run_code's arguments as they were.
+      const keys = (s: typeof session) => Object.keys((codeModeTools(s).run_code.inputSchema as unknown as { shape: object }).shape);
+      expect(keys(session)).toEqual(["code", "timeout_ms", "resume"]);
+      expect(keys(t.session)).toEqual(["code", "timeout_ms"]);
+    } finally {
+      await session.close();
+      await rm(fx.dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -130,6 +130,16 @@ describe("agents on every executor", () => {
     }
   }, 60_000);
 
+  it("remote: an agent that calls agents from its code is refused when the project loads, naming the file and line (agents.* cannot be called back from a serve server)", async () => {
+    const dir = await project([{ name: "main", tools: ["code"], agents: ["helper"] }, { name: "helper" }], { code_mode: { base: ".code-mode", executor: "remote", remote: { url: "http://127.0.0.1:9" } } });
+    const refused = await loadProject(dir).then(() => null, (err: unknown) => err as Error);
+    expect(refused?.name).toBe("ValidationError");
+    expect(refused?.message).toMatch(/main\.agent\.md:\d+: agents: agents\.\* needs a local executor: with code_mode executor "remote"/);
+    // The same project on a local executor loads.
+    const local = await project([{ name: "main", tools: ["code"], agents: ["helper"] }, { name: "helper" }], { code_mode: { base: ".code-mode", executor: "subprocess" } });
+    await expect(loadProject(local)).resolves.toBeDefined();
+  });
+
   it("remote: a missing token variable is an error naming it, before any request", async () => {
     const dir = await project([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", executor: "remote", remote: { url: "http://127.0.0.1:9", token_env: "SURELY_UNSET_TOKEN_VAR" } } });
     const model = scripted([{ tool: "run_code", args: { code: "1" } }, { text: "done" }]);

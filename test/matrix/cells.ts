@@ -30,6 +30,8 @@ export const CAPABILITIES = [
   "timeout-busy",
   "memory-cap",
   "exec",
+  "durable",
+  "agents",
 ] as const;
 export type CapabilityId = (typeof CAPABILITIES)[number];
 
@@ -67,6 +69,8 @@ export const CAPABILITY_TITLES: Record<CapabilityId, string> = {
   "timeout-busy": "timeout of a busy loop: restarted, said so",
   "memory-cap": "memory cap: over it is MemoryLimitError",
   exec: "session.exec (a command where the code runs)",
+  durable: "durable run: an approval pauses it, `session.resume` replays the ledger and goes on",
+  agents: "agents.* from the code (served host-side by the agent runtime)",
 };
 
 /** What each executor does with each capability. A cell not listed works. */
@@ -90,13 +94,17 @@ const EXCEPTIONS: Partial<Record<ExecutorId, Partial<Record<CapabilityId, Outcom
   container: {},
   remote: {
     exec: refuses("NotSupportedError", "the server's executor runs no commands: start the server with serve --executor container"),
+    durable: refuses("DurableRunsUnsupportedError", "the calls are answered on the server: start it with serve --durable; its runs pause there and POST /runs/{id}/decisions resumes them on any server of the storage (test/runs/serve.test.ts)"),
+    agents: refuses("ValidationError", "agents.* is answered where the agent runtime runs, and a serve server cannot call back to it: give agents that call agents a local executor (an agent file with agents: [...] under code_mode executor \"remote\" is refused when the project loads, and by agent check)"),
     "toolable-events": works("they reach the server's log (serve prints each event), not the remote client"),
     "memory-cap": refuses("ValidationError", "the server's executor sets the cap: serve --memory-mb N"),
   },
   python: {
     exec: refuses("ValidationError", "session.exec runs commands in a container: use --executor container"),
+    durable: refuses("DurableRunsUnsupportedError", "durable runs replay the guest's clock and random numbers in TypeScript guests only: run durable sessions in TypeScript"),
   },
   "python-sandbox": {
+    durable: refuses("DurableRunsUnsupportedError", "durable runs replay the guest's clock and random numbers in TypeScript guests only: run durable sessions in TypeScript"),
     "skills-run": refuses("ValidationError", "the sandbox runs no commands: use the python (CPython) executor or a container to run skill scripts"),
     exec: refuses("ValidationError", "session.exec runs commands in a container: use --executor container"),
   },

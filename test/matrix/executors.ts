@@ -21,7 +21,7 @@ import * as codeTools from "../fixtures/code-tools/tools.js";
 
 /** The options every local executor takes, as a user passes them. */
 function common(o: ExecutorOptions) {
-  return { toolsPath: o.toolsPath, skillRoots: o.skillRoots, defaultTimeoutMs: o.defaultTimeoutMs, middleware: o.middleware, toolable: o.toolable, tools: CODE_TOOLS };
+  return { toolsPath: o.toolsPath, skillRoots: o.skillRoots, defaultTimeoutMs: o.defaultTimeoutMs, middleware: o.middleware, toolable: o.toolable, tools: CODE_TOOLS, agents: o.agents };
 }
 
 /** The tools defined in code (the `tools` option); the remote server loads the same module with --tools-module. */

@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentsHost } from "../../src/execution/host.js";
 import type { Executor } from "../../src/execution/protocol.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
@@ -42,6 +43,8 @@ export interface ExecutorOptions {
   toolable: ToolableHostOptions;
   /** Set for the memory-cap session only. */
   memoryMb?: number;
+  /** What agents.* reaches: a stand-in for the agent runtime, answering { agent, input }. */
+  agents: AgentsHost;
 }
 
 export interface MatrixExecutor {
@@ -115,6 +118,8 @@ export interface CellContext {
   samplesAnswered(): number;
   /** A session with a memory cap of MEMORY_CAP_MB, made on first use. */
   cappedSession(): Promise<Session>;
+  /** A durable session whose approver leaves calls with text ["wait"] pending; refusals to make one are thrown. */
+  durableSession(): Promise<Session>;
   run(code: string, options?: { timeoutMs?: number; signal?: AbortSignal; session?: Session }): Promise<Seen>;
 }
 
@@ -247,6 +252,22 @@ const PROBES: Record<CapabilityId, (c: CellContext) => Promise<Seen>> = {
     if (seen.kind !== "refused" || seen.error !== "MemoryLimitError") return { kind: "refused", error: "NoMemoryLimit", message: JSON.stringify(seen).slice(0, 500) };
     return checked(await c.run("1 + 1", { session: capped }), (v) => expect(v).toBe(2));
   },
+  durable: async (c) => {
+    let durable: Session;
+    try {
+      durable = await c.durableSession();
+    } catch (err) {
+      return { kind: "refused", error: (err as Error).name, message: (err as Error).message };
+    }
+    const code = pick(c, "const a = String(await tools.echo.say({ text: ['go'] })).trim(); const b = String(await tools.echo.say({ text: ['wait'] })).trim(); [a, b, typeof Math.random()]", "[str(tools.echo.say(text=['go'])).strip(), str(tools.echo.say(text=['wait'])).strip()]");
+    const paused = await durable.run(code, { timeoutMs: TIMEOUT_MS });
+    if (paused.status !== "paused") return paused.ok ? { kind: "refused", error: "NotPaused", message: JSON.stringify(paused.value) } : { kind: "refused", error: paused.error?.name ?? "?", message: paused.error?.message ?? "" };
+    expect(paused.pending).toEqual([expect.objectContaining({ id: "call-1", tool: "echo", callable: "say", args: { text: ["wait"] } })]);
+    const done = await durable.resume(paused.continuation!, [{ id: "call-1", decision: "edit", args: { text: ["edited"] } }], { timeoutMs: TIMEOUT_MS });
+    return checked(done.ok ? { kind: "works", value: done.value } : { kind: "refused", error: done.error?.name ?? "?", message: done.error?.message ?? "" }, (v) => expect(v).toEqual(["go", "edited", "number"]));
+  },
+  agents: async (c) =>
+    checked(await c.run(pick(c, "await agents.echoer({ input: { n: 1 } })", "agents.echoer(input={'n': 1})")), (v) => expect(v).toEqual({ agent: "echoer", input: { n: 1 } })),
   exec: async (c) => {
     try {
       const out = await c.session.exec(["echo", "exec-ok"]);
@@ -290,6 +311,7 @@ export function capabilityMatrix(executor: MatrixExecutor): void {
     let fx: MatrixFixtures;
     let session: Session;
     let capped: Session | null = null;
+    let durable: Session | null = null;
     const events: ToolableEvent[] = [];
     const samples: string[] = [];
     const sessions: Session[] = [];
@@ -300,11 +322,27 @@ export function capabilityMatrix(executor: MatrixExecutor): void {
       middleware: [approval((call) => call.tool !== "uname", { only: ["uname.*"] })],
       toolable: { onEvent: (e) => events.push(e), sampler: async (req) => (samples.push(req.prompt), `four (${req.prompt})`) },
       ...(memoryMb !== undefined ? { memoryMb } : {}),
+      agents: { list: () => [{ name: "echoer", description: "Answers with what it was given" }], call: async (name, args) => ({ agent: name, input: (args as { input?: unknown } | undefined)?.input ?? null }) },
     });
     const open = async (memoryMb?: number): Promise<Session> => {
       const s = new Session({ storage: new FileStorage({ basePath: path.join(fx.dir, "store", `${executor.id}${memoryMb ? "-capped" : ""}`) }), executor: await executor.make(options(memoryMb)) });
       sessions.push(s);
       await s.start();
+      return s;
+    };
+    const openDurable = async (): Promise<Session> => {
+      // The approver leaves echo.say({ text: ["wait"] }) for a human; everything else runs.
+      const pending = approval((call) => ((call.args as { text?: unknown[] }).text?.[0] === "wait" ? "pending" : true), { only: ["echo.*"] });
+      const o = options();
+      const s = new Session({
+        storage: new FileStorage({ basePath: path.join(fx.dir, "store", `${executor.id}-durable`) }),
+        executor: await executor.make({ ...o, middleware: [...o.middleware, pending] }),
+        durable: { secret: "matrix-secret-0123456789abcdef0123456789" },
+      });
+      sessions.push(s);
+      await s.start();
+      const probe = await s.run("1");
+      if (probe.status === undefined) throw Object.assign(new Error(probe.error?.message ?? "not durable"), { name: probe.error?.name ?? "NotDurable" });
       return s;
     };
 
@@ -328,6 +366,7 @@ export function capabilityMatrix(executor: MatrixExecutor): void {
       sawProgressEvent: () => executor.sawProgressEvent?.() ?? events.some((e) => e.event.type === "progress"),
       samplesAnswered: () => executor.samplesAnswered?.() ?? samples.length,
       cappedSession: async () => (capped ??= await open(MEMORY_CAP_MB)),
+      durableSession: async () => (durable ??= await openDurable()),
       run: async (code, o = {}) => {
         const r = await (o.session ?? session).run(code, { timeoutMs: o.timeoutMs ?? TIMEOUT_MS, ...(o.signal ? { signal: o.signal } : {}) });
         return r.ok ? { kind: "works", value: r.value } : { kind: "refused", error: r.error?.name ?? "?", message: r.error?.message ?? "" };

@@ -27,14 +27,14 @@ export interface StdioConnection {
 }
 
 /** Spawns `node <command...>` (default: the built CLI's `mcp` with `args`) and connects a Client (default: a new one) over stdio. */
-export async function connectStdio(args: string[], options: { cwd: string; command?: string; fullArgs?: string[]; client?: Client }): Promise<StdioConnection> {
+export async function connectStdio(args: string[], options: { cwd: string; command?: string; fullArgs?: string[]; client?: Client; env?: Record<string, string> }): Promise<StdioConnection> {
   const transport = new StdioClientTransport({
     command: options.command ?? process.execPath,
     args: options.fullArgs ?? [MAIN, "mcp", ...args],
     cwd: options.cwd,
     // What a desktop client passes (the SDK's default), plus the tests' shared Pyodide snapshot
     // folder (vitest.config.ts) so a Python sandbox server never writes into the user's ~/.cache.
-    env: { ...getDefaultEnvironment(), ...(process.env.TCM_PYODIDE_CACHE_DIR ? { TCM_PYODIDE_CACHE_DIR: process.env.TCM_PYODIDE_CACHE_DIR } : {}) },
+    env: { ...getDefaultEnvironment(), ...(process.env.TCM_PYODIDE_CACHE_DIR ? { TCM_PYODIDE_CACHE_DIR: process.env.TCM_PYODIDE_CACHE_DIR } : {}), ...options.env },
     stderr: "pipe",
   });
   let stderr = "";

@@ -18,6 +18,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../../execution/by-name.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
+import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
@@ -32,7 +33,7 @@ const SURFACES = ["code", "full"] as const;
 /** Default --idle-timeout in seconds (15 minutes). */
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 
-interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote">, OtelFlags {
+interface McpFlags extends StorageFlags, ExecutorFlags, Pick<RemoteFlags, "remote">, OtelFlags, DurableFlags {
   /** --remote-token: the --remote server's token (--token is this server's own). */
   remoteToken?: string;
   redis?: string;
@@ -69,6 +70,7 @@ export function registerMcpCommand(program: Command): void {
   addExecutorOptions(cmd);
   addToolsModuleOption(cmd);
   addOtelOptions(cmd);
+  addDurableOption(cmd, "durable sessions: a call that needs approval pauses the run, and run_code takes resume: { continuation, decisions } (in any later server on the same storage)");
   cmd
     .addOption(
       new Option(
@@ -120,6 +122,8 @@ export function registerMcpCommand(program: Command): void {
 /** Every combination that cannot work is refused here, before a port is bound or stdout claimed. */
 function checkFlags(flags: McpFlags, tokenFromEnv: boolean): void {
   checkExecutorFlags(flags);
+  if (flags.durable && flags.remote !== undefined) throw new CliUsageError("--durable with --remote: the server records the runs; start it with serve --durable");
+  if (flags.durable) checkDurableKey();
   if (flags.languages !== undefined) {
     if (flags.language !== undefined && !flags.languages.includes(flags.language)) {
       throw new CliUsageError(`--language ${flags.language} is the default of --languages, so it must be one of them; got --languages ${flags.languages.join(",")}`);
@@ -207,7 +211,7 @@ async function serve(flags: McpFlags): Promise<void> {
         // toolable tools: sampling through the client's model (or --sampler's), events as notifications.
         toolable: sampler ? { ...approvals.toolable, sampler } : approvals.toolable,
       });
-  const newSession = (approvals: ClientApprovals, language: Language = defaultLanguage) => new Session({ storage, executor: newExecutor(approvals, language) });
+  const newSession = (approvals: ClientApprovals, language: Language = defaultLanguage) => new Session({ storage, executor: newExecutor(approvals, language), ...(flags.durable ? { durable: true as const } : {}) });
   const serverOptions: Omit<CodeModeServerOptions, "otherLanguage"> = {
     maxOutput: flags.maxOutput,
     runtimeDeps: flags.runtimeDeps,
@@ -325,7 +329,7 @@ async function sparePool(flags: McpFlags, storage: StorageBackend, newExecutor: 
         return null;
       }
       approvalsOf.delete(executor);
-      return { session: new Session({ storage: sessionStorage, executor }), approvals };
+      return { session: new Session({ storage: sessionStorage, executor, ...(flags.durable ? { durable: true as const } : {}) }), approvals };
     },
     close: () => pool.close(),
   };

@@ -21,8 +21,12 @@ import {
   type StorageFlags,
 } from "../shared.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
+import { addDurableOption, addResumeOptions, checkDurableKey, parseDecisions, resumeHint, type ResumeFlags } from "../durable.js";
 
-interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags, OtelFlags {
+/** Exit code of a run that paused for a decision (neither done nor failed). */
+const EXIT_PAUSED = 3;
+
+interface RunFlags extends StorageFlags, ExecutorFlags, RemoteFlags, OtelFlags, ResumeFlags {
   workspace?: string;
   json?: boolean;
   executor: ExecutorFlags["executor"];
@@ -40,6 +44,8 @@ export function registerRunCommand(program: Command): void {
   addJsonOption(cmd, "print the whole ExecutionResult as JSON on stdout");
   addRemoteOptions(cmd, "--token");
   addOtelOptions(cmd);
+  addDurableOption(cmd, "record the run in the ledger of --base; a call that needs approval pauses it (exit code 3) and prints how to resume");
+  addResumeOptions(cmd);
   cmd.option("--workspace <id>", "one tenant's workflows and artifacts (<storage>/workspaces/<id>); with --remote, the tenant's workspace on a server started with --workspace-header");
   cmd.addHelpText(
     "after",
@@ -54,26 +60,39 @@ export function registerRunCommand(program: Command): void {
       "run --remote http://10.0.0.5:8787 'await tools.list()'   # token from TS_CODE_MODE_TOKEN",
       "run --remote http://10.0.0.5:8787 --workspace team-a 'await artifacts.list()'",
       "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 ts-code-mode run --otel 'await tools.list()'",
+      "run --durable 'await tools.journal.pay({ line: \"pay 100\" })'   # pauses: prints the continuation",
+      `run --resume tcm1.... --decisions '[{"id":"call-0","decision":"approve"}]'`,
     ) +
       "\nEach run is a new session: variables do not carry over between commands; workflows and artifacts do.\n" +
-      "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error.\n",
+      "Exit code: 0 when the code succeeded, 1 when it threw or timed out, 2 for a usage error, 3 when a durable run paused.\n",
   );
   cmd.action(async (code: string | undefined, flags: RunFlags) => {
     if (flags.workspace !== undefined) checkWorkspace(flags.workspace);
-    const file = codeFile(code);
+    const resuming = flags.resume !== undefined;
+    if (resuming && code !== undefined) throw new CliUsageError("--resume takes no code: the paused run's code is in the ledger");
+    if (!resuming && flags.decisions !== undefined) throw new CliUsageError("--decisions goes with --resume CONTINUATION");
+    if (flags.remote !== undefined && flags.durable) {
+      throw new CliUsageError("--durable with --remote: the server records the runs; start it with serve --durable (its pauses reach run --remote, and run --remote --resume goes on with them)");
+    }
+    // Local durable sessions sign and check continuations here; a remote server does that itself.
+    if (flags.remote === undefined && (flags.durable || resuming)) checkDurableKey(resuming ? "--resume" : "--durable");
+    const decisions = resuming ? parseDecisions(flags.decisions) : [];
+    const file = resuming ? undefined : codeFile(code);
     if (file?.language === "python" && flags.language === undefined) flags.language = "python";
-    const source = file ? await readCodeFile(file.path) : await readCode(code);
+    const source = resuming ? "" : file ? await readCodeFile(file.path) : await readCode(code);
     await startOtel(flags);
     // With --remote only run() is used, so the local storage need not be the server's.
     const executor = flags.remote !== undefined ? remoteExecutor(flags, { executorWasSet: cmd.getOptionValueSource("executor") === "cli", checkStorage: false }) : undefined;
-    const result = await withSession(flags, (session) => session.run(source), {
+    const result = await withSession(flags, (session) => (resuming ? session.resume(flags.resume!, decisions) : session.run(source)), {
       readOnly: false,
       ...(executor ? { executor } : {}),
       ...(flags.workspace !== undefined ? { workspaceId: flags.workspace } : {}),
+      durable: executor === undefined && (flags.durable === true || resuming),
     });
     if (flags.json) printJson(jsonResult(result));
     else printResult(result);
-    if (!result.ok) process.exitCode = EXIT_FAILURE;
+    if (result.status === "paused" && !flags.json) writeLine(process.stderr, resumeHint(`ts-code-mode run${flags.remote !== undefined ? " --remote URL" : ""}`, result.continuation!, (result.pending ?? []).map((p) => p.id)));
+    if (!result.ok) process.exitCode = result.status === "paused" ? EXIT_PAUSED : EXIT_FAILURE;
   });
 }
 
@@ -154,5 +173,10 @@ function jsonResult(result: ExecutionResult): Record<string, unknown> {
   // Rebuilt field by field: an `undefined` stack would otherwise make the whole object non-JSON.
   out.error = result.error && { name: result.error.name, message: result.error.message, ...(result.error.stack ? { stack: result.error.stack } : {}) };
   out.durationMs = result.durationMs;
+  // A durable run: its id and end, and a pause's calls and continuation (JSON-safe as the ledger keeps them).
+  if (result.runId !== undefined) out.runId = result.runId;
+  if (result.status !== undefined) out.status = result.status;
+  if (result.pending !== undefined) out.pending = result.pending;
+  if (result.continuation !== undefined) out.continuation = result.continuation;
   return out;
 }

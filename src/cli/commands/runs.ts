@@ -7,7 +7,7 @@ import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { RunStore } from "../../storage/runs.js";
-import { pruneRuns, runSummary } from "../../runs/retention.js";
+import { pruneRuns, runDetail, runSummary } from "../../runs/retention.js";
 import { table } from "../format.js";
 import { addJsonOption, addStorageOptions, CliUsageError, examples, printJson, resolvePaths, writeLine, type StorageFlags } from "../shared.js";
 
@@ -79,13 +79,14 @@ export function registerRunsCommands(program: Command): void {
   });
 
   const show = withLedgerOptions(runs.command("show").description("One run: its header and every logged call with its state").argument("<run-id>", "as runs list shows it"));
-  addJsonOption(show, "print { run, calls: [{ seq, ns, op, state, startedAt, endedAt?, error?, reason?, decision?, revert? }] } as JSON");
+  addJsonOption(show, "print { run, calls: [{ seq, ns, op, state, startedAt, endedAt?, error?, reason?, decision?, revert? }], pending: [{ id, tool, callable, args, reason }] } as JSON");
   show.action(async (id: string, flags: RunsFlags) => {
     await withLedger(flags, async (store) => {
       const header = await store.getHeader(id);
       if (!header) throw new CliUsageError(`no run ${id} in this ledger (see: ts-code-mode runs list)`);
-      const calls = (await store.entries(id)).map(({ args: _a, result: _r, tape: _t, ...rest }) => rest);
-      if (flags.json) return printJson({ run: runSummary(header), calls });
+      const detail = runDetail(header, await store.entries(id));
+      if (flags.json) return printJson(detail);
+      const { calls } = detail;
       writeLine(process.stdout, `run ${header.id}: ${header.status}, ${calls.length} calls, updated ${header.updatedAt}`);
       writeLine(process.stdout, table(["seq", "call", "state", "note"], calls.map((c) => [String(c.seq), `${c.ns}.${c.op}`, c.state, c.error ? `${c.error.name}: ${c.error.message}` : (c.reason ?? "")])));
     });

@@ -16,6 +16,7 @@ import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
+import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable.js";
 
 const TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8787;
@@ -23,7 +24,7 @@ const DEFAULT_MAX_SESSIONS = 64;
 const DEFAULT_IDLE_TIMEOUT_S = 900;
 const DEFAULT_MAX_BODY_BYTES = 16 * 1_048_576;
 
-interface ServeFlags extends StorageFlags, ExecutorFlags, OtelFlags {
+interface ServeFlags extends StorageFlags, ExecutorFlags, OtelFlags, DurableFlags {
   host: string;
   port: number;
   token?: string;
@@ -49,6 +50,7 @@ export function registerServeCommand(program: Command): void {
   addExecutorOptions(cmd);
   addToolsModuleOption(cmd);
   addOtelOptions(cmd);
+  addDurableOption(cmd, "sessions record their runs in the ledger and pause for approvals; GET /runs, POST /runs/{id}/decisions resume them on any server sharing the storage");
   cmd
     .option("--host <address>", "address to bind", "127.0.0.1")
     .addOption(new Option("--port <port>", `port (0 picks a free one; default ${DEFAULT_PORT})`).default(DEFAULT_PORT).argParser(intIn(0, 65_535, "a port number")))
@@ -65,6 +67,7 @@ export function registerServeCommand(program: Command): void {
       "serve --no-auth --port 0",
       "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 ts-code-mode serve --otel   # traces: one per request, runs and tool calls inside",
       `serve --host 0.0.0.0 --redis redis://redis:6379 --prefix app --workspace-header X-Workspace   # token from ${TOKEN_ENV}`,
+      "TS_CODE_MODE_RUNS_SECRET=... ts-code-mode serve --durable --redis redis://redis:6379 --prefix app   # approvals pause; POST /runs/{id}/decisions resumes",
     ) + "\nThe API is described at GET /openapi.json; GET /health needs no token. Sessions live on the server that created them: route by session id.\n",
   );
   cmd.action(async (flags: ServeFlags) => {
@@ -76,6 +79,7 @@ export function registerServeCommand(program: Command): void {
 
 function checkFlags(flags: ServeFlags): void {
   checkExecutorFlags(flags);
+  if (flags.durable) checkDurableKey();
   if (flags.token !== undefined && !flags.auth) throw new CliUsageError("--token and --no-auth contradict each other; give one");
   if (flags.token !== undefined && flags.token.length < MIN_TOKEN_LENGTH) {
     throw new CliUsageError(`the token must be at least ${MIN_TOKEN_LENGTH} characters long, e.g. one made by: openssl rand -hex 32`);
@@ -170,6 +174,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     maxSessions: flags.maxSessions,
     idleTimeoutMs: flags.idleTimeout * 1000,
     maxBodyBytes: flags.maxBodyBytes,
+    durable: flags.durable === true,
     log,
   }).catch(async (err: unknown) => {
     await storage.close();
@@ -179,7 +184,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     throw err;
   });
   process.on("unhandledRejection", (reason) => log(`unhandled rejection (ignored, still serving): ${String(reason)}`));
-  log(`listening on ${server.url} (${flags.token !== undefined ? "bearer token required" : "loopback only, no token"}; executor ${flags.executor}; storage in ${where})`);
+  log(`listening on ${server.url} (${flags.token !== undefined ? "bearer token required" : "loopback only, no token"}; executor ${flags.executor}; storage in ${where}${flags.durable ? "; durable runs" : ""})`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());
     process.once("SIGTERM", () => resolve());

@@ -18,6 +18,8 @@
  * repeat the server's configuration.
  */
 import { z } from "zod";
+import { continuationRun } from "../../runs/continuation.js";
+import { ContinuationInvalidError } from "../../runs/errors.js";
 import { lazy } from "../../lazy.js";
 import { SessionLostError, ValidationError } from "../../errors.js";
 import { validateWorkspaceId } from "../../storage/names.js";
@@ -90,6 +92,11 @@ const resultSchema = lazy(() => z.object({
   stderr: z.string(),
   error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional() }).nullable(),
   durationMs: z.number(),
+  // A durable server's run (serve --durable): how it ended, and a pause's calls and continuation.
+  runId: z.string().max(200).optional(),
+  status: z.enum(["completed", "failed", "paused"]).optional(),
+  pending: z.array(z.object({ id: z.string().max(64), tool: z.string().max(1_024), callable: z.string().max(1_024).nullable(), args: z.unknown(), reason: z.string().max(10_000) })).max(10_000).optional(),
+  continuation: z.string().max(4_096).optional(),
 }));
 
 export class RemoteExecutor implements Executor {
@@ -192,14 +199,36 @@ export class RemoteExecutor implements Executor {
     };
     try {
       const reply = await this.client.request({ method: "POST", path: `sessions/${this.sessionId}/run`, json: { code, timeoutMs }, timeoutMs: timeoutMs + this.requestTimeoutMs, onOutput });
-      const r = resultSchema.parse(reply);
-      return { ok: r.ok, value: r.wire ? fromWire(r.wire as WireValue) : undefined, display: r.display, stdout: r.stdout, stderr: r.stderr, error: r.error, durationMs: r.durationMs };
+      return resultOf(reply);
     } catch (err) {
       const e = this.note(err);
       return errorResult({ name: e.name, message: e.message }, startedAt, { stdout: stdout.text(), stderr: stderr.text() });
     } finally {
       stopListening();
     }
+  }
+
+  /**
+   * Goes on with a run this server (or any server sharing its storage and key) paused: POST
+   * /runs/{id}/decisions in this session, so the server's session.resume replays the ledger.
+   * Refusals throw with the server's stable names (ContinuationUsedError, DecisionError, ...), as a
+   * local session.resume does; the server must run with serve --durable.
+   */
+  async resumeRun(continuation: string, decisions: readonly unknown[], options: RunOptions = {}): Promise<ExecutionResult> {
+    const runId = continuationRun(continuation);
+    if (runId === null) throw new ContinuationInvalidError("Not a continuation: expected the string a paused run returned (tcm1.<payload>.<signature>).");
+    return this.queue.run(async () => {
+      if (this.closed) throw new TypeError("The session is closed; create a new Session");
+      if (this.lostReason !== null || this.sessionId === null) throw new SessionLostError(this.lostReason ?? "The remote session was not started.");
+      const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+      const json = { continuation, decisions, timeoutMs, session: this.sessionId };
+      try {
+        const reply = await this.client.request({ method: "POST", path: `runs/${encodeURIComponent(runId)}/decisions`, json, timeoutMs: timeoutMs + this.requestTimeoutMs, ...(options.onOutput ? { onOutput: options.onOutput } : {}) });
+        return resultOf(reply);
+      } catch (err) {
+        throw this.note(err);
+      }
+    });
   }
 
   async reset(): Promise<void> {
@@ -306,4 +335,16 @@ function storageClaim(storage: StorageBackend, share: boolean): { storage?: Reco
   // Without --client-storage the server only compares: its Redis URL (and password) stays here.
   const { url: _url, ...rest } = d;
   return { storage: rest };
+}
+
+/** A run's reply (POST run or decisions) as an ExecutionResult; a durable server's run keeps its status, pending calls and continuation. */
+function resultOf(reply: unknown): ExecutionResult {
+  const r = resultSchema.parse(reply);
+  const durable = {
+    ...(r.runId !== undefined ? { runId: r.runId } : {}),
+    ...(r.status !== undefined ? { status: r.status } : {}),
+    ...(r.pending !== undefined ? { pending: r.pending } : {}),
+    ...(r.continuation !== undefined ? { continuation: r.continuation } : {}),
+  };
+  return { ok: r.ok, value: r.wire ? fromWire(r.wire as WireValue) : undefined, display: r.display, stdout: r.stdout, stderr: r.stderr, error: r.error, durationMs: r.durationMs, ...durable };
 }

@@ -14,7 +14,7 @@ import { mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { ValidationError } from "../../errors.js";
 import { guardFs, isErrno, readFileIfExists, writeFileAtomic } from "../atomic.js";
-import { parseLedgerEntry, parseRunHeader, validateClaimToken, validateRunId, type LedgerEntry, type RunHeader, type RunListOptions, type RunStore } from "../runs.js";
+import { checkLedgerEntry, parseRunHeader, validateClaimToken, validateRunId, type LedgerEntry, type RunHeader, type RunListOptions, type RunStore } from "../runs.js";
 
 export const RUNS_TEMP_DIR = ".tmp";
 let batchCounter = 0;
@@ -61,7 +61,7 @@ export class FileRunStore implements RunStore {
       const batch: unknown = JSON.parse(bytes.toString("utf8"));
       if (!Array.isArray(batch)) throw new ValidationError(`${file} is not a batch of ledger entries`);
       for (const raw of batch) {
-        const entry = parseLedgerEntry(JSON.stringify(raw), file);
+        const entry = checkLedgerEntry(raw, file);
         bySeq.set(entry.seq, entry);
       }
     }
