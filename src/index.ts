@@ -12,6 +12,7 @@ export type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Exe
 export type {
   ArtifactData,
   ArtifactInfo,
+  ArtifactProblem,
   ArtifactKind,
   ArtifactStore,
   JsonValue,

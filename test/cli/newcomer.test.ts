@@ -4,7 +4,7 @@
  * and `deps` refuses URLs before announcing an install and shows npm's error once.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectStdio, runCli } from "../mcp/harness.js";
@@ -59,6 +59,31 @@ describe("read-only commands and a missing --base", () => {
     const saved = await cli(["run", "--base", "made", 'await artifacts.save("a.txt", "x")'], { cwd: dir });
     expect(saved.code).toBe(0);
     expect(existsSync(path.join(dir, "made", "artifacts"))).toBe(true);
+  });
+});
+
+describe("one bad entry never fails a listing (issue 41)", () => {
+  it("workflows list and artifacts list show the others and name the unreadable one with the reason", async () => {
+    const base = path.join(dir, "b");
+    const saved = await cli(["run", "--base", base, 'await artifacts.save("ok.txt", "fine"); await workflows.create({ name: "good", source: "export async function run() { return 1; }" })'], { cwd: dir });
+    expect(saved.code).toBe(0);
+    // As root EACCES cannot be produced; a symlink loop is the same path (an fs error on one file).
+    await symlink("bad.ts", path.join(base, "workflows", "bad.ts"));
+    await symlink("bad.txt", path.join(base, "artifacts", "bad.txt"));
+
+    const wf = await cli(["workflows", "list", "--base", base], { cwd: dir });
+    expect(wf.code).toBe(0);
+    expect(wf.stdout).toMatch(/^good\b/m);
+    expect(wf.stderr).toMatch(/^warning: workflow file bad\.ts is not offered: cannot be read \(ELOOP\)/m);
+    expect(wf.stderr).not.toMatch(STACK_LINE);
+
+    const art = await cli(["artifacts", "list", "--base", base, "--json"], { cwd: dir });
+    expect(art.code).toBe(0);
+    expect((JSON.parse(art.stdout) as Array<{ name: string }>).map((a) => a.name)).toEqual(["ok.txt"]);
+    expect(art.stderr).toMatch(/^warning: artifact bad\.txt is not listed: cannot be read \(ELOOP\)/m);
+    expect(art.stderr).not.toMatch(STACK_LINE);
+    const text = await cli(["artifacts", "list", "--base", base], { cwd: dir });
+    expect(lines(text.stdout)).toEqual([expect.stringMatching(/^ARTIFACT\s+KIND\s+BYTES\s+DESCRIPTION/), expect.stringMatching(/^ok\.txt\s+text\s+4\b/)]);
   });
 });
 
