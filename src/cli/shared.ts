@@ -456,6 +456,7 @@ const EXPECTED_ERRORS: ReadonlySet<string> = new Set([
   "TypeError",
   "SyntaxError",
   "TelemetrySetupError",
+  "ContainerEngineError",
 ]);
 
 /** Prints `err` (unless commander already did) and returns the exit code for it. */

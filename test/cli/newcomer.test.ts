@@ -87,6 +87,19 @@ describe("one bad entry never fails a listing (issue 41)", () => {
   });
 });
 
+describe("container commands with no engine (issue 41)", () => {
+  for (const args of [["containers", "prune"], ["containers", "prune", "--all", "--json"], ["image", "build"]]) {
+    it(`${args.join(" ")} prints one line with the fix and exits 1, no stack`, async () => {
+      const socket = path.join(dir, "no-engine.sock");
+      const r = await runCli(args, { cwd: dir, env: { ...process.env, DOCKER_HOST: `unix://${socket}` }, timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      const errors = lines(r.stderr).filter((l) => l.startsWith("error: "));
+      expect(errors).toEqual([expect.stringMatching(/^error: the container engine at unix:\/\/.*no-engine\.sock is not reachable \(ENOENT: no socket there\); start it \(podman: .*\) or point DOCKER_HOST/)]);
+      expect(r.stderr).not.toMatch(STACK_LINE);
+    });
+  }
+});
+
 describe("~ in path flags", () => {
   it("--base '~/x' means the home folder, never a folder named ~", async () => {
     const home = path.join(dir, "home");

@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import type Docker from "dockerode";
+import { ContainerEngineError } from "../../errors.js";
 
 export type DockerClient = Docker;
 
@@ -28,4 +29,32 @@ export function describeEngine(): string {
 export function statusOf(err: unknown): number | undefined {
   const code = (err as { statusCode?: unknown } | null)?.statusCode;
   return typeof code === "number" ? code : undefined;
+}
+
+/** Socket-level failures that mean "no engine there", as opposed to an engine that answered with an error. */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ENOENT", "EACCES", "EPERM", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+
+/** How to start an engine, for the one-line error. */
+export const START_ENGINE_HINT =
+  "start it (podman: systemctl start podman.socket, or podman system service --time=0 unix:///run/podman/podman.sock &; Docker: systemctl start docker) or point DOCKER_HOST at a running engine";
+
+/**
+ * The engine's error as one clear line when it could not be reached at all; any other error (the
+ * engine answered: 404, 409, ...) unchanged.
+ */
+export function engineError(err: unknown): unknown {
+  if (err instanceof ContainerEngineError || statusOf(err) !== undefined) return err;
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== "string" || !UNREACHABLE.has(code)) return err;
+  const why = code === "ENOENT" ? "no socket there" : code === "EACCES" || code === "EPERM" ? "permission denied: this user may not use that socket" : code === "ECONNREFUSED" ? "nothing is listening" : code;
+  return new ContainerEngineError(`the container engine at ${describeEngine()} is not reachable (${code}: ${why}); ${START_ENGINE_HINT}`, { cause: err });
+}
+
+/** Runs one engine request; an unreachable engine becomes a ContainerEngineError. */
+export async function engineCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw engineError(err);
+  }
 }

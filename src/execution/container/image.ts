@@ -19,8 +19,8 @@ import { chmod, copyFile, cp, mkdir, mkdtemp, open, readdir, rm, writeFile } fro
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ValidationError } from "../../errors.js";
-import { dockerClient, describeEngine, statusOf, type DockerClient } from "./engine.js";
+import { ContainerEngineError, ValidationError } from "../../errors.js";
+import { dockerClient, describeEngine, engineError, START_ENGINE_HINT, statusOf, type DockerClient } from "./engine.js";
 
 export const IMAGE_REPOSITORY = "localhost/ts-code-mode-runtime";
 /** Where the runtime lives inside the image. */
@@ -97,7 +97,9 @@ export async function imageExists(docker: DockerClient, tag: string): Promise<bo
     return true;
   } catch (err) {
     if (statusOf(err) === 404) return false;
-    throw new Error(`the container engine at ${describeEngine()} did not answer (${err instanceof Error ? err.message : String(err)}); start it (podman: podman system service --time=0 unix:///run/podman/podman.sock &) or set DOCKER_HOST`);
+    const unreachable = engineError(err);
+    if (unreachable instanceof ContainerEngineError) throw unreachable;
+    throw new ContainerEngineError(`the container engine at ${describeEngine()} did not answer (${err instanceof Error ? err.message : String(err)}); ${START_ENGINE_HINT}`, { cause: err });
   }
 }
 
