@@ -21,6 +21,7 @@ import type { Session } from "../session.js";
 import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
 import type { AgentSpec, ApprovalMode, Project, ToolsetName, ToolsetOptions } from "./files.js";
+import type { AgentModel } from "./model-type.js";
 import { resolveModel } from "./models.js";
 import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
@@ -47,8 +48,8 @@ export interface RuntimeOptions {
   /** Answers approval prompts (mode "prompt"); without one, calls that need approval are rejected. */
   onApproval?: ApprovalHandler;
   onEvent?: (event: RuntimeEvent) => void;
-  /** A model to use instead of resolving the agent's `provider:model` (tests, custom providers). */
-  model?: LanguageModel | ((agent: AgentSpec) => LanguageModel | undefined);
+  /** A model to use instead of resolving the agent's `provider:model` (tests, custom providers): an AI SDK `LanguageModel`. */
+  model?: AgentModel | ((agent: AgentSpec) => AgentModel | undefined);
   /** Where API keys and OPENAI_BASE_URL are read; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Root of filesystem_cwd; default process.cwd(). */
@@ -298,7 +299,8 @@ export class AgentRuntime {
 
   private async model(spec: AgentSpec): Promise<LanguageModel> {
     const given = typeof this.options.model === "function" ? this.options.model(spec) : this.options.model;
-    if (given) return given;
+    // AgentModel is the AI SDK's LanguageModel as the published types name it (see model-type.ts).
+    if (given) return given as LanguageModel;
     return resolveModel({
       model: spec.model,
       agent: spec.name,

@@ -7,7 +7,8 @@
  * another user's containers, and those of other hosts, are never touched.
  */
 import os from "node:os";
-import { engineCall, type DockerClient } from "./engine.js";
+import { dockerClient, engineCall } from "./engine.js";
+import type { DockerodeClient } from "./types.js";
 import { CONTAINER_LABEL, currentUid, OWNER_HOST_LABEL, OWNER_PID_LABEL, OWNER_UID_LABEL } from "./guest.js";
 
 export interface LabelledContainer {
@@ -19,8 +20,9 @@ export interface LabelledContainer {
   state: string;
 }
 
-export async function listLabelled(docker: DockerClient): Promise<LabelledContainer[]> {
-  const list = await engineCall(() => docker.listContainers({ all: true, filters: { label: [CONTAINER_LABEL] } }));
+export async function listLabelled(docker?: DockerodeClient): Promise<LabelledContainer[]> {
+  const client = await dockerClient(docker);
+  const list = await engineCall(() => client.listContainers({ all: true, filters: { label: [CONTAINER_LABEL] } }));
   return list.map((c) => {
     const pid = Number.parseInt(c.Labels?.[OWNER_PID_LABEL] ?? "", 10);
     const uid = Number.parseInt(c.Labels?.[OWNER_UID_LABEL] ?? "", 10);
@@ -66,13 +68,14 @@ export interface PruneResult {
  * Removes this user's labelled containers whose owner process is gone (with `all`, this user's
  * running sessions' too); another user's or host's are never touched.
  */
-export async function pruneContainers(docker: DockerClient, options: { all?: boolean } = {}): Promise<PruneResult> {
-  const labelled = await listLabelled(docker);
+export async function pruneContainers(docker?: DockerodeClient, options: { all?: boolean } = {}): Promise<PruneResult> {
+  const client = await dockerClient(docker);
+  const labelled = await listLabelled(client);
   const othersKept = labelled.filter(foreign).length;
   const victims = labelled.filter((c) => !foreign(c) && (orphaned(c) || (options.all === true && mine(c))));
   const removed = await Promise.all(
     victims.map((c) =>
-      docker
+      client
         .getContainer(c.id)
         .remove({ force: true, v: true })
         .then(() => c.id)
@@ -82,6 +85,6 @@ export async function pruneContainers(docker: DockerClient, options: { all?: boo
   return { removed: removed.filter((id): id is string => id !== null), othersKept };
 }
 
-export async function reapOrphans(docker: DockerClient): Promise<number> {
+export async function reapOrphans(docker: DockerodeClient): Promise<number> {
   return (await pruneContainers(docker)).removed.length;
 }

@@ -7,14 +7,16 @@
 import { existsSync } from "node:fs";
 import type Docker from "dockerode";
 import { ContainerEngineError } from "../../errors.js";
+import type { DockerodeClient } from "./types.js";
 
 export type DockerClient = Docker;
 
 /** The rootful podman socket of the recipe (scripts/prerequisites.mjs starts it). */
 export const PODMAN_SOCKET = "/run/podman/podman.sock";
 
-export async function dockerClient(given?: Docker): Promise<Docker> {
-  if (given) return given;
+/** The client to use: the one given (any dockerode instance, see types.ts), else a new one. */
+export async function dockerClient(given?: DockerodeClient): Promise<Docker> {
+  if (given) return given as unknown as Docker;
   const { default: DockerCtor } = await import("dockerode");
   if (process.env["DOCKER_HOST"]) return new DockerCtor();
   return new DockerCtor({ socketPath: existsSync(PODMAN_SOCKET) ? PODMAN_SOCKET : "/var/run/docker.sock" });
