@@ -22,6 +22,7 @@ import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
 import type { AgentSpec, ApprovalMode, Project, ToolsetName, ToolsetOptions } from "./files.js";
 import type { AgentModel } from "./model-type.js";
+import { INTEGRATION_PACKAGES, loadPeer } from "../adapters/peer.js";
 import { resolveModel } from "./models.js";
 import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
@@ -224,7 +225,7 @@ export class AgentRuntime {
   private async callAgentIn(span: Span | undefined, name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<Answer> {
     const spec = this.project.agents.get(name);
     if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
-    const ai = await import("ai");
+    const ai = await loadPeer<typeof import("ai")>(INTEGRATION_PACKAGES.ai);
     const model = this.observed(ai, await this.model(spec), name, depth);
     const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null, cleanups: [] };
     const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;

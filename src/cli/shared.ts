@@ -457,6 +457,7 @@ const EXPECTED_ERRORS: ReadonlySet<string> = new Set([
   "SyntaxError",
   "TelemetrySetupError",
   "ContainerEngineError",
+  "MissingPeerError",
 ]);
 
 /** Prints `err` (unless commander already did) and returns the exit code for it. */

@@ -4,7 +4,8 @@
  * and `deps` refuses URLs before announcing an install and shows npm's error once.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir, symlink } from "node:fs/promises";
+import { mkdir, readdir, symlink, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectStdio, runCli } from "../mcp/harness.js";
@@ -98,6 +99,21 @@ describe("container commands with no engine (issue 41)", () => {
       expect(r.stderr).not.toMatch(STACK_LINE);
     });
   }
+});
+
+describe("an integration package that is not installed (issue 41)", () => {
+  it("containers prune without dockerode says which package to install, in one line", async () => {
+    // Node's own resolve hook makes "dockerode" missing, exactly as in a core install without it.
+    const hook = path.join(dir, "hide-dockerode.mjs");
+    const resolver = `export async function resolve(s, c, next) { if (s === "dockerode") { const e = new Error("Cannot find package 'dockerode' imported from " + c.parentURL); e.code = "ERR_MODULE_NOT_FOUND"; throw e; } return next(s, c); }`;
+    await writeFile(hook, `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)});\n`);
+    const r = await runCli(["containers", "prune"], { cwd: dir, env: { ...process.env, NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` }, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr).filter((l) => l.startsWith("error: "))).toEqual([
+      'error: the container executor (--executor container, containers prune, image build) needs the package "dockerode", which is not installed. Install it next to ts-code-mode: npm install dockerode@^5.0.1',
+    ]);
+    expect(r.stderr).not.toMatch(STACK_LINE);
+  });
 });
 
 describe("~ in path flags", () => {

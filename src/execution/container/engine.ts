@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import type Docker from "dockerode";
+import { INTEGRATION_PACKAGES, loadPeer } from "../../adapters/peer.js";
 import { ContainerEngineError } from "../../errors.js";
 import type { DockerodeClient } from "./types.js";
 
@@ -17,7 +18,8 @@ export const PODMAN_SOCKET = "/run/podman/podman.sock";
 /** The client to use: the one given (any dockerode instance, see types.ts), else a new one. */
 export async function dockerClient(given?: DockerodeClient): Promise<Docker> {
   if (given) return given as unknown as Docker;
-  const { default: DockerCtor } = await import("dockerode");
+  // A missing dockerode is one line naming the install command, not Node's bare "Cannot find package".
+  const { default: DockerCtor } = await loadPeer<{ default: typeof import("dockerode") }>(INTEGRATION_PACKAGES.dockerode);
   if (process.env["DOCKER_HOST"]) return new DockerCtor();
   return new DockerCtor({ socketPath: existsSync(PODMAN_SOCKET) ? PODMAN_SOCKET : "/var/run/docker.sock" });
 }
