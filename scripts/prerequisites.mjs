@@ -7,11 +7,15 @@
  *   node scripts/prerequisites.mjs --system   system commands only (apt; before `npm ci`)
  *   node scripts/prerequisites.mjs --check    install nothing: fail when something is missing
  *                                             (TS_CODE_MODE_NO_INSTALL=1 does the same)
+ *   node scripts/prerequisites.mjs --dry-run  change nothing: print each change it would make to
+ *                                             this machine ("would ..."), or "nothing to change"
  *
  * A prerequisite that is missing is installed when that is possible here (apt-get as root or via
  * `sudo -n`; npm for npm extras). When it is not, the script stops with exit code 1 and ONE line
  * saying what to install: nothing is skipped, because a suite that quietly skips its Redis half
- * reports green while testing half the product.
+ * reports green while testing half the product. Every change to the machine (an apt install, a
+ * config file written, a service started, an npm package added) goes through `change()`, which
+ * announces it on stderr before making it, and only announces it under --dry-run.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -43,6 +47,27 @@ export const PODMAN_SOCKET = "/run/podman/podman.sock";
  */
 const CONTAINERS_CONF = '[engine]\nruntime = "runc"\n[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n';
 
+/**
+ * How this run treats changes: "apply" announces each change on stderr, then makes it; "dry-run"
+ * only announces it ("would ..."); "check" refuses every change (a missing piece is an error).
+ */
+let mode = "apply";
+/** apt packages a dry run has planned to install: later steps assume they are there. */
+const planned = new Set();
+let changesAnnounced = 0;
+
+/** Every change to the machine goes through here: announced before it is made, and only announced in a dry run. */
+function change(description, make) {
+  changesAnnounced++;
+  if (mode === "dry-run") {
+    process.stderr.write(`prerequisites: would ${description}\n`);
+    return false;
+  }
+  process.stderr.write(`prerequisites: ${description}\n`);
+  make();
+  return true;
+}
+
 /** True when the Docker API on `socket` answers GET /_ping (a child node does the request: this script is synchronous). */
 function pingDocker(socket) {
   const probe = `require("node:http").get({socketPath:${JSON.stringify(socket)},path:"/_ping",timeout:2000},(r)=>process.exit(r.statusCode===200?0:1)).on("error",()=>process.exit(1)).on("timeout",()=>process.exit(1))`;
@@ -61,7 +86,7 @@ function setupPodman(forbidden) {
   const hint = `start it: podman system service --time=0 unix://${PODMAN_SOCKET} &`;
   if (forbidden) throw new MissingPrerequisite(`the Docker API of podman does not answer on ${PODMAN_SOCKET}; installing is turned off (--check / TS_CODE_MODE_NO_INSTALL); ${hint}`);
   if (process.getuid?.() !== 0) throw new MissingPrerequisite(`the Docker API of podman does not answer on ${PODMAN_SOCKET} and starting it needs root; ${hint} (or set DOCKER_HOST to a running engine)`);
-  if (!which("runc")) throw new MissingPrerequisite("podman needs runc here (cgroup v1); install it: apt-get install -y runc");
+  if (!which("runc") && !planned.has("runc")) throw new MissingPrerequisite("podman needs runc here (cgroup v1); install it: apt-get install -y runc");
   const conf = "/etc/containers/containers.conf";
   let current = "";
   try {
@@ -70,15 +95,19 @@ function setupPodman(forbidden) {
     // not there yet
   }
   if (!current.includes('runtime = "runc"')) {
-    mkdirSync("/etc/containers", { recursive: true });
-    writeFileSync(conf, CONTAINERS_CONF);
+    change(`write ${conf} (${current ? "replacing it: " : ""}runtime runc and nofile/nproc ulimits, which podman needs on this cgroup v1 host)`, () => {
+      mkdirSync("/etc/containers", { recursive: true });
+      writeFileSync(conf, CONTAINERS_CONF);
+    });
   }
-  mkdirSync(path.dirname(PODMAN_SOCKET), { recursive: true });
-  process.stderr.write(`prerequisites: starting podman system service on ${PODMAN_SOCKET}\n`);
   // Left running on purpose (like a system service): detached, in its own session, no pipes held open,
   // and in "/" — containers it starts inherit its working directory, and one started from a folder
   // that is later deleted (a test's clone) fails every start with "write child: broken pipe".
-  spawn("podman", ["system", "service", "--time=0", `unix://${PODMAN_SOCKET}`], { detached: true, stdio: "ignore", cwd: "/" }).unref();
+  const started = change(`start podman system service on ${PODMAN_SOCKET} (left running in the background, like a system service)`, () => {
+    mkdirSync(path.dirname(PODMAN_SOCKET), { recursive: true });
+    spawn("podman", ["system", "service", "--time=0", `unix://${PODMAN_SOCKET}`], { detached: true, stdio: "ignore", cwd: "/" }).unref();
+  });
+  if (!started) return;
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (pingDocker(PODMAN_SOCKET)) return;
@@ -121,6 +150,11 @@ function installForbidden(argv) {
   return argv.includes("--check") || ["1", "true", "yes"].includes((process.env.TS_CODE_MODE_NO_INSTALL ?? "").toLowerCase());
 }
 
+function modeOf(argv) {
+  if (installForbidden(argv)) return "check";
+  return argv.includes("--dry-run") ? "dry-run" : "apply";
+}
+
 /** How apt-get can be run here: as root directly, else through `sudo -n`; undefined when it cannot. */
 function aptRunner() {
   if (!which("apt-get")) return { problem: "apt-get is not available here" };
@@ -142,7 +176,6 @@ function installSystem(missing, forbidden) {
   if (forbidden) throw new MissingPrerequisite(`missing ${what}; installing is turned off (--check / TS_CODE_MODE_NO_INSTALL); ${hint}`);
   const apt = aptRunner();
   if (apt.problem) throw new MissingPrerequisite(`missing ${what}; ${apt.problem}; ${hint}`);
-  process.stderr.write(`prerequisites: installing ${packages.join(" ")} with apt-get (${what})\n`);
   const run = (args) => {
     const [cmd, ...rest] = [...apt.prefix, "apt-get", ...args];
     // apt is chatty (debconf notices on stderr): keep its output and show it only on failure.
@@ -152,8 +185,14 @@ function installSystem(missing, forbidden) {
       throw new MissingPrerequisite(`apt-get ${args[0]} failed (${r.error?.message ?? `exit ${r.status}`}); ${hint}`);
     }
   };
-  run(["update", "-qq"]);
-  run(["install", "-y", "-qq", "--no-install-recommends", ...packages]);
+  const installed = change(`install ${packages.join(" ")} with ${[...apt.prefix, "apt-get"].join(" ")} (apt-get update, then apt-get install --no-install-recommends; for ${what})`, () => {
+    run(["update", "-qq"]);
+    run(["install", "-y", "-qq", "--no-install-recommends", ...packages]);
+  });
+  if (!installed) {
+    for (const p of packages) planned.add(p);
+    return;
+  }
   const still = missing.filter((p) => !which(p.command));
   if (still.length) throw new MissingPrerequisite(`${still.map((p) => p.command).join(", ")} still missing after apt-get install ${packages.join(" ")}`);
 }
@@ -171,20 +210,25 @@ function ensureNpm(forbidden) {
     const hint = `install it: npm install --no-save --no-package-lock ${spec}`;
     if (forbidden) throw new MissingPrerequisite(`missing npm package ${p.name} (${p.why}); installing is turned off (--check / TS_CODE_MODE_NO_INSTALL); ${hint}`);
     if (!which("npm")) throw new MissingPrerequisite(`missing npm package ${p.name} (${p.why}); npm is not on PATH; ${hint}`);
-    process.stderr.write(`prerequisites: installing ${spec} (${p.why})\n`);
-    try {
-      execFileSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", spec], { cwd: ROOT, stdio: "inherit" });
-    } catch (err) {
-      throw new MissingPrerequisite(`npm install ${spec} failed (${err.message.split("\n")[0]}); ${hint}`);
-    }
+    change(`install ${spec} into ${path.join(ROOT, "node_modules")} with npm install --no-save --no-package-lock (${p.why})`, () => {
+      try {
+        execFileSync("npm", ["install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund", spec], { cwd: ROOT, stdio: "inherit" });
+      } catch (err) {
+        throw new MissingPrerequisite(`npm install ${spec} failed (${err.message.split("\n")[0]}); ${hint}`);
+      }
+    });
   }
 }
 
 export function main(argv = process.argv.slice(2)) {
-  const forbidden = installForbidden(argv);
+  mode = modeOf(argv);
+  planned.clear();
+  changesAnnounced = 0;
+  const forbidden = mode === "check";
   try {
     ensureSystem(forbidden);
     if (!argv.includes("--system")) ensureNpm(forbidden);
+    if (mode === "dry-run" && changesAnnounced === 0) process.stderr.write("prerequisites: nothing to change (everything is in place)\n");
     return 0;
   } catch (err) {
     if (!(err instanceof MissingPrerequisite)) throw err;

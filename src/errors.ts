@@ -200,3 +200,12 @@ function editDistance(a: string, b: string): number {
 export class SessionLostError extends Error {
   override readonly name = "SessionLostError";
 }
+
+/**
+ * The container engine (podman's or Docker's API socket, or DOCKER_HOST) could not be reached: it
+ * is not running, the socket is missing, or this user may not use it. The message names where it
+ * looked and how to start it.
+ */
+export class ContainerEngineError extends Error {
+  override readonly name = "ContainerEngineError";
+}

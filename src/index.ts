@@ -12,6 +12,7 @@ export type { Capability, CapabilityReport, ExecutionError, ExecutionResult, Exe
 export type {
   ArtifactData,
   ArtifactInfo,
+  ArtifactProblem,
   ArtifactKind,
   ArtifactStore,
   JsonValue,
@@ -44,9 +45,9 @@ export {
 export * from "./agents/index.js";
 export { ContainerExecutor, type ContainerExecutorOptions, type ContainerMount } from "./execution/container/executor.js";
 export { buildImage, defaultImageTag, type ImageBuildOptions } from "./execution/container/image.js";
-export { pruneContainers } from "./execution/container/cleanup.js";
-export type { ExecOptions, ExecResult } from "./execution/container/exec.js";
-export { SessionLostError } from "./errors.js";
+export { pruneContainers, type PruneResult } from "./execution/container/cleanup.js";
+export type { DockerodeClient, ExecOptions, ExecResult } from "./execution/container/types.js";
+export { ContainerEngineError, SessionLostError } from "./errors.js";
 export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/executor.js";
 export type { HostFacade } from "./execution/protocol.js";
 export * from "./skills/index.js";

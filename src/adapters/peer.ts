@@ -8,13 +8,25 @@
 export interface PeerPackage {
   /** The package specifier to import, e.g. "@openai/agents". */
   name: string;
-  /** The subpath that needs it, e.g. "ts-code-mode/openai-agents". */
+  /** What needs it: the subpath ("ts-code-mode/openai-agents") or the feature ("the container executor"). */
   adapter: string;
   /** What to install, e.g. "@openai/agents@^0.14.3". */
   install: string;
 }
 
-/** Thrown when an adapter's framework package is not installed. */
+/**
+ * Packages of heavy integrations, loaded on first use by the feature that needs them (never at
+ * import time), so a project that does not use that feature works without them and one that does
+ * gets a MissingPeerError naming the install line.
+ */
+export const INTEGRATION_PACKAGES = {
+  dockerode: { name: "dockerode", adapter: "the container executor (--executor container, containers prune, image build)", install: "dockerode@^5.0.1" },
+  ai: { name: "ai", adapter: "agents (ts-code-mode agent, agents.*)", install: "ai@^6" },
+  openai: { name: "@ai-sdk/openai", adapter: "agents with an openai: or OpenAI-compatible model", install: "@ai-sdk/openai@^3" },
+  anthropic: { name: "@ai-sdk/anthropic", adapter: "agents with an anthropic: model", install: "@ai-sdk/anthropic@^3" },
+} as const satisfies Record<string, PeerPackage>;
+
+/** Thrown when an adapter's framework package (or an integration's package) is not installed. */
 export class MissingPeerError extends Error {
   override readonly name = "MissingPeerError";
   constructor(

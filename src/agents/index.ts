@@ -10,6 +10,7 @@ export { loadProject as loadAgentProject, APPROVAL_MODES, TOOLSET_NAMES, type Ag
 export { AgentFileError } from "./locate.js";
 export { defineToolset, type AgentToolset, type ToolsetCall, type ToolsetDefinition, type ToolsetInstance } from "./code-toolsets.js";
 export type { ApprovalDecision as AgentApprovalDecision, ApprovalHandler as AgentApprovalHandler, ApprovalRequest as AgentApprovalRequest } from "./approvals.js";
+export type { AgentModel } from "./model-type.js";
 export type { AgentEvent, RuntimeEvent as AgentRuntimeEvent, Usage as AgentUsage, UsageReport as AgentUsageReport } from "./events.js";
 
 /** A runtime for a project folder, its project.json, or an already loaded Project. */

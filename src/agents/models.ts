@@ -7,6 +7,7 @@
  * is what local model servers implement.
  */
 import type { LanguageModel } from "ai";
+import { INTEGRATION_PACKAGES, loadPeer } from "../adapters/peer.js";
 import { AgentFileError } from "./locate.js";
 
 export const BUILTIN_PROVIDERS = ["openai", "anthropic"] as const;
@@ -35,12 +36,12 @@ export async function resolveModel(req: ModelRequest): Promise<LanguageModel> {
   const modelId = req.model.slice(colon + 1);
   const missing = (variable: string) =>
     new AgentFileError(req.file, req.line, `agent ${req.agent}: model ${req.model} needs the environment variable ${variable} (its API key), which is not set`);
-  const { createProviderRegistry, customProvider } = await import("ai");
+  const { createProviderRegistry, customProvider } = await loadPeer<typeof import("ai")>(INTEGRATION_PACKAGES.ai);
 
   if (providerName === "openai") {
     const key = req.env[KEY_ENV.openai];
     if (!key) throw missing(KEY_ENV.openai);
-    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { createOpenAI } = await loadPeer<typeof import("@ai-sdk/openai")>(INTEGRATION_PACKAGES.openai);
     const baseURL = req.env["OPENAI_BASE_URL"];
     const registry = createProviderRegistry({ openai: createOpenAI({ apiKey: key, ...(baseURL ? { baseURL } : {}) }) });
     return registry.languageModel(`openai:${modelId}`);
@@ -48,7 +49,7 @@ export async function resolveModel(req: ModelRequest): Promise<LanguageModel> {
   if (providerName === "anthropic") {
     const key = req.env[KEY_ENV.anthropic];
     if (!key) throw missing(KEY_ENV.anthropic);
-    const { createAnthropic } = await import("@ai-sdk/anthropic");
+    const { createAnthropic } = await loadPeer<typeof import("@ai-sdk/anthropic")>(INTEGRATION_PACKAGES.anthropic);
     const registry = createProviderRegistry({ anthropic: createAnthropic({ apiKey: key }) });
     return registry.languageModel(`anthropic:${modelId}`);
   }
@@ -60,7 +61,7 @@ export async function resolveModel(req: ModelRequest): Promise<LanguageModel> {
     if (!key) throw missing(compatible.api_key_env);
     apiKey = key;
   }
-  const { createOpenAI } = await import("@ai-sdk/openai");
+  const { createOpenAI } = await loadPeer<typeof import("@ai-sdk/openai")>(INTEGRATION_PACKAGES.openai);
   const openai = createOpenAI({ apiKey, baseURL: compatible.base_url, name: providerName });
   const provider = customProvider({ languageModels: { [modelId]: openai.chat(modelId) } });
   return createProviderRegistry({ [providerName]: provider }).languageModel(`${providerName}:${modelId}` as never);

@@ -21,6 +21,8 @@ import type { Session } from "../session.js";
 import { Approvals, rejectionText, type ApprovalHandler } from "./approvals.js";
 import { EventLog, eventText, UsageTotals, type AgentEvent, type RuntimeEvent, type UsageReport } from "./events.js";
 import type { AgentSpec, ApprovalMode, Project, ToolsetName, ToolsetOptions } from "./files.js";
+import type { AgentModel } from "./model-type.js";
+import { INTEGRATION_PACKAGES, loadPeer } from "../adapters/peer.js";
 import { resolveModel } from "./models.js";
 import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
@@ -47,8 +49,8 @@ export interface RuntimeOptions {
   /** Answers approval prompts (mode "prompt"); without one, calls that need approval are rejected. */
   onApproval?: ApprovalHandler;
   onEvent?: (event: RuntimeEvent) => void;
-  /** A model to use instead of resolving the agent's `provider:model` (tests, custom providers). */
-  model?: LanguageModel | ((agent: AgentSpec) => LanguageModel | undefined);
+  /** A model to use instead of resolving the agent's `provider:model` (tests, custom providers): an AI SDK `LanguageModel`. */
+  model?: AgentModel | ((agent: AgentSpec) => AgentModel | undefined);
   /** Where API keys and OPENAI_BASE_URL are read; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** Root of filesystem_cwd; default process.cwd(). */
@@ -223,7 +225,7 @@ export class AgentRuntime {
   private async callAgentIn(span: Span | undefined, name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<Answer> {
     const spec = this.project.agents.get(name);
     if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
-    const ai = await import("ai");
+    const ai = await loadPeer<typeof import("ai")>(INTEGRATION_PACKAGES.ai);
     const model = this.observed(ai, await this.model(spec), name, depth);
     const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null, cleanups: [] };
     const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;
@@ -298,7 +300,8 @@ export class AgentRuntime {
 
   private async model(spec: AgentSpec): Promise<LanguageModel> {
     const given = typeof this.options.model === "function" ? this.options.model(spec) : this.options.model;
-    if (given) return given;
+    // AgentModel is the AI SDK's LanguageModel as the published types name it (see model-type.ts).
+    if (given) return given as LanguageModel;
     return resolveModel({
       model: spec.model,
       agent: spec.name,

@@ -5,11 +5,12 @@
  * provider:model` on `run`, `mcp` and `serve`.
  */
 import type { LanguageModel } from "ai";
+import { INTEGRATION_PACKAGES, loadPeer } from "../adapters/peer.js";
 import { boundedSample, type Sampler, type SampleRequest } from "../tools/adapters/toolable/host.js";
 
 export function modelSampler(model: LanguageModel | (() => Promise<LanguageModel>)): Sampler {
   return async (req: SampleRequest) => {
-    const { generateText } = await import("ai");
+    const { generateText } = await loadPeer<typeof import("ai")>(INTEGRATION_PACKAGES.ai);
     const result = await generateText({
       model: typeof model === "function" ? await model() : model,
       prompt: req.prompt,

@@ -16,7 +16,7 @@ const program = new Command("ts-code-mode")
   .addHelpText(
     "after",
     examples("init --base ./demo", "run --base ./demo 'await tools.list()'", "tools list --base ./demo", "workflows show triple --base ./demo") +
-      "\nrun, mcp, init, tools, workflows and deps take --base DIR (default ./.code-mode): storage in DIR, tool YAML in DIR/tools;\n" +
+      "\nrun, mcp, init, tools, workflows, artifacts and deps take --base DIR (default ./.code-mode): storage in DIR, tool YAML in DIR/tools;\n" +
       "store works on Redis (--target, --prefix) and takes --source/--dest folders instead.\n" +
       "Exit codes: 0 success, 1 failure (the code threw, unknown name, tool error), 2 usage error.\n",
   );
@@ -33,6 +33,7 @@ const COMMANDS: [string[], () => Promise<Register>][] = [
   [["init"], async () => (await import("./commands/init.js")).registerInitCommand],
   [["tools"], async () => (await import("./commands/tools.js")).registerToolsCommands],
   [["workflows"], async () => (await import("./commands/workflows.js")).registerWorkflowsCommands],
+  [["artifacts"], async () => (await import("./commands/artifacts.js")).registerArtifactsCommands],
   [["store"], async () => (await import("./commands/store.js")).registerStoreCommands],
   [["deps"], async () => (await import("./commands/deps.js")).registerDepsCommands],
   [["agent"], async () => (await import("./commands/agent.js")).registerAgentCommands],

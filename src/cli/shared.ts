@@ -464,6 +464,8 @@ const EXPECTED_ERRORS: ReadonlySet<string> = new Set([
   "TypeError",
   "SyntaxError",
   "TelemetrySetupError",
+  "ContainerEngineError",
+  "MissingPeerError",
 ]);
 
 /** Prints `err` (unless commander already did) and returns the exit code for it. */

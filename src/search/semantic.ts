@@ -27,6 +27,7 @@
  * memory and allocates nothing per document.
  */
 import { createHash } from "node:crypto";
+import { count } from "../values/count.js";
 import { dot, normalize, type Embedder } from "./embedder.js";
 import {
   meanScores,
@@ -218,7 +219,7 @@ export class SemanticRanker implements Ranker {
           if (this.building === building) this.building = null;
         });
       }
-      this.note("first-answer", `search: the first search of ${docs.length} entries was answered by their names and descriptions while the index is built`);
+      this.note("first-answer", `search: the first search of ${count(docs.length, "entry", "entries")} was answered by their names and descriptions while the index is built`);
       return answer;
     }
     this.everIndexed = true;
@@ -262,7 +263,7 @@ export class SemanticRanker implements Ranker {
     const quantized = this.int8 !== null && this.matrixSpace === space.name;
     const { top, pending } = quantized ? this.scoreQuantized(states, lexical, qv, space, words, limit) : this.scoreFloat(states, lexical, qv, space, words, limit);
     if (pending > 0) {
-      this.note("indexing", `search: ${pending} of ${states.length} entries are still being embedded; they were ranked by their words only this time`);
+      this.note("indexing", `search: ${pending} of ${count(states.length, "entry", "entries")} ${pending === 1 ? "is" : "are"} still being embedded; ${pending === 1 ? "it was" : "they were"} ranked by their words only this time`);
       return marked(top.results());
     }
     return top.results();

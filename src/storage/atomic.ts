@@ -207,6 +207,19 @@ export function toStorageError(op: string, target: string, err: unknown): Error 
   return new StorageError(`Could not ${op} ${target} (${code}): ${detail}`, { cause: err });
 }
 
+/**
+ * An fs error reading one entry of a listing (EACCES, ELOOP, EIO...), as the reason a listing
+ * gives for leaving that entry out; null for anything else (a bug, or our own typed errors), which
+ * must still fail the call.
+ */
+export function unreadableReason(err: unknown): string | null {
+  if (!(err instanceof Error)) return null;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (typeof code !== "string" || !/^E[A-Z0-9]+$/.test(code)) return null;
+  const detail = code === "ELOOP" ? "a symlink that points (through other links) back at itself" : code === "EACCES" || code === "EPERM" ? "permission denied" : err.message;
+  return `cannot be read (${code}): ${detail}`;
+}
+
 /** The file's bytes, or null when there is no file there (missing, or a folder). */
 export async function readFileIfExists(target: string): Promise<Buffer | null> {
   try {

@@ -1,6 +1,7 @@
 export type {
   ArtifactData,
   ArtifactInfo,
+  ArtifactProblem,
   ArtifactKind,
   ArtifactStore,
   JsonValue,

@@ -44,9 +44,9 @@ export interface WorkflowRecord {
   provenance?: { trust: "trusted" | "untrusted"; executor: string; savedAt: string };
 }
 
-/** A file in a workflow folder that the store cannot offer as a workflow, and why. */
+/** A file in a workflow folder (or a Redis entry) that the store cannot offer as a workflow, and why. */
 export interface WorkflowFileProblem {
-  /** The file's name relative to the workflow folder, e.g. "scan-host.ts". */
+  /** The file's name relative to the workflow folder, e.g. "scan-host.ts" (Redis: the hash field). */
   file: string;
   problem: string;
 }
@@ -59,9 +59,10 @@ export interface WorkflowStore {
   /** True when something was deleted. */
   delete(name: string): Promise<boolean>;
   /**
-   * Files the store found but cannot offer as workflows (FileStorage: e.g. `scan-host.ts`, whose
-   * name is not a valid workflow name), so a listing can show them instead of hiding them.
-   * Stores that hold only what they validated themselves (Redis) do not implement it.
+   * What the store found but cannot offer as workflows, so a listing can show them instead of
+   * hiding them: FileStorage's `scan-host.ts` (not a valid workflow name) or an unreadable file
+   * (EACCES, a symlink loop), RedisStorage's corrupt entries. `list()` leaves those out rather
+   * than failing: one bad entry never hides the others.
    */
   problems?(): Promise<WorkflowFileProblem[]>;
   /**
@@ -97,6 +98,12 @@ export interface ArtifactInfo {
   updatedAt: string;
 }
 
+/** An artifact the store holds but cannot read, and why. */
+export interface ArtifactProblem {
+  name: string;
+  problem: string;
+}
+
 export interface SaveArtifactOptions {
   description?: string;
   metadata?: Record<string, JsonValue>;
@@ -109,7 +116,10 @@ export interface ArtifactStore {
   load(name: string): Promise<ArtifactData | undefined>;
   /** Metadata only. */
   get(name: string): Promise<ArtifactInfo | null>;
+  /** Every artifact that can be read; one that cannot is left out (see `problems`), never fails the listing. */
   list(): Promise<ArtifactInfo[]>;
+  /** The artifacts `list()` left out, and why (an unreadable file, a corrupt Redis entry). */
+  problems?(): Promise<ArtifactProblem[]>;
   exists(name: string): Promise<boolean>;
   delete(name: string): Promise<boolean>;
 }

@@ -7,7 +7,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONTAINER_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "../../src/execution/container/guest.js";
+import { CONTAINER_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL, OWNER_UID_LABEL } from "../../src/execution/container/guest.js";
 import { defaultImageTag } from "../../src/execution/container/image.js";
 import { ensureTestImage, testDocker } from "../helpers/container.js";
 import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
@@ -134,6 +134,32 @@ describe("ts-code-mode containers prune", () => {
       await expect(live.inspect()).resolves.toBeTruthy();
     } finally {
       await Promise.all([orphan.remove({ force: true }).catch(() => undefined), live.remove({ force: true })]);
+    }
+  });
+
+  it("--all removes this user's running sessions' containers, never another user's or host's (issue 41)", async () => {
+    const docker = await testDocker();
+    const uid = process.getuid!();
+    const labels = (extra: Record<string, string>) => ({ [CONTAINER_LABEL]: "1", [OWNER_PID_LABEL]: String(process.pid), [OWNER_HOST_LABEL]: os.hostname(), ...extra });
+    const create = (extra: Record<string, string>) =>
+      docker.createContainer({ Image: defaultImageTag(), Cmd: ["sleep", "300"], Labels: labels(extra), HostConfig: { NetworkMode: "none" } });
+    const [own, otherUser, otherHost] = await Promise.all([
+      create({ [OWNER_UID_LABEL]: String(uid) }),
+      create({ [OWNER_UID_LABEL]: String(uid + 4242) }),
+      create({ [OWNER_UID_LABEL]: String(uid), [OWNER_HOST_LABEL]: `not-${os.hostname()}` }),
+    ]);
+    try {
+      const r = await cli(["containers", "prune", "--all", "--json"], { cwd: dir });
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout) as { removed: string[]; othersKept: number };
+      expect(out.removed).toContain(own.id);
+      expect(out.removed).not.toContain(otherUser.id);
+      expect(out.removed).not.toContain(otherHost.id);
+      expect(out.othersKept).toBeGreaterThanOrEqual(2);
+      await expect(otherUser.inspect()).resolves.toBeTruthy();
+      await expect(otherHost.inspect()).resolves.toBeTruthy();
+    } finally {
+      await Promise.all([own, otherUser, otherHost].map((c) => c.remove({ force: true }).catch(() => undefined)));
     }
   });
 });

@@ -4,7 +4,8 @@
  * and `deps` refuses URLs before announcing an install and shows npm's error once.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir, readdir, symlink, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { connectStdio, runCli } from "../mcp/harness.js";
@@ -59,6 +60,59 @@ describe("read-only commands and a missing --base", () => {
     const saved = await cli(["run", "--base", "made", 'await artifacts.save("a.txt", "x")'], { cwd: dir });
     expect(saved.code).toBe(0);
     expect(existsSync(path.join(dir, "made", "artifacts"))).toBe(true);
+  });
+});
+
+describe("one bad entry never fails a listing (issue 41)", () => {
+  it("workflows list and artifacts list show the others and name the unreadable one with the reason", async () => {
+    const base = path.join(dir, "b");
+    const saved = await cli(["run", "--base", base, 'await artifacts.save("ok.txt", "fine"); await workflows.create({ name: "good", source: "export async function run() { return 1; }" })'], { cwd: dir });
+    expect(saved.code).toBe(0);
+    // As root EACCES cannot be produced; a symlink loop is the same path (an fs error on one file).
+    await symlink("bad.ts", path.join(base, "workflows", "bad.ts"));
+    await symlink("bad.txt", path.join(base, "artifacts", "bad.txt"));
+
+    const wf = await cli(["workflows", "list", "--base", base], { cwd: dir });
+    expect(wf.code).toBe(0);
+    expect(wf.stdout).toMatch(/^good\b/m);
+    expect(wf.stderr).toMatch(/^warning: workflow file bad\.ts is not offered: cannot be read \(ELOOP\)/m);
+    expect(wf.stderr).not.toMatch(STACK_LINE);
+
+    const art = await cli(["artifacts", "list", "--base", base, "--json"], { cwd: dir });
+    expect(art.code).toBe(0);
+    expect((JSON.parse(art.stdout) as Array<{ name: string }>).map((a) => a.name)).toEqual(["ok.txt"]);
+    expect(art.stderr).toMatch(/^warning: artifact bad\.txt is not listed: cannot be read \(ELOOP\)/m);
+    expect(art.stderr).not.toMatch(STACK_LINE);
+    const text = await cli(["artifacts", "list", "--base", base], { cwd: dir });
+    expect(lines(text.stdout)).toEqual([expect.stringMatching(/^ARTIFACT\s+KIND\s+BYTES\s+DESCRIPTION/), expect.stringMatching(/^ok\.txt\s+text\s+4\b/)]);
+  });
+});
+
+describe("container commands with no engine (issue 41)", () => {
+  for (const args of [["containers", "prune"], ["containers", "prune", "--all", "--json"], ["image", "build"]]) {
+    it(`${args.join(" ")} prints one line with the fix and exits 1, no stack`, async () => {
+      const socket = path.join(dir, "no-engine.sock");
+      const r = await runCli(args, { cwd: dir, env: { ...process.env, DOCKER_HOST: `unix://${socket}` }, timeoutMs: 60_000 });
+      expect(r.code).toBe(1);
+      const errors = lines(r.stderr).filter((l) => l.startsWith("error: "));
+      expect(errors).toEqual([expect.stringMatching(/^error: the container engine at unix:\/\/.*no-engine\.sock is not reachable \(ENOENT: no socket there\); start it \(podman: .*\) or point DOCKER_HOST/)]);
+      expect(r.stderr).not.toMatch(STACK_LINE);
+    });
+  }
+});
+
+describe("an integration package that is not installed (issue 41)", () => {
+  it("containers prune without dockerode says which package to install, in one line", async () => {
+    // Node's own resolve hook makes "dockerode" missing, exactly as in a core install without it.
+    const hook = path.join(dir, "hide-dockerode.mjs");
+    const resolver = `export async function resolve(s, c, next) { if (s === "dockerode") { const e = new Error("Cannot find package 'dockerode' imported from " + c.parentURL); e.code = "ERR_MODULE_NOT_FOUND"; throw e; } return next(s, c); }`;
+    await writeFile(hook, `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)});\n`);
+    const r = await runCli(["containers", "prune"], { cwd: dir, env: { ...process.env, NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` }, timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr).filter((l) => l.startsWith("error: "))).toEqual([
+      'error: the container executor (--executor container, containers prune, image build) needs the package "dockerode", which is not installed. Install it next to ts-code-mode: npm install dockerode@^5.0.1',
+    ]);
+    expect(r.stderr).not.toMatch(STACK_LINE);
   });
 });
 

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -142,6 +143,18 @@ describe("FileStorage (file-specific)", () => {
       expect((await storage.workflows.get("broken"))?.source).toContain("{not json");
     });
 
+    it("one unreadable workflow file (a symlink loop) is left out of list() and named by problems(), not fatal (issue 41)", async () => {
+      await storage.workflows.save(record());
+      const dir = path.join(base, "workflows");
+      // As root EACCES cannot be produced; ELOOP takes the same path (an fs error reading one file).
+      await symlink("loop.ts", path.join(dir, "loop.ts"));
+      expect((await storage.workflows.list()).map((r) => r.name)).toEqual(["triple"]);
+      const problems = await storage.workflows.problems();
+      expect(problems).toEqual([{ file: "loop.ts", problem: expect.stringMatching(/^cannot be read \(ELOOP\): .*left out of the listing/) }]);
+      // The file itself, asked for by name, is still an error that names it.
+      await expect(storage.workflows.get("loop")).rejects.toMatchObject({ name: "StorageError", message: expect.stringContaining("ELOOP") });
+    });
+
     it("a hand edit keeps author and provenance; rewriting the file keeps untrusted provenance until a trusted save", async () => {
       const provenance = { trust: "untrusted" as const, executor: "sandbox", savedAt: "2024-01-01T00:00:00.000Z" };
       await storage.workflows.save(record({ author: "agent", provenance }));
@@ -273,6 +286,17 @@ describe("FileStorage (file-specific)", () => {
       expect(JSON.parse(header.slice(header.indexOf("{")))).toMatchObject({ kind: "json", description: "scan" });
       expect(await tree(dir)).toEqual([".tmp", "notes.txt", "raw.bin", "scans", path.join("scans", "a.json")]);
     });
+
+    it("one unreadable artifact (a symlink loop, a link to a FIFO) is left out of list() and named by problems(), not fatal (issue 41)", async () => {
+      await storage.artifacts.save("ok.txt", "fine");
+      const dir = path.join(base, "artifacts");
+      await symlink("loop", path.join(dir, "loop"));
+      // Opening a FIFO for reading would wait for a writer forever: the listing must not hang on it.
+      execFileSync("mkfifo", [path.join(base, "pipe")]);
+      await symlink(path.join(base, "pipe"), path.join(dir, "pipe.txt"));
+      expect((await storage.artifacts.list()).map((i) => i.name)).toEqual(["ok.txt"]);
+      expect(await storage.artifacts.problems()).toEqual([{ name: "loop", problem: expect.stringMatching(/^cannot be read \(ELOOP\): .*left out of the listing/) }]);
+    }, 30_000);
 
     it("delete removes empty parent folders in data and sidecar trees, keeping non-empty ones", async () => {
       await storage.artifacts.save("a/b/c/one.txt", "1");

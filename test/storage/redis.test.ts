@@ -154,6 +154,15 @@ describe("RedisStorage (Redis-specific)", () => {
       for (const info of infos) expect(info.createdAt).toBe(first.createdAt);
     });
 
+    it("a corrupt entry is left out of list() and named by problems(), not fatal (issue 41)", async () => {
+      const s = fresh();
+      await s.artifacts.save("ok", "1");
+      await s.artifacts.save("x", "1");
+      await rawClient().hset(s.keys.artifactMeta, "x", "{not json");
+      expect((await s.artifacts.list()).map((i) => i.name)).toEqual(["ok"]);
+      expect(await s.artifacts.problems()).toEqual([{ name: "x", problem: expect.stringMatching(/Corrupt entry in Redis .*left out of the listing/) }]);
+    });
+
     it("reports a hand-corrupted metadata entry as a StorageError naming the key", async () => {
       const s = fresh();
       await s.artifacts.save("x", "1");
@@ -178,6 +187,18 @@ describe("RedisStorage (Redis-specific)", () => {
         name: "ValidationError",
       });
       expect((await s.workflows.list()).map((r) => r.name)).toEqual(["c"]);
+    });
+  });
+
+  describe("workflows listing", () => {
+    it("a corrupt entry is left out of list() and named by problems(), not fatal (issue 41)", async () => {
+      const s = fresh();
+      await s.workflows.save({ name: "ok", source: "x", description: "", createdAt: "t", updatedAt: "t" });
+      await rawClient().hset(s.keys.workflows, "bad", "{not json");
+      // The listing re-reads only when the version moves: a hand edit deletes it (see workflows.ts).
+      await rawClient().del(`${s.keys.workflows}:version`);
+      expect((await s.workflows.list()).map((r) => r.name)).toEqual(["ok"]);
+      expect(await s.workflows.problems()).toEqual([{ file: "bad", problem: expect.stringMatching(/Corrupt entry in Redis .*left out of the listing/) }]);
     });
   });
 

@@ -16,7 +16,7 @@ import { ToolError } from "../../errors.js";
 import { confinedArgv } from "../../tools/adapters/cli/confine.js";
 import { runCommand } from "../../tools/adapters/cli/run.js";
 import { READONLY_COMMAND_NAMES } from "./readonly-commands.js";
-import type { ExecResult } from "../../execution/container/exec.js";
+import type { ExecResult } from "../../execution/container/types.js";
 import type { CommandPlace } from "../../tools/protocol.js";
 import type { AgentTool, ToolsetEnv } from "./types.js";
 

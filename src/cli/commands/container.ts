@@ -24,7 +24,11 @@ export function registerContainerCommands(program: Command): void {
       .option("--tag <ref>", "image reference to build (default: localhost/ts-code-mode-runtime:<content hash>, the one the executor uses)")
       .option("--from <image>", "base image with node on PATH (default: offline, from the host's node)")
       .option("--with <names...>", "offline: host programs to add (e.g. git jq); with --from: apt packages to install")
-      .addHelpText("after", examples("image build", "image build --with git jq", "image build --from node:20-bookworm-slim --with git --tag localhost/my-agent:1", "run --executor container 'await tools.list()'")),
+      .addHelpText(
+        "after",
+        examples("image build", "image build --with git jq", "image build --from node:20-bookworm-slim --with git --tag localhost/my-agent:1", "run --executor container 'await tools.list()'") +
+          "\nExit codes: 0 built or already there, 1 the build failed or the container engine is not reachable (one line says where it looked and how to start it).\n",
+      ),
   ).action(async (flags: BuildFlags) => {
     const { buildImage } = await import("../../execution/container/image.js");
     if (!flags.json) process.stderr.write("building the container image (the first build takes a few seconds)...\n");
@@ -37,13 +41,20 @@ export function registerContainerCommands(program: Command): void {
   addJsonOption(
     containers
       .command("prune")
-      .description("Remove containers whose owner process on this host is gone (ContainerExecutor also does this when it starts); --all removes every labelled container, running sessions' too.")
-      .option("--all", "remove every container with the label, not only orphans")
-      .addHelpText("after", examples("containers prune", "containers prune --all --json")),
+      .description(
+        "Remove your containers whose owner process on this host is gone (ContainerExecutor also does this when it starts); --all also removes your running sessions' containers. Other users' and other hosts' containers are never touched.",
+      )
+      .option("--all", "also remove this user's running sessions' containers on this host, not only orphans")
+      .addHelpText(
+        "after",
+        examples("containers prune", "containers prune --all --json") +
+          "\nExit codes: 0 done (also when nothing was removed), 1 the container engine is not reachable (one line says where it looked and how to start it).\n",
+      ),
   ).action(async (flags: { all?: boolean; json?: boolean }) => {
     const [{ pruneContainers }, { dockerClient }] = await Promise.all([import("../../execution/container/cleanup.js"), import("../../execution/container/engine.js")]);
-    const removed = await pruneContainers(await dockerClient(), { all: flags.all ?? false });
-    if (flags.json) printJson({ removed });
-    else writeLine(process.stdout, removed.length ? `removed ${removed.length} container(s): ${removed.map((id) => id.slice(0, 12)).join(", ")}` : "nothing to remove");
+    const { removed, othersKept } = await pruneContainers(await dockerClient(), { all: flags.all ?? false });
+    if (flags.json) return printJson({ removed, othersKept });
+    writeLine(process.stdout, removed.length ? `removed ${removed.length} container(s): ${removed.map((id) => id.slice(0, 12)).join(", ")}` : "nothing to remove");
+    if (othersKept > 0) writeLine(process.stdout, `left ${othersKept} container(s) of other users or hosts alone`);
   });
 }

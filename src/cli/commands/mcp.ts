@@ -223,7 +223,7 @@ async function serve(flags: McpFlags): Promise<void> {
     log("warning: with --executor in-process the agent's code runs inside this server: process.exit() ends it and a runaway async loop blocks it");
   }
   keepServing(log, flags.executor === "in-process");
-  const toolsFrom = redisTools && storage instanceof RedisStorage ? `${redisTools.count} tool files from Redis (${storage.prefix}:tools)` : `tools from ${paths.toolsPath}`;
+  const toolsFrom = redisTools && storage instanceof RedisStorage ? `${count(redisTools.count, "tool file")} from Redis (${storage.prefix}:tools)` : `tools from ${paths.toolsPath}`;
   const where = `${toolsFrom}, storage in ${storedIn}`;
   const toolsWhere = redisTools && storage instanceof RedisStorage ? `Redis (${storage.prefix}:tools)` : paths.toolsPath;
   let spares: Awaited<ReturnType<typeof sparePool>> = null;

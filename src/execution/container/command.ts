@@ -13,35 +13,15 @@
 import { randomUUID } from "node:crypto";
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
+import type { ArgvRunOptions, ArgvRunResult } from "./types.js";
+
+export type { ArgvRunOptions, ArgvRunResult } from "./types.js";
 import { ToolError, type ToolErrorCode } from "../../errors.js";
 import { MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "../../tools/adapters/cli/run.js";
 import type { CommandCall, CommandPlace, CommandRunner, ProgramExit, RunningProgram } from "../../tools/protocol.js";
 import { EXEC_WRAPPER, execExitCode, START_FAILURE_MARK } from "./exec.js";
 
-export interface ArgvRunOptions {
-  /** Working directory inside the container (absolute). */
-  cwd: string;
-  /** "uid" or "uid:gid" inside the container. */
-  user: string;
-  timeoutMs: number;
-  /** Added to the container's environment (the host's is never passed). */
-  env?: Record<string, string>;
-  signal?: AbortSignal;
-  /** stdout past this many bytes stops the program (default 16 MiB, as on the host). */
-  maxStdoutBytes?: number;
-}
 
-export interface ArgvRunResult {
-  stdout: string;
-  /** The end of stderr (64 KiB at most). */
-  stderr: string;
-  /** The program's exit code; 124 when stopped at the timeout, 127 when it could not start, -1 when unknown. */
-  exitCode: number;
-  /** Why it was stopped early, if it was. */
-  stopped: "cap" | "abort" | "timeout" | null;
-  /** Set when the program could not start (code "ENOENT": not in the image; "EACCES": not executable). */
-  startError?: { code: string; message: string };
-}
 
 export interface SpawnInOptions {
   cwd: string;

@@ -15,21 +15,11 @@ import { lazy } from "../../lazy.js";
 import { ToolError, ValidationError } from "../../errors.js";
 import type { CallContext, ToolAdapter, ToolInfo } from "../../tools/protocol.js";
 import type Docker from "dockerode";
+import type { ExecOptions, ExecResult } from "./types.js";
 
-export interface ExecOptions {
-  /** Default 30 s. */
-  timeoutMs?: number;
-  /** Working directory inside the container; default the executor's workdir. */
-  cwd?: string;
-}
+export type { ExecOptions, ExecResult } from "./types.js";
 
-export interface ExecResult {
-  /** stdout and stderr, interleaved, up to the output cap. */
-  output: string;
-  /** The command's exit code; 124 when it was stopped at the timeout, -1 when it could not be read. */
-  exitCode: number;
-  truncated: boolean;
-}
+
 
 export const DEFAULT_EXEC_TIMEOUT_MS = 30_000;
 export const MAX_EXEC_OUTPUT_CHARS = 100_000;

@@ -35,12 +35,13 @@ import { admitRun } from "../admit.js";
 import { errorResult } from "../result.js";
 import type { GuestHandle, SpawnOptions } from "../subprocess/child-process.js";
 import { dockerClient, type DockerClient } from "./engine.js";
-import { execIn, ShellAdapter, type ExecOptions, type ExecResult, parseExecInput } from "./exec.js";
+import { execIn, ShellAdapter, parseExecInput } from "./exec.js";
+import type { ArgvRunOptions, ArgvRunResult, DockerodeClient, ExecOptions, ExecResult } from "./types.js";
 import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
-import { containerPlace, runArgvIn, type ArgvRunOptions, type ArgvRunResult } from "./command.js";
+import { containerPlace, runArgvIn } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -55,7 +56,7 @@ export interface ContainerExecutorOptions {
   /** Image to run; default the one `ts-code-mode image build` makes for this version. */
   image?: string;
   /** A dockerode client; default from DOCKER_HOST, else podman's or Docker's socket. */
-  docker?: DockerClient;
+  docker?: DockerodeClient;
   toolsPath?: string;
   /**
    * Tools defined in code (as for SubprocessExecutor: `[defineTool(...)]`, `{ weather: tool(...) }`,
@@ -102,7 +103,7 @@ const absolute = lazy(() => z.string().startsWith("/", "must be an absolute path
 const optionsShape = lazy(() => ({
   ...baseOptionsShape,
   image: z.string().regex(/^[a-z0-9][a-z0-9._/:@-]{0,254}$/, "must be an image reference like localhost/name:tag").optional(),
-  docker: z.custom<DockerClient>((v) => typeof v === "object" && v !== null && typeof (v as { createContainer?: unknown }).createContainer === "function", "must be a dockerode client").optional(),
+  docker: z.custom<DockerodeClient>((v) => typeof v === "object" && v !== null && typeof (v as { createContainer?: unknown }).createContainer === "function", "must be a dockerode client").optional(),
   network: z.enum(["none", "bridge"], { error: 'must be "none" or "bridge"' }).optional(),
   memoryMb: z.number().int().min(32, "must be at least 32 MB").max(1_048_576).optional(),
   cpus: z.number().positive().max(1_024).optional(),

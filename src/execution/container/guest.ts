@@ -28,6 +28,21 @@ export const CONTAINER_LABEL = "io.ts-code-mode";
 /** The pid of the host process that owns the container (the reaper removes those whose owner is gone). */
 export const OWNER_PID_LABEL = "io.ts-code-mode.owner-pid";
 export const OWNER_HOST_LABEL = "io.ts-code-mode.owner-host";
+/**
+ * The uid of the owner process: one engine (a rootful podman socket, a shared Docker daemon) can
+ * hold several users' sessions, and `containers prune --all` removes only its own user's.
+ */
+export const OWNER_UID_LABEL = "io.ts-code-mode.owner-uid";
+
+/** The labels of a container this process starts. */
+export function ownerLabels(): Record<string, string> {
+  return { [CONTAINER_LABEL]: "1", [OWNER_PID_LABEL]: String(process.pid), [OWNER_HOST_LABEL]: os.hostname(), [OWNER_UID_LABEL]: String(currentUid()) };
+}
+
+/** This process's uid; -1 where there is none (Windows). */
+export function currentUid(): number {
+  return typeof process.getuid === "function" ? process.getuid() : -1;
+}
 /** Largest message a guest may send: namespace calls carry artifacts, so generous, but bounded. */
 export const MAX_GUEST_FRAME_BYTES = 64 * 1024 * 1024;
 /** Exit code of a process killed by SIGKILL (the kernel's OOM killer, or anyone else's) — or that called process.exit(137). */
@@ -169,7 +184,7 @@ export class ContainerGuest implements GuestHandle {
       WorkingDir: this.spec.workdir,
       User: this.spec.user,
       NetworkDisabled: this.spec.hostConfig.NetworkMode === "none",
-      Labels: { [CONTAINER_LABEL]: "1", [OWNER_PID_LABEL]: String(process.pid), [OWNER_HOST_LABEL]: os.hostname() },
+      Labels: ownerLabels(),
       HostConfig: {
         ...this.spec.hostConfig,
         Mounts: [...(this.spec.hostConfig.Mounts ?? []), { Type: "bind", Source: this.socketDir, Target: SOCKET_DIR_IN_CONTAINER, ReadOnly: true }],

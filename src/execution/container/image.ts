@@ -19,8 +19,9 @@ import { chmod, copyFile, cp, mkdir, mkdtemp, open, readdir, rm, writeFile } fro
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ValidationError } from "../../errors.js";
-import { dockerClient, describeEngine, statusOf, type DockerClient } from "./engine.js";
+import { ContainerEngineError, ValidationError } from "../../errors.js";
+import { dockerClient, describeEngine, engineError, START_ENGINE_HINT, statusOf, type DockerClient } from "./engine.js";
+import type { DockerodeClient } from "./types.js";
 
 export const IMAGE_REPOSITORY = "localhost/ts-code-mode-runtime";
 /** Where the runtime lives inside the image. */
@@ -36,7 +37,7 @@ export interface ImageBuildOptions {
   from?: string;
   /** Offline: host programs to copy in (with their libraries). With `from`: apt packages to install. */
   with?: string[];
-  docker?: DockerClient;
+  docker?: DockerodeClient;
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/;
@@ -91,13 +92,15 @@ export function buildCommandFor(tag: string): string {
   return tag === defaultImageTag() ? "ts-code-mode image build" : `ts-code-mode image build --tag ${tag}`;
 }
 
-export async function imageExists(docker: DockerClient, tag: string): Promise<boolean> {
+export async function imageExists(docker: DockerodeClient, tag: string): Promise<boolean> {
   try {
-    await docker.getImage(tag).inspect();
+    await (await dockerClient(docker)).getImage(tag).inspect();
     return true;
   } catch (err) {
     if (statusOf(err) === 404) return false;
-    throw new Error(`the container engine at ${describeEngine()} did not answer (${err instanceof Error ? err.message : String(err)}); start it (podman: podman system service --time=0 unix:///run/podman/podman.sock &) or set DOCKER_HOST`);
+    const unreachable = engineError(err);
+    if (unreachable instanceof ContainerEngineError) throw unreachable;
+    throw new ContainerEngineError(`the container engine at ${describeEngine()} did not answer (${err instanceof Error ? err.message : String(err)}); ${START_ENGINE_HINT}`, { cause: err });
   }
 }
 

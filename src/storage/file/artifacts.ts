@@ -14,7 +14,7 @@
  * its kind is inferred again (a JSON artifact that no longer parses loads as text).
  */
 import path from "node:path";
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
 import { z } from "zod";
 import { lazy } from "../../lazy.js";
@@ -27,11 +27,12 @@ import {
   removeEmptyParents,
   statFile,
   unlinkIfExists,
+  unreadableReason,
   writeFileAtomic,
 } from "../atomic.js";
 import { assertJsonObject, decodeArtifact, encodeArtifact, inferKind, sha256Hex } from "../codec.js";
 import { artifactNameProblem, compareNames, validateArtifactName } from "../names.js";
-import type { ArtifactData, ArtifactInfo, ArtifactKind, ArtifactStore, JsonValue, SaveArtifactOptions } from "../protocol.js";
+import type { ArtifactData, ArtifactInfo, ArtifactKind, ArtifactProblem, ArtifactStore, JsonValue, SaveArtifactOptions } from "../protocol.js";
 import { artifactTooLarge, quotaSize, resolveQuota, storeFull, type Quota, type QuotaOptions } from "../quota.js";
 import { laterOf, nextTimestamp } from "../timestamps.js";
 import { checkFileCommit } from "../write-deadline.js";
@@ -166,8 +167,34 @@ export class FileArtifactStore implements ArtifactStore {
     return guardFs("list artifacts in", this.directory, async () => {
       const names: string[] = [];
       await walk(this.directory, "", names);
-      const infos = await mapLimit(names, 16, (n) => this.info(n, n.split("/")));
+      // One unreadable file (EACCES, a symlink loop) is left out, not fatal; problems() names it.
+      const infos = await mapLimit(names, 16, async (n) => {
+        try {
+          return await this.info(n, n.split("/"));
+        } catch (err) {
+          if (unreadableReason(err) === null) throw err;
+          return null;
+        }
+      });
       return infos.filter((i): i is ArtifactInfo => i !== null).sort((a, b) => compareNames(a.name, b.name));
+    });
+  }
+
+  async problems(): Promise<ArtifactProblem[]> {
+    return guardFs("check artifacts in", this.directory, async () => {
+      const names: string[] = [];
+      await walk(this.directory, "", names);
+      const found = await mapLimit(names, 16, async (name): Promise<ArtifactProblem | null> => {
+        try {
+          await this.info(name, name.split("/"));
+          return null;
+        } catch (err) {
+          const reason = unreadableReason(err);
+          if (reason === null) throw err;
+          return { name, problem: `${reason}; it is left out of the listing` };
+        }
+      });
+      return found.filter((p): p is ArtifactProblem => p !== null).sort((a, b) => compareNames(a.name, b.name));
     });
   }
 
@@ -281,7 +308,8 @@ export class FileArtifactStore implements ArtifactStore {
   ): Promise<(Parsed & { fileSize: number; stats: Stats; legacy: boolean; times: { createdAt: string; updatedAt: string } }) | null> {
     let fh;
     try {
-      fh = await open(dataPath, "r");
+      // Non-blocking: opening a FIFO (a symlink to one) for reading would otherwise wait for a writer forever.
+      fh = await open(dataPath, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (err) {
       if (isErrno(err, "ENOENT", "ENOTDIR", "EISDIR")) return null;
       throw err;

@@ -27,7 +27,7 @@
 import { watch, type FSWatcher, type Stats } from "node:fs";
 import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { isErrno, writeFileAtomic } from "../atomic.js";
+import { isErrno, unreadableReason, writeFileAtomic } from "../atomic.js";
 import type { WorkflowDerivation, WorkflowRecord } from "../protocol.js";
 
 /**
@@ -205,7 +205,8 @@ export class WorkflowCatalogue {
           try {
             st = await stat(path.join(this.directory, file));
           } catch (err) {
-            if (!isErrno(err, "ENOENT", "ENOTDIR")) throw err;
+            // Unreadable (ELOOP, EACCES...): readEntry below leaves it out; problems() names it.
+            if (!isErrno(err, "ENOENT", "ENOTDIR") && unreadableReason(err) === null) throw err;
           }
           if (st && sameStamp(old.stamp, stampOf(st))) {
             next.set(name, old);
@@ -227,8 +228,15 @@ export class WorkflowCatalogue {
     this.changed();
   }
 
+  /** Null when there is no such workflow, or its file cannot be read: one bad file never fails the listing of the others. */
   private async readEntry(name: string, observedAt: number): Promise<Entry | null> {
-    const got = await this.readWorkflow(name);
+    let got: Awaited<ReturnType<ReadWorkflow>>;
+    try {
+      got = await this.readWorkflow(name);
+    } catch (err) {
+      if (unreadableReason(err) === null) throw err;
+      return null;
+    }
     if (!got) return null;
     const entry: Entry = { file: got.file, stamp: got.stamp, read: freezeRead(got.read), racy: isRacy(got.stamp, observedAt) };
     this.entryOf.set(entry.read.record, entry);

@@ -62,7 +62,7 @@ import { readdir } from "node:fs/promises";
 import { z } from "zod";
 import { StorageError } from "../../errors.js";
 import { lazy } from "../../lazy.js";
-import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, writeFileAtomic } from "../atomic.js";
+import { createdTime, guardFs, isErrno, readFileIfExists, statFile, unlinkIfExists, unreadableReason, writeFileAtomic } from "../atomic.js";
 import { sha256Hex } from "../codec.js";
 import { MAX_WORKFLOW_NAME_LENGTH, WORKFLOW_NAME_PATTERN, compareNames, validateWorkflowName } from "../names.js";
 import type { WorkflowDerivation, WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
@@ -205,10 +205,18 @@ export class FileWorkflowStore implements WorkflowStore {
 
   async problems(): Promise<WorkflowFileProblem[]> {
     return guardFs("check workflows in", this.directory, async () => {
-      const { names, problems } = await this.scan();
+      const { names, problems, present } = await this.scan();
       for (const name of names) {
-        const got = await this.read(name);
-        if (got?.read.problem) problems.push({ file: got.file, problem: got.read.problem });
+        try {
+          const got = await this.read(name);
+          if (got?.read.problem) problems.push({ file: got.file, problem: got.read.problem });
+        } catch (err) {
+          // list() leaves such a file out; here it is named with the reason.
+          const reason = unreadableReason(err);
+          if (reason === null) throw err;
+          const file = `${name}${EXTENSIONS.find((ext) => present.has(`${name}${ext}`)) ?? ""}`;
+          problems.push({ file, problem: `${reason}; it is left out of the listing` });
+        }
       }
       return problems.sort((a, b) => compareNames(a.file, b.file));
     });

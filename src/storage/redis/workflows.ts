@@ -10,8 +10,9 @@
  * listing, so a deleted key can never bring back an old token. Editing the hash by hand
  * (redis-cli HSET) bypasses the version: DEL the version key afterwards to make listings re-read.
  */
+import { StorageError } from "../../errors.js";
 import { compareNames, validateWorkflowName } from "../names.js";
-import type { WorkflowRecord, WorkflowStore } from "../protocol.js";
+import type { WorkflowFileProblem, WorkflowRecord, WorkflowStore } from "../protocol.js";
 import { FENCED_LUA, LuaScript, newToken, type RedisConnection } from "./connection.js";
 import type { RedisKeys } from "./keys.js";
 import { checkWorkflowRecord, parseWorkflowJson } from "./records.js";
@@ -95,11 +96,30 @@ export class RedisWorkflowStore implements WorkflowStore {
     const [version, all] = reply;
     if (held && version === held.version && all === undefined) return [...held.records];
     const values = all ?? [];
-    const records = values
-      .map((json, i) => freezeRecord(parseWorkflowJson(json, `${this.keys.workflows} (entry ${i + 1} of ${values.length})`)))
-      .sort((a, b) => compareNames(a.name, b.name));
+    // A corrupt entry (edited by hand) is left out, never fails the listing; problems() names it.
+    const records: WorkflowRecord[] = [];
+    for (const json of values) {
+      const record = tryParse(json, this.keys.workflows);
+      if (record) records.push(freezeRecord(record));
+    }
+    records.sort((a, b) => compareNames(a.name, b.name));
     this.cached = { version, records };
     return [...records];
+  }
+
+  async problems(): Promise<WorkflowFileProblem[]> {
+    const all = await this.conn.run("check workflows", (c) => c.hgetall(this.keys.workflows));
+    const problems: WorkflowFileProblem[] = [];
+    for (const [field, json] of Object.entries(all)) {
+      try {
+        const record = parseWorkflowJson(json, this.where(field));
+        if (record.name !== field) problems.push({ file: field, problem: `the entry holds workflow "${record.name}"; it is listed under that name` });
+      } catch (err) {
+        if (!(err instanceof StorageError)) throw err;
+        problems.push({ file: field, problem: `${err.message}; it is left out of the listing` });
+      }
+    }
+    return problems.sort((a, b) => compareNames(a.file, b.file));
   }
 
   async delete(name: string): Promise<boolean> {
@@ -129,6 +149,16 @@ export class RedisWorkflowStore implements WorkflowStore {
 
   private where(name: string): string {
     return `${this.keys.workflows} field ${JSON.stringify(name)}`;
+  }
+}
+
+/** The record of one listed entry, or null when it is corrupt. */
+function tryParse(json: string, where: string): WorkflowRecord | null {
+  try {
+    return parseWorkflowJson(json, where);
+  } catch (err) {
+    if (err instanceof StorageError) return null;
+    throw err;
   }
 }
 
