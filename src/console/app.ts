@@ -70,6 +70,7 @@ export function mountConsole(app: ConsoleApp, options: ConsoleOptions): void {
 export function createConsoleApp(options: ConsoleOptions): ConsoleApp {
   const app = new Hono<{ Bindings: HttpBindings }>();
   app.get("/", (c) => c.redirect(`${CONSOLE_PATH}/approvals`, 303));
+  app.get("/favicon.ico", (c) => c.body(null, 204));
   mountConsole(app, options);
   app.notFound((c) => c.text("Not found: the console is under /console/", 404));
   return app;

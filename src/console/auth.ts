@@ -87,7 +87,8 @@ export class ConsoleAuth {
 function securityHeaders(c: Ctx): void {
   c.header("Content-Security-Policy", CSP);
   c.header("X-Content-Type-Options", "nosniff");
-  c.header("Referrer-Policy", "no-referrer");
+  // "same-origin", not "no-referrer": with no-referrer Chromium sends `Origin: null` on form posts, which the check below must refuse.
+  c.header("Referrer-Policy", "same-origin");
   c.header("X-Frame-Options", "DENY");
   c.header("Cache-Control", "no-store");
 }
