@@ -136,7 +136,7 @@ test("an artifact opens with its metadata and preview, and downloads as an attac
   await page.getByRole("link", { name: "dot.png" }).click();
   const img = page.getByRole("img", { name: "one pixel" });
   await img.waitFor();
-  await expect.poll(() => img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBe(1);
+  await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
   await page.close();
 }, 120_000);
 
