@@ -4,6 +4,7 @@
  * the journal tool; `ts-code-mode console` for the pages and `serve --console` for the sessions
  * page; headless Chromium at 1280×800, and the approvals page at a phone's width too.
  */
+/* global fetch */
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
