@@ -5,6 +5,7 @@
  */
 import type { HttpBindings } from "@hono/node-server";
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets.js";
 import { ConsoleAuth, CONSOLE_PATH } from "./auth.js";
 import { ConsoleContext, type ConsoleApp, type ConsoleOptions } from "./context.js";
@@ -18,6 +19,8 @@ import { registerSkills } from "./pages/skills.js";
 import { registerTools } from "./pages/tools.js";
 import { registerWorkflows } from "./pages/workflows.js";
 
+const MAX_FORM_BYTES = 4 * 1_048_576;
+
 export type { ConsoleOptions, LiveSessions } from "./context.js";
 export { CONSOLE_PATH } from "./auth.js";
 
@@ -27,6 +30,8 @@ export function mountConsole(app: ConsoleApp, options: ConsoleOptions): void {
   const ctx = new ConsoleContext(options, auth);
   app.use(CONSOLE_PATH, auth.middleware());
   app.use(`${CONSOLE_PATH}/*`, auth.middleware());
+  // Forms are small (the largest is an edited call's arguments); a larger body is refused unread.
+  app.use(`${CONSOLE_PATH}/*`, bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => c.text(`The form is larger than ${MAX_FORM_BYTES} bytes.`, 413) }));
   app.get(`${CONSOLE_PATH}/static/console.css`, (c) => c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8" }));
   app.get(`${CONSOLE_PATH}/static/console.js`, (c) => c.body(CONSOLE_JS, 200, { "Content-Type": "text/javascript; charset=utf-8" }));
   app.get(CONSOLE_PATH, (c) => c.redirect(`${CONSOLE_PATH}/approvals`, 303));

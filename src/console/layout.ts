@@ -36,9 +36,10 @@ export function page(frame: Frame, body: HtmlValue): SafeHtml {
 <script src="${CONSOLE_PATH}/static/console.js" defer><\/script>
 </head>
 <body>
+<a class="skip" href="#main">Skip to the content</a>
 <header><span class="brand">ts-code-mode console</span>${frame.section === "login" ? "" : html`<nav aria-label="Sections"><ul>${nav}</ul></nav>`}
 ${frame.loggedIn ? html`<form class="inline" method="post" action="${CONSOLE_PATH}/logout"><button type="submit">Log out</button></form>` : ""}</header>
-<main id="main">
+<main id="main" tabindex="-1">
 <h1>${frame.title}</h1>
 ${body}
 </main>

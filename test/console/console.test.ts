@@ -162,3 +162,26 @@ test("an artifact and a workflow named and filled with script and HTML render as
   expect(dialogs).toEqual([]);
   await page.close();
 }, 120_000);
+
+test("keyboard and small screens: the first Tab reaches the skip link, every control has a label, no page scrolls sideways at phone width", async () => {
+  const pages = ["/console/approvals", "/console/runs", "/console/workflows", "/console/workflow?name=greet", "/console/artifacts", "/console/artifact?name=report.json", "/console/skills", "/console/tools", "/console/tool?name=journal"];
+  const page = await open(pages[0]!);
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent)).toBe("Skip to the content");
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const path of pages) {
+    await page.goto(new URL(path, server.url).href);
+    const unlabelled = await page.evaluate(() => {
+      type Control = { type?: string; id: string; name: string; labels: { length: number } | null; getAttribute(n: string): string | null };
+      const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): Iterable<Control> } }).document;
+      return [...doc.querySelectorAll("input, textarea, select")].filter((c) => c.type !== "hidden" && !(c.labels?.length) && !c.getAttribute("aria-label")).map((c) => c.name || c.id);
+    });
+    expect(unlabelled, path).toEqual([]);
+    const overflow = await page.evaluate(() => {
+      const el = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+      return el.scrollWidth - el.clientWidth;
+    });
+    expect(overflow, path).toBeLessThanOrEqual(0);
+  }
+  await page.close();
+}, 120_000);

@@ -76,3 +76,8 @@ test("a run id that is not one is refused before storage is touched; every page 
   expect(res.headers["content-security-policy"]).toContain("default-src 'self'");
   expect(res.headers["content-security-policy"]).not.toContain("unsafe-inline");
 });
+
+test("a form body larger than 4 MiB is refused unread", async () => {
+  const res = await request("/console/workflow/approve", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url }, body: `name=${"x".repeat(5 * 1_048_576)}` });
+  expect(res.status).toBe(413);
+});
