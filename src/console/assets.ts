@@ -40,6 +40,8 @@ form.inline { display: inline; }
 .status-failed, .error { color: var(--bad); }
 .status-completed, .trust-trusted { color: var(--ok); }
 .muted { color: var(--muted); }
+.tok-keyword { color: #8250df; } .tok-string { color: #0a3069; } .tok-number { color: #0550ae; } .tok-comment { color: var(--muted); font-style: italic; }
+@media (prefers-color-scheme: dark) { .tok-keyword { color: #d2a8ff; } .tok-string { color: #a5d6ff; } .tok-number { color: #79c0ff; } }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; align-items: center; }
 .notice { border-left: 4px solid var(--accent); padding: .5rem 1rem; background: var(--code); }
 .notice.error { border-color: var(--bad); }

@@ -114,6 +114,9 @@ test("an untrusted workflow is reviewed and approved against the source shown", 
   await page.getByRole("link", { name: "greet" }).click();
   await page.locator(".badge", { hasText: "untrusted" }).first().waitFor();
   expect(await page.locator("#source").textContent()).toContain('return "hello " + who;');
+  // Highlighted on the server: keywords and strings in spans, the text unchanged.
+  expect(await page.locator("#source .tok-keyword", { hasText: "export" }).count()).toBe(1);
+  expect(await page.locator("#source .tok-string").first().textContent()).toBe('"hello "');
   await page.getByRole("button", { name: "Approve this source" }).click();
   await page.getByText("Approved: the workflow is now trusted.").waitFor();
   await page.locator(".badge", { hasText: "trusted" }).first().waitFor();

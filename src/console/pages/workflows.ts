@@ -9,6 +9,7 @@ import { describeProvenance, trustOf } from "../../workflows/provenance.js";
 import type { WorkflowSummary } from "../../workflows/library.js";
 import { CONSOLE_PATH } from "../auth.js";
 import type { ConsoleApp, ConsoleContext, Ctx } from "../context.js";
+import { highlightTypeScript } from "../highlight.js";
 import { clip, html, query, type SafeHtml } from "../html.js";
 import { notice, pageNumber, paginate, pager } from "../layout.js";
 
@@ -77,7 +78,7 @@ ${c.req.query("approved") === "1" ? notice("Approved: the workflow is now truste
 ${w.params.length === 0 ? html`<p class="muted">None.</p>` : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Required</th><th scope="col">Description</th></tr></thead>
 <tbody>${w.params.map((p) => html`<tr><td><code>${p.name}</code></td><td><code>${p.type}</code></td><td>${p.required ? "yes" : "no"}</td><td>${p.description ?? ""}</td></tr>`)}</tbody></table>`}
 <h2>Source</h2>
-<pre id="source"><code>${clip(w.source, MAX_SOURCE_CHARS)}</code></pre>
+<pre id="source"><code>${w.language === "python" ? clip(w.source, MAX_SOURCE_CHARS) : await highlightTypeScript(clip(w.source, MAX_SOURCE_CHARS))}</code></pre>
 ${untrusted
     ? html`<form method="post" action="${CONSOLE_PATH}/workflow/approve" class="card">
 <p>An untrusted session saved this workflow, so trusted sessions refuse to run it. Approve it if the source above is safe to run with this server's tools; the approval holds for exactly this source.</p>
