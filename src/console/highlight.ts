@@ -16,7 +16,16 @@ export async function highlightTypeScript(source: string): Promise<SafeHtml> {
   const K = ts.SyntaxKind;
   const parts: SafeHtml[] = [];
   let end = 0;
+  // Open braces inside each `${ … }` of the templates being scanned: its closing brace goes on with the template.
+  const templates: number[] = [];
   for (let kind = scanner.scan(); kind !== K.EndOfFileToken; kind = scanner.scan()) {
+    if (kind === K.OpenBraceToken && templates.length) templates[templates.length - 1]!++;
+    else if (kind === K.CloseBraceToken && templates.length) {
+      if (templates[templates.length - 1] === 0) {
+        kind = scanner.reScanTemplateToken(false);
+        if (kind === K.TemplateTail) templates.pop();
+      } else templates[templates.length - 1]!--;
+    } else if (kind === K.TemplateHead) templates.push(0);
     const start = scanner.getTokenStart();
     end = scanner.getTokenEnd();
     const text = source.slice(start, end);
