@@ -230,6 +230,15 @@ export class Session {
   }
 
   /**
+   * Like resume(), for the paused run `runId` of this session's ledger, without its continuation
+   * (the console answers approvals this way). The session's durable secret signs it; same refusals.
+   */
+  async resumeRun(runId: string, decisions: readonly Decision[], options: RunOptions = {}): Promise<ExecutionResult> {
+    if (this.closed) throw new TypeError("The session is closed; create a new Session");
+    return this.durable().resumeRun(runId, decisions, options);
+  }
+
+  /**
    * Undoes a durable run's applied tool calls, newest first, with each tool's `revert` declaration,
    * and records it in the ledger. Returns what was reverted, what failed, and what cannot be.
    */

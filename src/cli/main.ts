@@ -42,6 +42,7 @@ const COMMANDS: [string[], () => Promise<Register>][] = [
   [["serve"], async () => (await import("./commands/serve.js")).registerServeCommand],
   [["skills"], async () => (await import("./commands/skills.js")).registerSkillsCommands],
   [["runs"], async () => (await import("./commands/runs.js")).registerRunsCommands],
+  [["console"], async () => (await import("./commands/console.js")).registerConsoleCommand],
 ];
 const args = process.argv.slice(2);
 const named = args.find((a) => !a.startsWith("-"));

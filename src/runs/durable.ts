@@ -13,7 +13,7 @@ import { determinismEpilogue, determinismPrologue } from "../execution/guest/det
 import type { HostServices } from "../execution/host.js";
 import type { ExecutionResult, Executor, HostFacade, PendingCall, RunOptions } from "../execution/protocol.js";
 import type { StorageBackend } from "../storage/protocol.js";
-import type { LedgerEntry, RunHeader, RunStore } from "../storage/runs.js";
+import { validateRunId, type LedgerEntry, type RunHeader, type RunStore } from "../storage/runs.js";
 import { decodeValue, encodeValue } from "./codec.js";
 import { continuationKey, newNonce, signContinuation, storageScope, verifyContinuation } from "./continuation.js";
 import { ContinuationUsedError, DecisionError, DurableRunsUnsupportedError } from "./errors.js";
@@ -164,6 +164,22 @@ export class DurableRuns {
     delete resumed.continuation;
     await store.putHeader(resumed);
     return this.execute(resumed, logged, byId, options);
+  }
+
+  /**
+   * Resumes the paused run `runId` by its id: for a front end (the console) that holds the signing
+   * secret but not the continuation the pause returned. Holding the secret already lets a process
+   * sign any continuation, so this grants nothing new; the continuation is re-issued from the
+   * ledger's nonce and claimed once, exactly as `resume` claims one.
+   */
+  async resumeRun(runId: string, decisions: readonly Decision[], options: RunOptions = {}): Promise<ExecutionResult> {
+    const header = await this.store.getHeader(validateRunId(runId));
+    if (!header) throw new NotFoundError(`No run ${runId} in this storage's ledger (pruned?).`);
+    if (header.status !== "paused" || !header.continuation) throw new ContinuationUsedError(`Run ${header.id} is ${header.status}, not paused: there is nothing to decide.`);
+    const scope = storageScope(this.storage.toDescriptor());
+    const exp = Date.parse(header.continuation.expiresAt);
+    const continuation = signContinuation(this.key, { run: header.id, nonce: header.continuation.nonce, exp, ws: scope.workspace, st: scope.storage });
+    return this.resume(continuation, decisions, options);
   }
 
   private async execute(header: RunHeader, logged: readonly LedgerEntry[], decisions: ReadonlyMap<string, Decision>, options: RunOptions): Promise<ExecutionResult> {

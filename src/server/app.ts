@@ -30,6 +30,8 @@ import { openApiDocument } from "./openapi.js";
 import { ROUTES, type RouteName } from "./schemas.js";
 import { SessionPool, type SessionEntry } from "./sessions.js";
 import { ExecutorPool } from "../execution/pool.js";
+import { CONSOLE_PATH, mountConsole } from "../console/app.js";
+import type { OutputChunk } from "../execution/output-stream.js";
 import { traceServedRequest } from "../telemetry/server.js";
 import { telemetryRegistered } from "../telemetry/api.js";
 
@@ -57,6 +59,11 @@ export interface ServerConfig {
   /** serve --durable: sessions record their runs in the ledger, pause for approvals, resume through POST /runs/{id}/decisions. */
   durable?: boolean;
   log: (line: string) => void;
+  /**
+   * serve --console: the web console under /console (src/console/), reading and acting through
+   * this session (on the server's storage; durable to answer approvals). The caller closes it.
+   */
+  consoleSession?: Session;
 }
 
 class HttpError extends Error {
@@ -119,7 +126,10 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
     if (config.loopbackOnly && !loopbackRequestAllowed(c.env.incoming)) {
       throw new HttpError(403, "ForbiddenError", "this server listens on loopback only; the request's Host (or Origin) does not name a loopback address");
     }
-    if (new URL(c.req.url).pathname === ROUTES.health.path) return next();
+    const pathname = new URL(c.req.url).pathname;
+    if (pathname === ROUTES.health.path) return next();
+    // The console's guard (mounted below) takes the same token, as a bearer header or as the cookie it was traded for.
+    if (config.consoleSession && (pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`))) return next();
     if (config.token !== undefined && !bearerMatches(c.req.header("authorization"), config.token)) {
       c.header("WWW-Authenticate", 'Bearer realm="ts-code-mode"');
       throw new HttpError(401, "UnauthorizedError", "missing or wrong bearer token: send Authorization: Bearer <token> (the --token the server was started with)");
@@ -206,7 +216,11 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
           writes = writes.then(() => stream.writeSSE({ event, data: JSON.stringify(data) })).catch(() => undefined);
         };
         try {
-          const result = await pool.use(entry, () => runTracked(entry, controller, () => go({ ...options, onOutput: (chunk) => send("output", chunk) })));
+          const onOutput = (chunk: OutputChunk) => {
+            entry.feed.push(chunk);
+            send("output", chunk);
+          };
+          const result = await pool.use(entry, () => runTracked(entry, controller, () => go({ ...options, onOutput })));
           if (result.status === "paused") send("paused", { runId: result.runId, pending: result.pending, continuation: result.continuation, display: result.display });
           send("result", finish(result));
           await writes;
@@ -218,7 +232,9 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
     return (async () => {
       const stopWatching = whenClientGone(c, () => controller.abort());
       try {
-        const result = await pool.use(entry, () => runTracked(entry, controller, () => go(options)));
+        // With the console on, the run's output also goes to its watchers (the sessions page).
+        const watched = config.consoleSession ? { ...options, onOutput: (chunk: OutputChunk) => entry.feed.push(chunk) } : options;
+        const result = await pool.use(entry, () => runTracked(entry, controller, () => go(watched)));
         return c.json(finish(result));
       } finally {
         stopWatching();
@@ -226,6 +242,16 @@ export function createApp(config: ServerConfig): { app: Hono<{ Bindings: HttpBin
       }
     })();
   };
+
+  if (config.consoleSession) {
+    mountConsole(app, {
+      session: config.consoleSession,
+      ...(config.token !== undefined ? { token: config.token } : {}),
+      loopbackOnly: config.loopbackOnly,
+      live: { executor: config.executorKind, list: () => pool.list() },
+      log: config.log,
+    });
+  }
 
   route("health", (c) => c.json({ ok: true }));
   route("info", (c) =>
@@ -440,9 +466,14 @@ function whenClientGone(c: Ctx, onGone: () => void): () => void {
 /** A run that POST cancel (or the client's disconnect) can stop. */
 async function runTracked(entry: SessionEntry, controller: AbortController, run: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
   entry.running = controller;
+  entry.feed.start();
+  let summary = "failed: the run did not finish";
   try {
-    return await run();
+    const result = await run();
+    summary = result.ok ? `finished in ${result.durationMs} ms` : `ended: ${result.error?.name ?? "error"}: ${(result.error?.message ?? "").slice(0, 300)}`;
+    return result;
   } finally {
+    entry.feed.end(summary);
     if (entry.running === controller) entry.running = null;
   }
 }

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { Session } from "../session.js";
 import type { StorageBackend } from "../storage/protocol.js";
+import { OutputFeed } from "./output-feed.js";
 
 export interface SessionEntry {
   readonly id: string;
@@ -17,6 +18,10 @@ export interface SessionEntry {
   /** Aborts the run in progress (POST cancel, a client that disconnected). */
   running: AbortController | null;
   busy: number;
+  /** When it was created (epoch ms). */
+  readonly createdAt: number;
+  /** Its current run's output, for the console's watchers. */
+  readonly feed: OutputFeed;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -54,13 +59,18 @@ export class SessionPool {
         await ownedStorage?.close().catch(() => undefined);
         throw err;
       }
-      const entry: SessionEntry = { id: randomUUID(), session, workspace, ownedStorage, running: null, busy: 0, timer: undefined };
+      const entry: SessionEntry = { id: randomUUID(), session, workspace, ownedStorage, running: null, busy: 0, createdAt: Date.now(), feed: new OutputFeed(), timer: undefined };
       this.entries.set(entry.id, entry);
       this.arm(entry);
       return entry;
     } finally {
       this.pending--;
     }
+  }
+
+  /** Every session held, oldest first (the console's sessions page). */
+  list(): SessionEntry[] {
+    return [...this.entries.values()];
   }
 
   /** The session, if it exists and belongs to `workspace`. */

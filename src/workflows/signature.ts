@@ -38,7 +38,7 @@ type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpre
 
 // Importing `typescript` costs ~150 ms, so it is loaded on the first extraction, not at process start.
 let typescript: Promise<TS> | undefined;
-function loadTypeScript(): Promise<TS> {
+export function loadTypeScript(): Promise<TS> {
   typescript ??= import("typescript").then(
     (m) => m.default,
     (err: unknown) => {

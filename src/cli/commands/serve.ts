@@ -7,6 +7,8 @@ import { toolsModuleOption } from "../tools-module.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
+import type { Executor } from "../../execution/protocol.js";
+import type { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../../execution/by-name.js";
@@ -37,6 +39,7 @@ interface ServeFlags extends StorageFlags, ExecutorFlags, OtelFlags, DurableFlag
   idleTimeout: number;
   maxBodyBytes: number;
   spareExecutors: number;
+  console?: boolean;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -56,6 +59,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option("--port <port>", `port (0 picks a free one; default ${DEFAULT_PORT})`).default(DEFAULT_PORT).argParser(intIn(0, 65_535, "a port number")))
     .addOption(new Option("--token <token>", `bearer token every request but GET /health must send (at least ${MIN_TOKEN_LENGTH} characters)`).env(TOKEN_ENV))
     .option("--no-auth", "no token (loopback --host only)")
+    .option("--console", "also serve the web console under /console (same token; see docs/console.md)")
     .addOption(new Option("--max-sessions <n>", "sessions held at once; more are refused with 429").default(DEFAULT_MAX_SESSIONS).argParser(intIn(1, 100_000, "a number of sessions")))
     .addOption(new Option("--idle-timeout <seconds>", "close a session (and end its processes) after this long without a request").default(DEFAULT_IDLE_TIMEOUT_S).argParser(intIn(1, 604_800, "a number of seconds")))
     .addOption(new Option("--max-body-bytes <n>", "largest request body; larger is refused with 413").default(DEFAULT_MAX_BODY_BYTES).argParser(intIn(1_024, 1_073_741_824, "a number of bytes")))
@@ -132,20 +136,17 @@ async function serve(flags: ServeFlags): Promise<void> {
   let redisTools: ToolsFolder | null = null;
   if (storage instanceof RedisStorage && flags.tools === undefined) redisTools = await redisToolsFolder(storage);
   const toolsPath = redisTools?.dir ?? paths.toolsPath;
-  const middleware = middlewareFromFlags(flags);
   await checkToolFiles(toolsPath).catch(async (err: unknown) => {
     await redisTools?.remove();
     await storage.close();
     throw err;
   });
-  await loadExecutor(flags.executor, flags.language);
-  const sampler = await samplerFromFlag(flags.sampler);
-  // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
-  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags).catch(async (err: unknown) => {
+  const createSessionExecutor = await executorFactory(flags, toolsPath, log).catch(async (err: unknown) => {
     await redisTools?.remove();
     await storage.close();
     throw err;
-  })) };
+  });
+  const consoleSession = flags.console ? await openConsoleSession(storage, createSessionExecutor) : undefined;
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,
@@ -155,18 +156,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     loopbackOnly: flags.token === undefined,
     executorKind: flags.executor,
     spareExecutors: flags.spareExecutors,
-    createExecutor: () =>
-      createExecutor(flags.executor, {
-        toolsPath,
-        defaultTimeoutMs: flags.timeout,
-        middleware,
-        ...(flags.search !== undefined ? { search: flags.search } : {}),
-        ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
-        ...(flags.language !== undefined ? { language: flags.language } : {}),
-        ...executorExtras,
-        // Toolable tools' progress/log/artifact events go to the server's log (a remote client does not receive them).
-        toolable: { onEvent: (e) => log(eventLine(e)), ...(sampler ? { sampler } : {}) },
-      }),
+    createExecutor: createSessionExecutor,
     storage,
     ...(flags.workspaceHeader !== undefined ? { openWorkspace } : {}),
     workspaceHeader: flags.workspaceHeader?.toLowerCase() ?? null,
@@ -176,7 +166,9 @@ async function serve(flags: ServeFlags): Promise<void> {
     maxBodyBytes: flags.maxBodyBytes,
     durable: flags.durable === true,
     log,
+    ...(consoleSession ? { consoleSession } : {}),
   }).catch(async (err: unknown) => {
+    await consoleSession?.close();
     await storage.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE") throw new CliUsageError(`port ${flags.port} is already in use on ${flags.host}; choose another --port (0 picks a free one)`);
@@ -185,20 +177,60 @@ async function serve(flags: ServeFlags): Promise<void> {
   });
   process.on("unhandledRejection", (reason) => log(`unhandled rejection (ignored, still serving): ${String(reason)}`));
   log(`listening on ${server.url} (${flags.token !== undefined ? "bearer token required" : "loopback only, no token"}; executor ${flags.executor}; storage in ${where}${flags.durable ? "; durable runs" : ""})`);
+  if (consoleSession) process.stdout.write(`Console: ${consoleUrl(server.url, flags.token)}\n`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", () => resolve());
     process.once("SIGTERM", () => resolve());
   });
   log("shutting down");
   await server.close();
+  await consoleSession?.close();
   await redisTools?.remove();
   await storage.close();
 }
 
-function intIn(min: number, max: number, what: string): (value: string) => number {
+export function intIn(min: number, max: number, what: string): (value: string) => number {
   return (value) => {
     const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
     if (!(n >= min && n <= max)) throw new InvalidArgumentError(`expected ${what} from ${min} to ${max}`);
     return n;
   };
+}
+
+/**
+ * How the server (and the console) make an executor for a session: --memory-mb, --image, --network,
+ * --skills, --tools-module the same for every session, the folders checked once.
+ */
+export async function executorFactory(flags: ExecutorFlags, toolsPath: string, log: (line: string) => void): Promise<() => Executor> {
+  await loadExecutor(flags.executor, flags.language);
+  const sampler = await samplerFromFlag(flags.sampler);
+  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags)) };
+  const middleware = middlewareFromFlags(flags);
+  return () =>
+    createExecutor(flags.executor, {
+      toolsPath,
+      defaultTimeoutMs: flags.timeout,
+      middleware,
+      ...(flags.search !== undefined ? { search: flags.search } : {}),
+      ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
+      ...(flags.language !== undefined ? { language: flags.language } : {}),
+      ...executorExtras,
+      // Toolable tools' progress/log/artifact events go to the server's log (a remote client does not receive them).
+      toolable: { onEvent: (e) => log(eventLine(e)), ...(sampler ? { sampler } : {}) },
+    });
+}
+
+/**
+ * The console's own session on the server's storage. Durable when TS_CODE_MODE_RUNS_SECRET is set:
+ * answering an approval resumes the paused run here, which needs the key that signed it.
+ */
+export async function openConsoleSession(storage: StorageBackend, createExecutor: () => Executor): Promise<Session> {
+  const { Session } = await import("../../session.js");
+  const durable = (process.env["TS_CODE_MODE_RUNS_SECRET"] ?? "") !== "";
+  return new Session({ storage, executor: createExecutor(), ...(durable ? { durable: true as const } : {}) });
+}
+
+/** The address a person opens: with a token, the login link that trades it for the console's cookie. */
+export function consoleUrl(base: string, token: string | undefined): string {
+  return token === undefined ? `${base}/console/` : `${base}/console/login?token=${encodeURIComponent(token)}`;
 }
