@@ -40,7 +40,7 @@ import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
-import { containerPlace, runArgvIn, type ArgvRunOptions, type ArgvRunResult } from "./command.js";
+import { containerPlace, runArgvIn, type ArgvRunOptions, type ArgvRunResult, type ProgramLauncher } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -90,6 +90,12 @@ export interface ContainerExecutorOptions {
   workdir?: string;
   /** User inside the container; default "65534:65534" (nobody). */
   user?: string;
+  /**
+   * How programs run for the host (CLI and toolable tools, skill scripts, runArgv): "runner"
+   * (default) through one resident process per container, so a call costs a spawn there; "exec":
+   * one engine exec per program (slower; for engines whose long-lived execs misbehave).
+   */
+  commandRunner?: ProgramLauncher;
   /** Register the `shell` tool (tools.shell.exec) and allow session.exec; default true. */
   shell?: boolean;
   defaultTimeoutMs?: number;
@@ -114,6 +120,7 @@ const optionsShape = lazy(() => ({
   workdir: absolute.optional(),
   user: z.string().regex(/^\d+(:\d+)?$/, 'must be "uid" or "uid:gid" (numbers)').optional(),
   shell: z.boolean().optional(),
+  commandRunner: z.enum(["runner", "exec"], { error: 'must be "runner" or "exec"' }).optional(),
   startupTimeoutMs: z.number().int().min(100).max(600_000).optional(),
 }));
 
@@ -209,7 +216,7 @@ export class ContainerExecutor implements Executor {
     if (this.options.shell !== false) registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
     // Toolable executables run inside: their files are mounted read-only at the same paths.
     this.toolFiles = await registry.hostFiles();
-    this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image });
+    this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" });
     const place = this.place;
     const inner = new SubprocessExecutor(
       {
@@ -324,14 +331,14 @@ export class ContainerExecutor implements Executor {
    */
   async runArgv(argv: readonly string[], options: Omit<ArgvRunOptions, "cwd" | "user"> & { cwd?: string; user?: string }): Promise<ArgvRunResult> {
     if (argv.length === 0) throw new ValidationError("runArgv: argv must name a program");
-    return runArgvIn(await this.liveContainer(), argv, { ...options, cwd: options.cwd ?? this.workdir, user: options.user ?? this.options.user ?? CONTAINER_DEFAULTS.user });
+    return runArgvIn(await this.liveContainer(), argv, { via: this.options.commandRunner ?? "runner", ...options, cwd: options.cwd ?? this.workdir, user: options.user ?? this.options.user ?? CONTAINER_DEFAULTS.user });
   }
 
   private async runSkillNow(skill: Parameters<SkillRunner>[0], script: string, args: readonly string[], ctx: CallContext): Promise<string> {
     // Called during a run, so the guest's container is up.
     const container = this.current?.isAlive ? this.current.handle : undefined;
     if (!container) throw new ValidationError("skills.run: no container is running");
-    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image }, skill, script, args, ctx);
+    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" }, skill, script, args, ctx);
   }
 
   async reset(): Promise<void> {
