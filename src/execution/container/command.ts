@@ -251,7 +251,7 @@ export function containerCommandRunner(container: () => Promise<Docker.Container
 }
 
 /** How to get `command` into the image, for messages. */
-function fixFor(image: string, command: string): string {
+export function fixFor(image: string, command: string): string {
   return `add it with \`ts-code-mode image build --with ${command.split("/").pop() ?? command}\` (and use that image instead of ${image})`;
 }
 

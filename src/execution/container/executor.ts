@@ -40,7 +40,7 @@ import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
-import { containerPlace, runArgvIn, type ArgvRunOptions, type ArgvRunResult, type ProgramLauncher } from "./command.js";
+import { containerPlace, fixFor, runArgvIn, type ArgvRunOptions, type ArgvRunResult, type ProgramLauncher } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -124,6 +124,12 @@ const optionsShape = lazy(() => ({
   startupTimeoutMs: z.number().int().min(100).max(600_000).optional(),
 }));
 
+/** Inside: prints the JSON list of the argv's commands that are not executable files on PATH (or at their path). */
+const MISSING_COMMANDS_PROBE = `const fs = require("node:fs"), path = require("node:path");
+const dirs = (process.env.PATH || "/usr/local/bin:/usr/bin:/bin").split(":").filter((d) => d.startsWith("/"));
+const ok = (f) => { try { fs.accessSync(f, fs.constants.X_OK); return fs.statSync(f).isFile(); } catch { return false; } };
+console.log(JSON.stringify(process.argv.slice(1).filter((c) => (c.includes("/") ? !ok(path.resolve(c)) : !dirs.some((d) => ok(path.join(d, c)))))));`;
+
 export const CONTAINER_DEFAULTS = { network: "none", memoryMb: 512, cpus: 1, pidsLimit: 256, user: "65534:65534", workdir: "/workspace", startupTimeoutMs: 30_000 } as const;
 
 export class ContainerExecutor implements Executor {
@@ -138,6 +144,8 @@ export class ContainerExecutor implements Executor {
   private starting: Promise<void> | null = null;
   private closed = false;
   private place: CommandPlace | null = null;
+  /** Tools whose program the image lacks, with the fix (markMissingCommands). */
+  private unavailable: string[] = [];
   /** Host files of toolable tools, mounted read-only at the same paths (registry.hostFiles). */
   private toolFiles: string[] = [];
 
@@ -187,6 +195,7 @@ export class ContainerExecutor implements Executor {
         network === "none" ? "networkIsolation: the container has no network (only loopback); it reaches the host through one unix socket that carries only namespace calls." : "No network isolation: network is \"bridge\", the container may open connections.",
         "tools: command-line tools (type: cli), toolable executables and skill scripts run inside this container, as the container's user, and see exactly its files (a toolable executable's own files are mounted read-only at their host paths; its YAML env enters the container with it); MCP and HTTP tools run on the host (their credentials never enter the container). A cli or toolable tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
         `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? " and the mounts given" : ""}; storage, tools and credentials stay on the host.`,
+        ...(this.unavailable.length ? [`unavailable tools (their program is not in the image): ${this.unavailable.join("; ")}`] : []),
         "Between runs the container is not paused: code left running inside may go on, but cannot call the host (calls outside a run are refused).",
         "deps: packages cannot be installed at runtime (no depsInstall); put them in the image.",
         "Containers carry the label io.ts-code-mode; close() removes them, start() removes those left by a host process that died, `ts-code-mode containers prune` removes them by hand.",
@@ -250,6 +259,34 @@ export class ContainerExecutor implements Executor {
     );
     this.inner = inner;
     await inner.start(storage);
+    await this.markMissingCommands(registry);
+  }
+
+  /**
+   * Tools whose program the image lacks are listed as unavailable with the fix (image build
+   * --with), so the agent learns it from tools.list/describe and capabilities(), not at call time.
+   * One probe inside the container, as its user, through the runner it warms up.
+   */
+  private async markMissingCommands(registry: ToolRegistry): Promise<void> {
+    const needs = await registry.commandsWhereCodeRuns();
+    const commands = [...new Set([...needs.values()].flat())];
+    if (!commands.length) return;
+    const r = await this.runArgv(["node", "-e", MISSING_COMMANDS_PROBE, ...commands], { timeoutMs: 30_000 }).catch(() => null);
+    let missing: unknown;
+    try {
+      missing = JSON.parse(r?.exitCode === 0 ? r.stdout : "[]");
+    } catch {
+      missing = [];
+    }
+    const absent = new Set(Array.isArray(missing) ? missing.filter((m): m is string => typeof m === "string" && commands.includes(m)) : []);
+    this.unavailable = [];
+    for (const [tool, cmds] of needs) {
+      const cmd = cmds.find((c) => absent.has(c));
+      if (cmd === undefined) continue;
+      const reason = `command '${cmd}' is not in the container image ${this.image}; ${fixFor(this.image, cmd)}, or give the tool's YAML runs_on: host`;
+      registry.markUnavailable(tool, reason);
+      this.unavailable.push(`${tool} (${reason})`);
+    }
   }
 
   private launch(docker: DockerClient, spawn: SpawnOptions): GuestHandle {
