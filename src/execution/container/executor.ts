@@ -24,6 +24,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../../tools/adapters/toolable/host.js";
 import { ToolRegistry } from "../../tools/registry.js";
+import { SkillLibrary } from "../../skills/library.js";
 import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import type { SearchOptions } from "../../search/config.js";
 import type { HostServices, SkillRunner } from "../host.js";
@@ -130,6 +131,22 @@ const dirs = (process.env.PATH || "/usr/local/bin:/usr/bin:/bin").split(":").fil
 const ok = (f) => { try { fs.accessSync(f, fs.constants.X_OK); return fs.statSync(f).isFile(); } catch { return false; } };
 console.log(JSON.stringify(process.argv.slice(1).filter((c) => (c.includes("/") ? !ok(path.resolve(c)) : !dirs.some((d) => ok(path.join(d, c)))))));`;
 
+/** Where a container session's skills are, read-only: /skills/<name>/SKILL.md and its files. */
+export const SKILLS_DIR = "/skills";
+
+/**
+ * The folders on disk of the skills the session has when it starts (the storage's, then the skill
+ * roots', a later one winning a name, as the catalog merges them); skills kept elsewhere (Redis)
+ * have none and are read through skills.* only.
+ */
+async function skillFolders(storage: StorageBackend, roots: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const s of await new SkillLibrary(storage.skills, { roots }).list().catch(() => [])) {
+    if (path.isAbsolute(s.location) && path.basename(s.location) === "SKILL.md") out.set(s.name, path.dirname(s.location));
+  }
+  return out;
+}
+
 export const CONTAINER_DEFAULTS = { network: "none", memoryMb: 512, cpus: 1, pidsLimit: 256, user: "65534:65534", workdir: "/workspace", startupTimeoutMs: 30_000 } as const;
 
 export class ContainerExecutor implements Executor {
@@ -144,6 +161,8 @@ export class ContainerExecutor implements Executor {
   private starting: Promise<void> | null = null;
   private closed = false;
   private place: CommandPlace | null = null;
+  /** Skill folders on disk by name, mounted read-only at /skills/<name> (skillFolders). */
+  private skillDirs = new Map<string, string>();
   /** Tools whose program the image lacks, with the fix (markMissingCommands). */
   private unavailable: string[] = [];
   /** Host files of toolable tools, mounted read-only at the same paths (registry.hostFiles). */
@@ -194,7 +213,7 @@ export class ContainerExecutor implements Executor {
         "processIsolation: the code runs in its own container; a crash or process.exit() ends only it, and the next run gets a fresh container.",
         network === "none" ? "networkIsolation: the container has no network (only loopback); it reaches the host through one unix socket that carries only namespace calls." : "No network isolation: network is \"bridge\", the container may open connections.",
         "tools: command-line tools (type: cli), toolable executables and skill scripts run inside this container, as the container's user, and see exactly its files (a toolable executable's own files are mounted read-only at their host paths; its YAML env enters the container with it); MCP and HTTP tools run on the host (their credentials never enter the container). A cli or toolable tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
-        `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? " and the mounts given" : ""}; storage, tools and credentials stay on the host.`,
+        `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? ", the mounts given" : ""}${this.skillDirs.size ? `, the skills (read-only at ${SKILLS_DIR}/<name>)` : ""}${this.toolFiles.length ? " and the files of its toolable executables (read-only, at their host paths)" : ""}; storage, tools and credentials stay on the host.`,
         ...(this.unavailable.length ? [`unavailable tools (their program is not in the image): ${this.unavailable.join("; ")}`] : []),
         "Between runs the container is not paused: code left running inside may go on, but cannot call the host (calls outside a run are refused).",
         "deps: packages cannot be installed at runtime (no depsInstall); put them in the image.",
@@ -225,6 +244,7 @@ export class ContainerExecutor implements Executor {
     if (this.options.shell !== false) registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
     // Toolable executables run inside: their files are mounted read-only at the same paths.
     this.toolFiles = await registry.hostFiles();
+    this.skillDirs = await skillFolders(storage, this.options.skillRoots ?? []);
     this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" });
     const place = this.place;
     const inner = new SubprocessExecutor(
@@ -255,6 +275,9 @@ export class ContainerExecutor implements Executor {
         runsCommands: false,
         runSkill: (skill, script, args, ctx) => this.runSkillNow(skill, script, args, ctx),
         place,
+        // The catalog shows the path the code opens: the skill's folder is mounted at /skills/<name>;
+        // one saved after the start is not there (a host path would mean nothing inside): skills.read reads it.
+        skillLocation: (name) => (this.skillDirs.has(name) ? `${SKILLS_DIR}/${name}/SKILL.md` : `skill://${name}/SKILL.md`),
       },
     );
     this.inner = inner;
@@ -304,6 +327,7 @@ export class ContainerExecutor implements Executor {
     const memory = this.memoryMb * 1024 * 1024;
     const mounts: Docker.MountSettings[] = (o.mounts ?? []).map((m) => ({ Type: "bind", Source: path.resolve(m.source), Target: m.target, ReadOnly: m.readOnly !== false }));
     if (o.workspace) mounts.push({ Type: "bind", Source: path.resolve(o.workspace), Target: o.workspace, ReadOnly: false });
+    for (const [name, dir] of this.skillDirs) mounts.push({ Type: "bind", Source: dir, Target: `${SKILLS_DIR}/${name}`, ReadOnly: true });
     for (const file of this.toolFiles) {
       const covered = mounts.some((m) => m.Source !== undefined && m.Target === m.Source && (file === m.Source || file.startsWith(`${m.Source}/`)));
       if (!covered) mounts.push({ Type: "bind", Source: file, Target: file, ReadOnly: true });
