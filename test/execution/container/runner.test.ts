@@ -88,19 +88,21 @@ describe("the resident command runner", () => {
       const late = await ex.runArgv(["sh", "-c", `sleep ${nap} & sleep ${nap}`], { timeoutMs: 500, via });
       expect(late.exitCode).toBe(124);
       expect(late.stderr).toMatch(/stopped at its timeout of 500 ms/);
-      await waitFor(async () => !(await processes()).some((l) => l.includes(`sleep ${nap}`)), "both sleeps to be killed", 20_000, 300);
+      await waitFor(async () => !(await processes()).some((l) => l.includes(`sleep ${nap}`)), "both sleeps to be killed", 60_000, 300);
       const loud = await ex.runArgv(["sh", "-c", "while :; do echo yyyyyyyyyyyyyyyyyyyy; done"], { timeoutMs: 30_000, maxStdoutBytes: 100_000, via });
       expect(loud.stopped).toBe("cap");
       await waitFor(async () => !(await processes()).some((l) => l.includes("while :")), "the loud loop to be killed", 20_000, 300);
     });
 
-    it("an abort kills the program and what left its process group", async () => {
+    it("an abort kills the program and what left its process group", { timeout: 120_000 }, async () => {
       const ac = new AbortController();
-      const call = ex.runArgv(["sh", "-c", `setsid sleep ${nap2} & sleep ${nap2}`], { timeoutMs: 60_000, signal: ac.signal, via });
-      await waitFor(async () => (await processes()).filter((l) => l.endsWith(` sleep ${nap2} `)).length === 2, "both sleeps to run", 20_000, 200);
+      // The image has no setsid: node starts a sleep in a session (and group) of its own.
+      const leave = `require("node:child_process").spawn("sleep", ["${nap2}"], { detached: true, stdio: "ignore" }).unref()`;
+      const call = ex.runArgv(["sh", "-c", `node -e '${leave}'; sleep ${nap2}`], { timeoutMs: 60_000, signal: ac.signal, via });
+      await waitFor(async () => (await processes()).filter((l) => new RegExp(`^\\d+ sleep ${nap2} $`).test(l)).length === 2, "both sleeps to run", 60_000, 200);
       ac.abort();
       expect((await call).stopped).toBe("abort");
-      await waitFor(async () => !(await processes()).some((l) => l.includes(`sleep ${nap2}`)), "both sleeps to be killed", 20_000, 300);
+      await waitFor(async () => !(await processes()).some((l) => l.includes(`sleep ${nap2}`)), "both sleeps to be killed", 60_000, 300);
     });
   });
 
