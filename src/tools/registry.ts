@@ -74,6 +74,8 @@ export class ToolRegistry {
   private loading: Promise<void> | null = null;
   /** Tools that cannot run where this registry's calls run (markUnavailable), with the reason and fix. */
   private readonly unavailable = new Map<string, string>();
+  /** A check that may mark tools unavailable (checkAvailability); listings wait for it. */
+  private availability: Promise<void> | null = null;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
@@ -241,8 +243,18 @@ export class ToolRegistry {
     this.searchCache = null;
   }
 
+  /**
+   * Run `check` (which calls markUnavailable) without holding up the caller; tools.list, search and
+   * describe wait for it, so they never show a tool as available before it is known. A failed check
+   * marks nothing.
+   */
+  checkAvailability(check: () => Promise<void>): void {
+    this.availability = check().catch(() => undefined);
+  }
+
   /** An adapter's info, marked when the tool is unavailable where calls run. */
   private async infoOf(name: string): Promise<ToolInfo> {
+    if (this.availability) await this.availability;
     const info = await this.get(name).info();
     const reason = this.unavailable.get(name);
     return reason === undefined ? info : { ...info, description: `(unavailable: ${reason}) ${info.description}` };

@@ -282,7 +282,8 @@ export class ContainerExecutor implements Executor {
     );
     this.inner = inner;
     await inner.start(storage);
-    await this.markMissingCommands(registry);
+    // Not awaited (a probe costs an engine exec: start would take it on every session); listings wait for it.
+    registry.checkAvailability(() => this.markMissingCommands(registry));
   }
 
   /**
