@@ -74,7 +74,8 @@ export class ToolRegistry {
   private loading: Promise<void> | null = null;
   /** Tools that cannot run where this registry's calls run (markUnavailable), with the reason and fix. */
   private readonly unavailable = new Map<string, string>();
-  /** A check that may mark tools unavailable (checkAvailability); listings wait for it. */
+  /** A check that may mark tools unavailable (checkAvailability), run by the first listing, which waits for it. */
+  private availabilityCheck: (() => Promise<void>) | null = null;
   private availability: Promise<void> | null = null;
 
   constructor(options: ToolRegistryOptions = {}) {
@@ -244,17 +245,18 @@ export class ToolRegistry {
   }
 
   /**
-   * Run `check` (which calls markUnavailable) without holding up the caller; tools.list, search and
-   * describe wait for it, so they never show a tool as available before it is known. A failed check
-   * marks nothing.
+   * `check` (which calls markUnavailable) runs once, at the first tools.list, search or describe,
+   * which wait for it: so they never show a tool as available before it is known, and a session
+   * that lists nothing never pays for it. A failed check marks nothing.
    */
   checkAvailability(check: () => Promise<void>): void {
-    this.availability = check().catch(() => undefined);
+    this.availabilityCheck = check;
+    this.availability = null;
   }
 
   /** An adapter's info, marked when the tool is unavailable where calls run. */
   private async infoOf(name: string): Promise<ToolInfo> {
-    if (this.availability) await this.availability;
+    if (this.availabilityCheck) await (this.availability ??= this.availabilityCheck().catch(() => undefined));
     const info = await this.get(name).info();
     const reason = this.unavailable.get(name);
     return reason === undefined ? info : { ...info, description: `(unavailable: ${reason}) ${info.description}` };

@@ -282,7 +282,7 @@ export class ContainerExecutor implements Executor {
     );
     this.inner = inner;
     await inner.start(storage);
-    // Not awaited (a probe costs an engine exec: start would take it on every session); listings wait for it.
+    // Run by the first listing (a probe costs the runner's start: a session that lists nothing never pays it).
     registry.checkAvailability(() => this.markMissingCommands(registry));
   }
 
