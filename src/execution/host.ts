@@ -61,7 +61,7 @@ export interface HostServicesOptions {
   /** How tools.search / workflows.search rank (default: the built-in embedding model, offline). */
   search?: SearchOptions;
   /** The executor these services serve and its trust level: workflows it saves are recorded with it. Missing trust: untrusted. */
-  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; place?: CommandPlace | undefined };
+  origin: { kind: string; trust?: WorkflowPrincipal["trust"] | undefined; language?: "typescript" | "python" | undefined; runsCommands?: boolean | undefined; runSkill?: SkillRunner | undefined; place?: CommandPlace | undefined; skillLocation?: ((name: string, location: string) => string) | undefined };
   /** Read-only folders of Agent Skills merged after the storage's (later wins). */
   skillRoots?: readonly string[];
   /** Bytes the session's namespace calls may hold at once, arguments and replies together (default 256 MiB). */
@@ -278,7 +278,7 @@ export class HostServices {
     const principal: WorkflowPrincipal = { executor: origin?.kind ?? "unknown", trust: origin?.trust === "trusted" ? "trusted" : "untrusted" };
     this.workflows = new WorkflowLibrary(storage.workflows, { ranker: search.workflowsRanker(), principal });
     this.artifacts = storage.artifacts;
-    this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal });
+    this.skills = new SkillLibrary(storage.skills, { roots: skillRoots ?? [], ranker: search.skillsRanker(), principal, ...(origin?.skillLocation ? { location: origin.skillLocation } : {}) });
     this.runsCommands = origin?.runsCommands === true;
     this.skillRunner = origin?.runSkill;
     this.commandPlace = origin?.place;

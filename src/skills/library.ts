@@ -72,6 +72,11 @@ export interface SkillLibraryOptions {
   ranker?: Ranker;
   /** Who acts: saves record it as provenance. Absent: the host itself (trusted, no provenance recorded). */
   principal?: WorkflowPrincipal;
+  /**
+   * Where the code of the session sees a skill's SKILL.md, from the store's location (a container
+   * session shows `/skills/<name>/SKILL.md`, the path its code can open). Default: as stored.
+   */
+  location?: (name: string, location: string) => string;
 }
 
 const WEIGHTS = { name: 3, description: 2, body: 0.5 } as const;
@@ -206,7 +211,7 @@ export class SkillLibrary {
       out.push({ path: PROVENANCE_FILE, bytes: new TextEncoder().encode(JSON.stringify(provenance)) });
     }
     await store.save(name, out);
-    return { name, description, location: store.location(name) };
+    return { name, description, location: this.locate(name, store.location(name)) };
   }
 
   async delete(name: string): Promise<boolean> {
@@ -282,7 +287,11 @@ export class SkillLibrary {
   }
 
   private summary(e: Entry): SkillSummary {
-    return { name: e.name, description: e.description, location: e.store.location(e.name) };
+    return { name: e.name, description: e.description, location: this.locate(e.name, e.store.location(e.name)) };
+  }
+
+  private locate(name: string, location: string): string {
+    return this.options.location ? this.options.location(name, location) : location;
   }
 
   private writableStore(): SkillStore {

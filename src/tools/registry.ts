@@ -72,6 +72,11 @@ export class ToolRegistry {
   /** Set by `deferred` until the first use starts the load; `loading` is that load until it succeeds (a failed one stays). */
   private pending: (() => Promise<void>) | null = null;
   private loading: Promise<void> | null = null;
+  /** Tools that cannot run where this registry's calls run (markUnavailable), with the reason and fix. */
+  private readonly unavailable = new Map<string, string>();
+  /** A check that may mark tools unavailable (checkAvailability), run by the first listing, which waits for it. */
+  private availabilityCheck: (() => Promise<void>) | null = null;
+  private availability: Promise<void> | null = null;
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
@@ -214,6 +219,49 @@ export class ToolRegistry {
     return [...files].sort();
   }
 
+  /**
+   * The programs each tool starts where the session's code runs (a container session's
+   * container), by tool: what a container image must have. Loads deferred files first.
+   */
+  async commandsWhereCodeRuns(): Promise<Map<string, string[]>> {
+    if (this.unloaded) await this.loaded();
+    const out = new Map<string, string[]>();
+    for (const [name, { adapter }] of this.adapters) {
+      const needs = (adapter as Partial<{ commandsWhereCodeRuns(): string[] }>).commandsWhereCodeRuns;
+      const commands = typeof needs === "function" ? needs.call(adapter) : [];
+      if (commands.length) out.set(name, commands);
+    }
+    return out;
+  }
+
+  /**
+   * Say that `name` cannot run where this registry's calls run (its command is missing from a
+   * container image): tools.list, search and describe show it as unavailable with `reason` (which
+   * names the fix), so an agent learns it before calling. A call still fails with the same fix.
+   */
+  markUnavailable(name: string, reason: string): void {
+    this.unavailable.set(name, reason);
+    this.searchCache = null;
+  }
+
+  /**
+   * `check` (which calls markUnavailable) runs once, at the first tools.list, search or describe,
+   * which wait for it: so they never show a tool as available before it is known, and a session
+   * that lists nothing never pays for it. A failed check marks nothing.
+   */
+  checkAvailability(check: () => Promise<void>): void {
+    this.availabilityCheck = check;
+    this.availability = null;
+  }
+
+  /** An adapter's info, marked when the tool is unavailable where calls run. */
+  private async infoOf(name: string): Promise<ToolInfo> {
+    if (this.availabilityCheck) await (this.availability ??= this.availabilityCheck().catch(() => undefined));
+    const info = await this.get(name).info();
+    const reason = this.unavailable.get(name);
+    return reason === undefined ? info : { ...info, description: `(unavailable: ${reason}) ${info.description}` };
+  }
+
   /** Tool names, sorted. */
   names(): string[] {
     return [...this.adapters.keys()].sort();
@@ -226,7 +274,7 @@ export class ToolRegistry {
   /** The full ToolInfo of one tool. Throws NotFoundError. */
   async info(name: string): Promise<ToolInfo> {
     if (this.unloaded) await this.loaded();
-    return this.get(name).info();
+    return this.infoOf(name);
   }
 
   async list(): Promise<ToolListing[]> {
@@ -241,7 +289,7 @@ export class ToolRegistry {
     if (this.unloaded) await this.loaded();
     this.assertOpen();
     const names = this.names();
-    const settled = await Promise.allSettled(names.map((n) => this.get(n).info()));
+    const settled = await Promise.allSettled(names.map((n) => this.infoOf(n)));
     return settled.map((r, i) => {
       if (r.status === "fulfilled") return r.value;
       const type = this.adapters.get(names[i]!)?.type ?? "toolable";
@@ -291,7 +339,7 @@ export class ToolRegistry {
   async describe(name: string, language: "typescript" | "python" = "typescript"): Promise<string> {
     if (this.unloaded) await this.loaded();
     const dot = name.indexOf(".");
-    let info = await this.get(dot < 0 ? name : name.slice(0, dot)).info();
+    let info = await this.infoOf(dot < 0 ? name : name.slice(0, dot));
     if (dot >= 0) info = { ...info, callables: [findCallable(info, name.slice(dot + 1))], direct: null };
     else if (info.callables.length > MAX_DESCRIBED_CALLABLES) {
       const note = `Arguments of each callable: tools.describe("${info.name}.<callable>").`;

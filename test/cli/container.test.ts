@@ -43,6 +43,28 @@ describe("ts-code-mode image build", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, value: 3 });
   }, 120_000);
 
+  it("--tools adds the programs the tool files run inside; a program the image lacks makes its tool unavailable with the fix", async () => {
+    const tools = path.join(dir, "jq-tools");
+    await mkdir(tools, { recursive: true });
+    await writeFile(path.join(tools, "jq.yaml"), "name: jq\ndescription: Query JSON\ncommand: [jq, -c]\nschema:\n  positional:\n    - { name: filter, type: string, required: true }\n    - { name: files, type: array, required: true }\n");
+    await writeFile(path.join(tools, "wc.yaml"), "name: wc\ndescription: Count lines\ncommand: [wc, -l]\n");
+    await writeFile(path.join(tools, "gone.yaml"), "name: gone\ndescription: Not anywhere\ncommand: tcm-not-on-this-host\n");
+    const built = await cli(["image", "build", "--tools", tools, "--json"], { cwd: dir, timeoutMs: 180_000 });
+    expect(built.code, built.stderr).toBe(0);
+    const out = JSON.parse(built.stdout) as { tag: string; with: string[]; skipped: string[] };
+    expect(out.with).toEqual(["jq"]); // wc is in every image already
+    expect(out.skipped).toEqual([expect.stringMatching(/^tcm-not-on-this-host \(not on this host's PATH/)]);
+    const code = 'await (await import("node:fs/promises")).writeFile("/workspace/a.json", JSON.stringify({ a: [1, 2] })); [await tools.jq({ filter: ".a", files: ["/workspace/a.json"] }), (await tools.list()).map((t) => t.name + ": " + t.description)]';
+    const r = await cli(["run", "--base", "demo", "--tools", tools, "--executor", "container", "--image", out.tag, "--json", code], { cwd: dir, timeoutMs: 120_000 });
+    const result = JSON.parse(r.stdout) as { ok: boolean; value: [string, string[]] };
+    expect(result.ok, r.stdout).toBe(true);
+    expect(result.value[0]).toBe("[1,2]\n");
+    expect(result.value[1]).toContain("jq: Query JSON");
+    expect(result.value[1]).toContain("wc: Count lines");
+    expect(result.value[1].find((l) => l.startsWith("gone: "))).toMatch(/^gone: \(unavailable: command 'tcm-not-on-this-host' is not in the container image .*image build --with tcm-not-on-this-host/);
+    await (await testDocker()).getImage(out.tag).remove({ force: true }).catch(() => undefined);
+  }, 300_000);
+
   it("a value that is not a program or package name is refused before anything runs", async () => {
     const r = await cli(["image", "build", "--with", "--evil;rm"], { cwd: dir });
     expect(r.code).not.toBe(0);

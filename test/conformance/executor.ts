@@ -57,6 +57,8 @@ export interface ConformanceOptions {
    * own pids), so the suite checks the argv case here and the executor's own tests the rest.
    */
   skillsRun?: boolean | "isolated";
+  /** Where the guest sees a skill's SKILL.md (default: its host path; a container session: /skills/<name>/SKILL.md). */
+  skillLocation?: (name: string, hostPath: string) => string;
 }
 
 /** The repository's example tools: date, echo, grep, ls, sha256sum, uname, wc. */
@@ -955,7 +957,8 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         const list = (await value(s, "await skills.list()")) as Array<{ name: string; description: string; location: string }>;
         expect(list.map((k) => k.name)).toEqual(["commit-message", "csv-summary"]);
         expect(list[1]?.description).toMatch(/^Summarise a CSV file/);
-        expect(list[1]?.location).toBe(path.join(base, "skills", "csv-summary", "SKILL.md"));
+        const hostPath = path.join(base, "skills", "csv-summary", "SKILL.md");
+        expect(list[1]?.location).toBe(options.skillLocation?.("csv-summary", hostPath) ?? hostPath);
         expect(await value(s, "await skills.list()")).toEqual(await s.listSkills());
       });
 

@@ -4,9 +4,10 @@
  * container modules are loaded when a command runs (dockerode is heavy; see engine.ts).
  */
 import type { Command } from "commander";
-import { addJsonOption, examples, printJson, writeLine } from "../shared.js";
+import { addJsonOption, examples, printJson, userPath, writeLine } from "../shared.js";
 
 interface BuildFlags {
+  tools?: string;
   tag?: string;
   from?: string;
   with?: string[];
@@ -24,17 +25,34 @@ export function registerContainerCommands(program: Command): void {
       .option("--tag <ref>", "image reference to build (default: localhost/ts-code-mode-runtime:<content hash>, the one the executor uses)")
       .option("--from <image>", "base image with node on PATH (default: offline, from the host's node)")
       .option("--with <names...>", "offline: host programs to add (e.g. git jq); with --from: apt packages to install")
+      .option("--tools <dir>", "also add the programs the tool YAML files in DIR run inside a container session (type: cli without runs_on: host)")
       .addHelpText(
         "after",
-        examples("image build", "image build --with git jq", "image build --from node:20-bookworm-slim --with git --tag localhost/my-agent:1", "run --executor container 'await tools.list()'") +
+        examples("image build", "image build --with git jq", "image build --tools .code-mode/tools", "image build --from node:20-bookworm-slim --with git --tag localhost/my-agent:1", "run --executor container 'await tools.list()'") +
           "\nExit codes: 0 built or already there, 1 the build failed or the container engine is not reachable (one line says where it looked and how to start it).\n",
       ),
   ).action(async (flags: BuildFlags) => {
-    const { buildImage } = await import("../../execution/container/image.js");
+    const { buildImage, defaultImageTag, programsForCommands } = await import("../../execution/container/image.js");
+    const programs = [...(flags.with ?? [])];
+    let skipped: string[] = [];
+    if (flags.tools !== undefined) {
+      const { ToolRegistry } = await import("../../tools/registry.js");
+      const registry = await ToolRegistry.load(userPath(flags.tools, "--tools"));
+      const commands = [...(await registry.commandsWhereCodeRuns()).values()].flat();
+      await registry.close();
+      const found = programsForCommands(commands, flags.from ? { from: flags.from } : {});
+      for (const p of found.add) if (!programs.includes(p)) programs.push(p);
+      skipped = found.skipped;
+      if (!flags.json && skipped.length) process.stderr.write(`not added (tools using them are listed as unavailable in a container session): ${skipped.join("; ")}\n`);
+    }
     if (!flags.json) process.stderr.write("building the container image (the first build takes a few seconds)...\n");
-    const result = await buildImage({ ...(flags.tag ? { tag: flags.tag } : {}), ...(flags.from ? { from: flags.from } : {}), ...(flags.with ? { with: flags.with } : {}) });
-    if (flags.json) printJson(result);
-    else writeLine(process.stdout, result.built ? `built ${result.tag}` : `${result.tag} is already there`);
+    const result = await buildImage({ ...(flags.tag ? { tag: flags.tag } : {}), ...(flags.from ? { from: flags.from } : {}), ...(programs.length ? { with: programs } : {}) });
+    const usage = result.tag === defaultImageTag() ? null : `run it with --executor container --image ${result.tag}`;
+    if (flags.json) printJson({ ...result, ...(programs.length ? { with: programs } : {}), ...(flags.tools !== undefined ? { skipped } : {}) });
+    else {
+      writeLine(process.stdout, result.built ? `built ${result.tag}` : `${result.tag} is already there`);
+      if (usage) writeLine(process.stdout, usage);
+    }
   });
 
   const containers = program.command("containers").description("containers started by --executor container (label io.ts-code-mode)");

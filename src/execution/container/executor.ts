@@ -24,6 +24,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolableHostOptions } from "../../tools/adapters/toolable/host.js";
 import { ToolRegistry } from "../../tools/registry.js";
+import { SkillLibrary } from "../../skills/library.js";
 import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
 import type { SearchOptions } from "../../search/config.js";
 import type { HostServices, SkillRunner } from "../host.js";
@@ -41,7 +42,7 @@ import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
-import { containerPlace, runArgvIn } from "./command.js";
+import { containerPlace, fixFor, runArgvIn, type ProgramLauncher } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -91,6 +92,12 @@ export interface ContainerExecutorOptions {
   workdir?: string;
   /** User inside the container; default "65534:65534" (nobody). */
   user?: string;
+  /**
+   * How programs run for the host (CLI and toolable tools, skill scripts, runArgv): "runner"
+   * (default) through one resident process per container, so a call costs a spawn there; "exec":
+   * one engine exec per program (slower; for engines whose long-lived execs misbehave).
+   */
+  commandRunner?: ProgramLauncher;
   /** Register the `shell` tool (tools.shell.exec) and allow session.exec; default true. */
   shell?: boolean;
   defaultTimeoutMs?: number;
@@ -115,8 +122,31 @@ const optionsShape = lazy(() => ({
   workdir: absolute.optional(),
   user: z.string().regex(/^\d+(:\d+)?$/, 'must be "uid" or "uid:gid" (numbers)').optional(),
   shell: z.boolean().optional(),
+  commandRunner: z.enum(["runner", "exec"], { error: 'must be "runner" or "exec"' }).optional(),
   startupTimeoutMs: z.number().int().min(100).max(600_000).optional(),
 }));
+
+/** Inside: prints the JSON list of the argv's commands that are not executable files on PATH (or at their path). */
+const MISSING_COMMANDS_PROBE = `const fs = require("node:fs"), path = require("node:path");
+const dirs = (process.env.PATH || "/usr/local/bin:/usr/bin:/bin").split(":").filter((d) => d.startsWith("/"));
+const ok = (f) => { try { fs.accessSync(f, fs.constants.X_OK); return fs.statSync(f).isFile(); } catch { return false; } };
+console.log(JSON.stringify(process.argv.slice(1).filter((c) => (c.includes("/") ? !ok(path.resolve(c)) : !dirs.some((d) => ok(path.join(d, c)))))));`;
+
+/** Where a container session's skills are, read-only: /skills/<name>/SKILL.md and its files. */
+export const SKILLS_DIR = "/skills";
+
+/**
+ * The folders on disk of the skills the session has when it starts (the storage's, then the skill
+ * roots', a later one winning a name, as the catalog merges them); skills kept elsewhere (Redis)
+ * have none and are read through skills.* only.
+ */
+async function skillFolders(storage: StorageBackend, roots: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const s of await new SkillLibrary(storage.skills, { roots }).list().catch(() => [])) {
+    if (path.isAbsolute(s.location) && path.basename(s.location) === "SKILL.md") out.set(s.name, path.dirname(s.location));
+  }
+  return out;
+}
 
 export const CONTAINER_DEFAULTS = { network: "none", memoryMb: 512, cpus: 1, pidsLimit: 256, user: "65534:65534", workdir: "/workspace", startupTimeoutMs: 30_000 } as const;
 
@@ -132,6 +162,10 @@ export class ContainerExecutor implements Executor {
   private starting: Promise<void> | null = null;
   private closed = false;
   private place: CommandPlace | null = null;
+  /** Skill folders on disk by name, mounted read-only at /skills/<name> (skillFolders). */
+  private skillDirs = new Map<string, string>();
+  /** Tools whose program the image lacks, with the fix (markMissingCommands). */
+  private unavailable: string[] = [];
   /** Host files of toolable tools, mounted read-only at the same paths (registry.hostFiles). */
   private toolFiles: string[] = [];
 
@@ -179,8 +213,9 @@ export class ContainerExecutor implements Executor {
         `memoryLimit: the container's memory is capped at ${this.memoryMb} MB (no swap); going over it kills the guest (exit 137), reported as MemoryLimitError when the engine (State.OOMKilled) or the kernel's log confirms the cap's OOM kill — any other exit 137 (a SIGKILL, process.exit(137)) is an ExecutorCrashError naming the exit code — and a fresh container runs the next code.`,
         "processIsolation: the code runs in its own container; a crash or process.exit() ends only it, and the next run gets a fresh container.",
         network === "none" ? "networkIsolation: the container has no network (only loopback); it reaches the host through one unix socket that carries only namespace calls." : "No network isolation: network is \"bridge\", the container may open connections.",
-        "tools: command-line tools (type: cli), toolable executables and skill scripts run inside this container, as the container's user, and see exactly its files (a toolable executable's own files are mounted read-only at their host paths; its YAML env enters the container with it); MCP and HTTP tools run on the host (their credentials never enter the container). A cli or toolable tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
-        `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? " and the mounts given" : ""}; storage, tools and credentials stay on the host.`,
+        "tools: command-line tools (type: cli), toolable executables and skill scripts run inside this container, as the container's user (started by one resident runner process there, not an engine exec each), and see exactly its files (a toolable executable's own files are mounted read-only at their host paths; its YAML env enters the container with it); MCP and HTTP tools run on the host (their credentials never enter the container). A cli or toolable tool whose YAML says runs_on: host runs on the host and sees the host's files (its description says so).",
+        `filesystemIsolation: the container sees only its image${this.options.readOnlyRootfs === false ? "" : " (read-only)"}, tmpfs /tmp and workdir${this.options.workspace ? `, the workspace ${this.options.workspace} (read-write)` : ""}${this.options.mounts?.length ? ", the mounts given" : ""}${this.skillDirs.size ? `, the skills (read-only at ${SKILLS_DIR}/<name>)` : ""}${this.toolFiles.length ? " and the files of its toolable executables (read-only, at their host paths)" : ""}; storage, tools and credentials stay on the host.`,
+        ...(this.unavailable.length ? [`unavailable tools (their program is not in the image): ${this.unavailable.join("; ")}`] : []),
         "Between runs the container is not paused: code left running inside may go on, but cannot call the host (calls outside a run are refused).",
         "deps: packages cannot be installed at runtime (no depsInstall); put them in the image.",
         "Containers carry the label io.ts-code-mode; close() removes them, start() removes those left by a host process that died, `ts-code-mode containers prune` removes them by hand.",
@@ -210,7 +245,8 @@ export class ContainerExecutor implements Executor {
     if (this.options.shell !== false) registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
     // Toolable executables run inside: their files are mounted read-only at the same paths.
     this.toolFiles = await registry.hostFiles();
-    this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image });
+    this.skillDirs = await skillFolders(storage, this.options.skillRoots ?? []);
+    this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" });
     const place = this.place;
     const inner = new SubprocessExecutor(
       {
@@ -240,10 +276,42 @@ export class ContainerExecutor implements Executor {
         runsCommands: false,
         runSkill: (skill, script, args, ctx) => this.runSkillNow(skill, script, args, ctx),
         place,
+        // The catalog shows the path the code opens: the skill's folder is mounted at /skills/<name>;
+        // one saved after the start is not there (a host path would mean nothing inside): skills.read reads it.
+        skillLocation: (name) => (this.skillDirs.has(name) ? `${SKILLS_DIR}/${name}/SKILL.md` : `skill://${name}/SKILL.md`),
       },
     );
     this.inner = inner;
     await inner.start(storage);
+    // Run by the first listing (a probe costs the runner's start: a session that lists nothing never pays it).
+    registry.checkAvailability(() => this.markMissingCommands(registry));
+  }
+
+  /**
+   * Tools whose program the image lacks are listed as unavailable with the fix (image build
+   * --with), so the agent learns it from tools.list/describe and capabilities(), not at call time.
+   * One probe inside the container, as its user, through the runner it warms up.
+   */
+  private async markMissingCommands(registry: ToolRegistry): Promise<void> {
+    const needs = await registry.commandsWhereCodeRuns();
+    const commands = [...new Set([...needs.values()].flat())];
+    if (!commands.length) return;
+    const r = await this.runArgv(["node", "-e", MISSING_COMMANDS_PROBE, ...commands], { timeoutMs: 30_000 }).catch(() => null);
+    let missing: unknown;
+    try {
+      missing = JSON.parse(r?.exitCode === 0 ? r.stdout : "[]");
+    } catch {
+      missing = [];
+    }
+    const absent = new Set(Array.isArray(missing) ? missing.filter((m): m is string => typeof m === "string" && commands.includes(m)) : []);
+    this.unavailable = [];
+    for (const [tool, cmds] of needs) {
+      const cmd = cmds.find((c) => absent.has(c));
+      if (cmd === undefined) continue;
+      const reason = `command '${cmd}' is not in the container image ${this.image}; ${fixFor(this.image, cmd)}, or give the tool's YAML runs_on: host`;
+      registry.markUnavailable(tool, reason);
+      this.unavailable.push(`${tool} (${reason})`);
+    }
   }
 
   private launch(docker: DockerClient, spawn: SpawnOptions): GuestHandle {
@@ -261,6 +329,7 @@ export class ContainerExecutor implements Executor {
     const memory = this.memoryMb * 1024 * 1024;
     const mounts: Docker.MountSettings[] = (o.mounts ?? []).map((m) => ({ Type: "bind", Source: path.resolve(m.source), Target: m.target, ReadOnly: m.readOnly !== false }));
     if (o.workspace) mounts.push({ Type: "bind", Source: path.resolve(o.workspace), Target: o.workspace, ReadOnly: false });
+    for (const [name, dir] of this.skillDirs) mounts.push({ Type: "bind", Source: dir, Target: `${SKILLS_DIR}/${name}`, ReadOnly: true });
     for (const file of this.toolFiles) {
       const covered = mounts.some((m) => m.Source !== undefined && m.Target === m.Source && (file === m.Source || file.startsWith(`${m.Source}/`)));
       if (!covered) mounts.push({ Type: "bind", Source: file, Target: file, ReadOnly: true });
@@ -325,14 +394,14 @@ export class ContainerExecutor implements Executor {
    */
   async runArgv(argv: readonly string[], options: Omit<ArgvRunOptions, "cwd" | "user"> & { cwd?: string; user?: string }): Promise<ArgvRunResult> {
     if (argv.length === 0) throw new ValidationError("runArgv: argv must name a program");
-    return runArgvIn(await this.liveContainer(), argv, { ...options, cwd: options.cwd ?? this.workdir, user: options.user ?? this.options.user ?? CONTAINER_DEFAULTS.user });
+    return runArgvIn(await this.liveContainer(), argv, { via: this.options.commandRunner ?? "runner", ...options, cwd: options.cwd ?? this.workdir, user: options.user ?? this.options.user ?? CONTAINER_DEFAULTS.user });
   }
 
   private async runSkillNow(skill: Parameters<SkillRunner>[0], script: string, args: readonly string[], ctx: CallContext): Promise<string> {
     // Called during a run, so the guest's container is up.
     const container = this.current?.isAlive ? this.current.handle : undefined;
     if (!container) throw new ValidationError("skills.run: no container is running");
-    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image }, skill, script, args, ctx);
+    return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" }, skill, script, args, ctx);
   }
 
   async reset(): Promise<void> {

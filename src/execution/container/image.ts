@@ -169,6 +169,24 @@ async function copyRuntime(into: string): Promise<void> {
 /** Copied into the offline image when the host has them (coreutils, grep, sed, findutils). */
 export const BASIC_PROGRAMS = ["cat", "chmod", "cp", "cut", "date", "echo", "env", "false", "find", "grep", "head", "id", "ls", "mkdir", "mv", "pwd", "rm", "sed", "sha256sum", "sleep", "sort", "tail", "touch", "tr", "true", "uname", "uniq", "wc", "xargs"];
 
+/**
+ * What `image build --tools DIR` adds for the commands those tools run inside: the programs an
+ * offline image lacks and this host has (`add`), and those it cannot add, with why (`skipped`).
+ * With a base image (`from`), commands are apt packages' business: all are skipped with that hint.
+ */
+export function programsForCommands(commands: readonly string[], options: { from?: string } = {}): { add: string[]; skipped: string[] } {
+  const add: string[] = [];
+  const skipped: string[] = [];
+  for (const command of [...new Set(commands)].sort()) {
+    if (command === "node" || command === "sh" || BASIC_PROGRAMS.includes(command)) continue;
+    if (!NAME_RE.test(command)) skipped.push(`${command} (a path: put it into the image yourself, or give the tool runs_on: host)`);
+    else if (options.from) skipped.push(`${command} (with --from, give its apt package with --with)`);
+    else if (optionalHostProgram(command) === undefined) skipped.push(`${command} (not on this host's PATH, so an offline build cannot copy it; install it here or use --from with --with)`);
+    else add.push(command);
+  }
+  return { add, skipped };
+}
+
 function optionalHostProgram(name: string): string | undefined {
   // A PATH search, not `command -v`: a shell answers "echo" for its builtin instead of /usr/bin/echo.
   for (const dir of (process.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(path.delimiter)) {

@@ -12,7 +12,7 @@ import path from "node:path";
 import type Docker from "dockerode";
 import { ToolError } from "../../errors.js";
 import type { CallContext } from "../../tools/protocol.js";
-import { runArgvIn } from "./command.js";
+import { runArgvIn, type ProgramLauncher } from "./command.js";
 import { MAX_EXEC_OUTPUT_CHARS } from "./exec.js";
 import { tarOf, type TarEntry } from "./tar.js";
 
@@ -25,6 +25,7 @@ export interface ContainerSkillRun {
   /** "uid" or "uid:gid" of the container's user. */
   user: string;
   image: string;
+  via?: ProgramLauncher;
 }
 
 export async function runSkillInContainer(on: ContainerSkillRun, skill: { name: string; files: Array<{ path: string; bytes: Uint8Array }> }, script: string, args: readonly string[], ctx: CallContext): Promise<string> {
@@ -42,7 +43,7 @@ export async function runSkillInContainer(on: ContainerSkillRun, skill: { name: 
   const dir = `/tmp/${top}`;
   const file = `${dir}/${skill.name}/${script}`;
   const label = `skills.run("${skill.name}", "${script}")`;
-  const where = { cwd: on.workdir, user: on.user };
+  const where = { cwd: on.workdir, user: on.user, ...(on.via ? { via: on.via } : {}) };
   try {
     const argv = [...interpreter(file), file, ...args];
     const r = await runArgvIn(on.container, argv, { ...where, timeoutMs: ctx.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, maxStdoutBytes: MAX_EXEC_OUTPUT_CHARS * 4, ...(ctx.signal ? { signal: ctx.signal } : {}) });

@@ -41,7 +41,12 @@ export interface ArgvRunOptions {
   signal?: AbortSignal;
   /** stdout past this many bytes stops the program (default 16 MiB, as on the host). */
   maxStdoutBytes?: number;
+  /** How the program is started; default "runner" (see SpawnInOptions.via in command.ts). */
+  via?: ProgramLauncher;
 }
+
+/** How an in-container program is started: the container's resident runner, or one engine exec. */
+export type ProgramLauncher = "runner" | "exec";
 
 export interface ArgvRunResult {
   stdout: string;

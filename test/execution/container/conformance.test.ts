@@ -12,4 +12,6 @@ afterAll(async () => expect(await ownContainers()).toEqual([]));
 executorConformance("ContainerExecutor", ({ toolsPath, defaultTimeoutMs, tools }) => new ContainerExecutor({ toolsPath, defaultTimeoutMs, shell: false, ...(tools ? { tools } : {}) }), {
   // skills.run runs inside the container: files, timeout and process group are in container.test.ts.
   skillsRun: "isolated",
+  // The skills are mounted read-only at /skills/<name>; the catalog gives the paths the code opens.
+  skillLocation: (name) => `/skills/${name}/SKILL.md`,
 });

@@ -86,6 +86,16 @@ describe("CLI tools in a container session run inside its container", () => {
     expect(r.error?.message).toMatch(/image build --with tcm-not-in-the-image/);
   });
 
+  it("a tool whose command the image lacks is listed as unavailable with the fix, before any call", async () => {
+    const listed = (await value("await tools.list()")) as Array<{ name: string; description: string }>;
+    const nothere = listed.find((t) => t.name === "nothere");
+    expect(nothere?.description).toMatch(/^\(unavailable: command 'tcm-not-in-the-image' is not in the container image .*image build --with tcm-not-in-the-image/);
+    for (const present of ["grep", "ls", "wc", "hostcat"]) expect(listed.find((t) => t.name === present)?.description).not.toMatch(/unavailable/);
+    expect(String(await value('await tools.describe("nothere")'))).toContain("image build --with tcm-not-in-the-image");
+    expect(ex.capabilities().notes.join("\n")).toMatch(/unavailable tools \(their program is not in the image\): nothere \(command 'tcm-not-in-the-image'/);
+    expect(ex.capabilities().notes.join("\n")).not.toMatch(/unavailable tools.*\bgrep\b/);
+  });
+
   it("a run that ends kills the tool's process inside the container", async () => {
     const r = await s.run("await tools.nap({})", { timeoutMs: 2_000 });
     expect(r.error?.name).toBe("TimeoutError");

@@ -72,6 +72,11 @@ export class CliToolAdapter implements ToolAdapter {
     return this.toolInfo;
   }
 
+  /** The program this tool starts where the session's code runs (none for runs_on: host). */
+  commandsWhereCodeRuns(): string[] {
+    return this.spec.runsOn === "host" ? [] : [this.spec.command[0]!];
+  }
+
   /** `args` are expected to be validated already (ToolRegistry does it); argv.ts re-checks what it emits. */
   async call(callable: string | null, args: Record<string, unknown>, ctx: CallContext): Promise<string> {
     let recipe: CliRecipe | null = null;
