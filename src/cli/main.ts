@@ -7,6 +7,7 @@
 import { Command } from "commander";
 import { packageVersion } from "./package-root.js";
 import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
+import { setSpareChildren } from "../execution/subprocess/spare-children.js";
 
 const program = new Command("ts-code-mode")
   .description("Let AI agents run TypeScript against tools, workflows, artifacts and deps")
@@ -45,6 +46,9 @@ const COMMANDS: [string[], () => Promise<Register>][] = [
 const args = process.argv.slice(2);
 const named = args.find((a) => !a.startsWith("-"));
 const only = COMMANDS.filter(([names]) => named !== undefined && names.includes(named));
+// Only the long-lived commands keep a started executor child ready for their next session
+// (spare-children.ts): `run`, `tools`, ... end after one session and would pay for a spare unused.
+if (named !== "mcp" && named !== "serve") setSpareChildren(false);
 const versionOnly = named === undefined && (args.includes("-V") || args.includes("--version"));
 for (const [, load] of only.length || versionOnly ? only : COMMANDS) (await load())(program);
 

@@ -10,6 +10,7 @@ import type { StorageBackend } from "../../storage/protocol.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../../execution/by-name.js";
+import { setSpareChildren } from "../../execution/subprocess/spare-children.js";
 import { samplerFromFlag } from "../sampler.js";
 import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
@@ -142,6 +143,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     await storage.close();
     throw err;
   })) };
+  // --spare-executors 0: no started executor is kept, the implicit one (spare-children.ts) neither.
+  if (flags.spareExecutors === 0) setSpareChildren(false);
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,
