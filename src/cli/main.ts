@@ -4,10 +4,14 @@
  * sessions and exit codes live in ./shared.ts. Subcommands are added with `.command()` so they
  * inherit exitOverride: every failure comes back here and leaves with one exit code.
  */
-import { Command } from "commander";
-import { packageVersion } from "./package-root.js";
-import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
-import { setSpareChildren } from "../execution/subprocess/spare-children.js";
+import type { Command as CommandType } from "commander";
+import { prepareProcess } from "./early-child.js";
+
+// Before anything else is loaded: a `run`'s child starts now, overlapping the imports below.
+prepareProcess(process.argv.slice(2));
+const { Command } = await import("commander");
+const { packageVersion } = await import("./package-root.js");
+const { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } = await import("./shared.js");
 
 const program = new Command("ts-code-mode")
   .description("Let AI agents run TypeScript against tools, workflows, artifacts and deps")
@@ -27,7 +31,7 @@ const program = new Command("ts-code-mode")
  * run is loaded (issue 24: `run` must not pay for `serve`, `agent` or `mcp`); help, an unknown
  * command or none at all load every one so commander can list them and suggest names.
  */
-type Register = (program: Command) => void;
+type Register = (program: CommandType) => void;
 const COMMANDS: [string[], () => Promise<Register>][] = [
   [["run"], async () => (await import("./commands/run.js")).registerRunCommand],
   [["mcp"], async () => (await import("./commands/mcp.js")).registerMcpCommand],
@@ -46,9 +50,6 @@ const COMMANDS: [string[], () => Promise<Register>][] = [
 const args = process.argv.slice(2);
 const named = args.find((a) => !a.startsWith("-"));
 const only = COMMANDS.filter(([names]) => named !== undefined && names.includes(named));
-// Only the long-lived commands keep a started executor child ready for their next session
-// (spare-children.ts): `run`, `tools`, ... end after one session and would pay for a spare unused.
-if (named !== "mcp" && named !== "serve") setSpareChildren(false);
 const versionOnly = named === undefined && (args.includes("-V") || args.includes("--version"));
 for (const [, load] of only.length || versionOnly ? only : COMMANDS) (await load())(program);
 

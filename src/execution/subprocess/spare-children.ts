@@ -75,7 +75,7 @@ export function spareChildren(): { ready: number; starting: number; scheduled: n
  * once the session's start succeeded, so a failed setup leaves no spare behind.
  */
 export function launchWithSpare(options: SpawnOptions, launch: (options: SpawnOptions) => SpareableGuest): { child: GuestHandle; replenish: () => void } {
-  if (!enabled) return { child: launch(options), replenish: () => undefined };
+  if (!enabled && spares.size === 0) return { child: launch(options), replenish: () => undefined };
   const key = configKey(options);
   const spare = spares.get(key);
   let child: SpareableGuest;
@@ -97,40 +97,57 @@ export function launchWithSpare(options: SpawnOptions, launch: (options: SpawnOp
   return { child, replenish };
 }
 
+/**
+ * Start a child for `options` now and keep it as the spare of its configuration, whether refills
+ * are on or not: the CLI's bin starts the child of a `run` before it loads anything else, so node's
+ * start-up of the child overlaps the host's own (issue 42 item 1). Taken by the first session of
+ * exactly this configuration; otherwise it ends as any untaken spare does (idle, or with the host).
+ */
+export function offerChild(options: Omit<SpawnOptions, "onMessage">, launch: (options: SpawnOptions) => SpareableGuest): void {
+  const key = configKey({ ...options, onMessage: () => undefined });
+  if (spares.has(key)) return;
+  keep(key, options, launch);
+}
+
 function refillSoon(key: string, options: SpawnOptions, launch: (options: SpawnOptions) => SpareableGuest): void {
   if (!enabled || spares.has(key) || refillTimers.has(key)) return;
   const timer = setTimeout(() => {
     refillTimers.delete(key);
     if (!enabled || spares.has(key)) return;
-    makeRoom();
-    const spare: Spare = { child: null as unknown as SpareableGuest, listener: null, idleTimer: undefined };
-    try {
-      spare.child = launch({ ...options, onMessage: (m) => spare.listener?.(m) });
-    } catch {
-      return; // a spawn that fails at once (EAGAIN, ...): the next session starts its child the ordinary way
-    }
-    spare.child.keepHostAlive(false);
-    spares.set(key, spare);
-    // Idle counts from ready: a spare slow to start on a loaded machine is not dropped before it could serve.
-    void spare.child.ready.then(
-      () => {
-        if (spares.get(key) !== spare) return;
-        spare.idleTimer = setTimeout(() => {
-          if (spares.get(key) === spare) drop(key);
-        }, idleMs);
-        spare.idleTimer.unref();
-      },
-      () => undefined,
-    );
-    // A spare that dies while idle (killed from outside, failed to start) is forgotten, not handed out.
-    void spare.child.exited.then(() => {
-      if (spares.get(key) !== spare) return;
-      spares.delete(key);
-      clearTimeout(spare.idleTimer);
-    });
+    keep(key, options, launch);
   }, REFILL_DELAY_MS);
   timer.unref();
   refillTimers.set(key, timer);
+}
+
+/** Starts a spare for `key` and keeps it until taken, idle for idleMs after ready, or dead. */
+function keep(key: string, options: Omit<SpawnOptions, "onMessage">, launch: (options: SpawnOptions) => SpareableGuest): void {
+  makeRoom();
+  const spare: Spare = { child: null as unknown as SpareableGuest, listener: null, idleTimer: undefined };
+  try {
+    spare.child = launch({ ...options, onMessage: (m) => spare.listener?.(m) });
+  } catch {
+    return; // a spawn that fails at once (EAGAIN, ...): the next session starts its child the ordinary way
+  }
+  spare.child.keepHostAlive(false);
+  spares.set(key, spare);
+  // Idle counts from ready: a spare slow to start on a loaded machine is not dropped before it could serve.
+  void spare.child.ready.then(
+    () => {
+      if (spares.get(key) !== spare) return;
+      spare.idleTimer = setTimeout(() => {
+        if (spares.get(key) === spare) drop(key);
+      }, idleMs);
+      spare.idleTimer.unref();
+    },
+    () => undefined,
+  );
+  // A spare that dies while idle (killed from outside, failed to start) is forgotten, not handed out.
+  void spare.child.exited.then(() => {
+    if (spares.get(key) !== spare) return;
+    spares.delete(key);
+    clearTimeout(spare.idleTimer);
+  });
 }
 
 function makeRoom(): void {
