@@ -1,6 +1,7 @@
 /**
- * Warm starts (issue 24 item 3): a new session's `start()` → first result with the subprocess
- * executor, new executor vs one taken from an ExecutorPool (its child already running). Each
+ * Warm starts (issue 24 item 3, issue 42 item 2): a new session's `start()` → first result with the
+ * subprocess executor: a new executor with no spare, the default one (which takes the implicit
+ * spare child a previous session left, see spare-children.ts), and one taken from an ExecutorPool. Each
  * sample is one whole session: take/create, start, run "1+1", close; the pool refills between
  * samples (untimed), as it does between sessions in a long-lived host.
  *
@@ -14,7 +15,7 @@ import { performance } from "node:perf_hooks";
 import { printJsonLine, printTable, resultRow, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { ExecutorPool, FileStorage, Session, SubprocessExecutor } = await import("../dist/index.js");
+const { ExecutorPool, FileStorage, Session, SubprocessExecutor, spareChildren } = await import("../dist/index.js");
 
 /** ms from taking the executor to the first result; closing the session is not timed. */
 async function firstResult(storage, take) {
@@ -34,6 +35,15 @@ async function waitReady(pool) {
   while (pool.ready < 1) await new Promise((r) => setTimeout(r, 5));
 }
 
+/** The default (issue 42): the spare child a previous session of the same configuration left. */
+async function waitSpare() {
+  const until = Date.now() + 30_000;
+  while (spareChildren().ready < 1) {
+    if (Date.now() > until) throw new Error(`no spare child became ready within 30 s: ${JSON.stringify(spareChildren())}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** Rows for bench/run.mjs: interleaved samples of both cases, medians. */
 export async function warmRows(rounds = 9) {
   return withTempDir("tcm-bench-warm-", async (dir) => {
@@ -41,16 +51,18 @@ export async function warmRows(rounds = 9) {
     await mkdir(tools, { recursive: true });
     await copyFile(path.join(ROOT, "examples", "tools", "echo.yaml"), path.join(tools, "echo.yaml"));
     const storage = new FileStorage({ basePath: dir });
-    const create = () => new SubprocessExecutor({ toolsPath: tools });
+    const create = () => new SubprocessExecutor({ toolsPath: tools, spareChild: false });
     const pool = new ExecutorPool(create, { likelyStorage: storage });
     const cases = [
-      { name: "session start → first result, new subprocess executor", run: () => firstResult(storage, create) },
+      { name: "session start → first result, new subprocess executor, no spare", run: () => firstResult(storage, create) },
+      { name: "session start → first result, default (implicit spare child)", budget: 10, before: waitSpare, run: () => firstResult(storage, () => new SubprocessExecutor({ toolsPath: tools })) },
       { name: "session start → first result, ExecutorPool spare", budget: 10, before: () => waitReady(pool), run: () => firstResult(storage, () => pool.take()) },
     ];
     const samples = cases.map(() => []);
     try {
+      // Warm-up: one session of each; the first default session leaves the spare the next one takes.
       for (const c of cases) {
-        await c.before?.();
+        if (c.before !== waitSpare) await c.before?.();
         await c.run();
       }
       for (let r = 0; r < rounds; r++)

@@ -51,6 +51,7 @@ export { ContainerEngineError, SessionLostError } from "./errors.js";
 export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/executor.js";
 export type { HostFacade } from "./execution/protocol.js";
 export * from "./skills/index.js";
+export { setSpareChildren, spareChildren } from "./execution/subprocess/spare-children.js";
 export { ExecutorPool, type ExecutorPoolOptions, type Prestartable } from "./execution/pool.js";
 export * from "./runs/index.js";
 export type { PendingCall } from "./execution/protocol.js";

@@ -4,9 +4,14 @@
  * sessions and exit codes live in ./shared.ts. Subcommands are added with `.command()` so they
  * inherit exitOverride: every failure comes back here and leaves with one exit code.
  */
-import { Command } from "commander";
-import { packageVersion } from "./package-root.js";
-import { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } from "./shared.js";
+import type { Command as CommandType } from "commander";
+import { prepareProcess } from "./early-child.js";
+
+// Before anything else is loaded: a `run`'s child starts now, overlapping the imports below.
+prepareProcess(process.argv.slice(2));
+const { Command } = await import("commander");
+const { packageVersion } = await import("./package-root.js");
+const { examples, EXIT_OK, exitAfterFlush, ignoreClosedStdout, reportError } = await import("./shared.js");
 
 const program = new Command("ts-code-mode")
   .description("Let AI agents run TypeScript against tools, workflows, artifacts and deps")
@@ -26,7 +31,7 @@ const program = new Command("ts-code-mode")
  * run is loaded (issue 24: `run` must not pay for `serve`, `agent` or `mcp`); help, an unknown
  * command or none at all load every one so commander can list them and suggest names.
  */
-type Register = (program: Command) => void;
+type Register = (program: CommandType) => void;
 const COMMANDS: [string[], () => Promise<Register>][] = [
   [["run"], async () => (await import("./commands/run.js")).registerRunCommand],
   [["mcp"], async () => (await import("./commands/mcp.js")).registerMcpCommand],

@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
+import { spareChildren } from "../../src/execution/subprocess/spare-children.js";
 import { waitFor } from "../helpers/processes.js";
 
 let dir: string;
@@ -68,6 +69,8 @@ describe("SubprocessExecutor.start()", () => {
     await writeFile(path.join(dir, "base", "deps.txt"), "tcm-not-in-any-cache-xyz@1.0.0\n");
     const executor = new SubprocessExecutor({ toolsPath: path.join(dir, "tools") });
     executors.push(executor);
+    // A spare an earlier test's session scheduled (spare-children.ts) would start during this one.
+    await waitFor(() => spareChildren().scheduled === 0, "no spare child scheduled");
     const childrenBefore = ourNodeChildren();
     // npm offline: the package cannot be installed, so the setup fails (fast, no network).
     process.env.npm_config_offline = "true";

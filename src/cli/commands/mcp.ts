@@ -17,6 +17,7 @@ import { FileStorage } from "../../storage/file/storage.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../../execution/by-name.js";
+import { setSpareChildren } from "../../execution/subprocess/spare-children.js";
 import { addRemoteOptions, remoteExecutor, type RemoteFlags } from "../remote.js";
 import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable.js";
 import { packageVersion } from "../package-root.js";
@@ -307,6 +308,8 @@ async function serve(flags: McpFlags): Promise<void> {
  */
 async function sparePool(flags: McpFlags, storage: StorageBackend, newExecutor: (approvals: ClientApprovals) => Executor, log: (line: string) => void) {
   const count = flags.spareExecutors ?? 1;
+  // --spare-executors 0: no started executor is kept, the implicit one (spare-children.ts) neither.
+  if (count === 0) setSpareChildren(false);
   if (count === 0 || flags.remote !== undefined) return null;
   const [{ ExecutorPool }, { ClientApprovals }] = await Promise.all([import("../../execution/pool.js"), import("../../mcp/approvals.js")]);
   const approvalsOf = new WeakMap<Executor, ClientApprovals>();

@@ -12,6 +12,7 @@ import type { Session } from "../../session.js";
 import { FileStorage } from "../../storage/file/storage.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { createExecutor, loadExecutor } from "../../execution/by-name.js";
+import { setSpareChildren } from "../../execution/subprocess/spare-children.js";
 import { samplerFromFlag } from "../sampler.js";
 import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
@@ -147,6 +148,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     throw err;
   });
   const consoleSession = flags.console ? await openConsoleSession(storage, createSessionExecutor) : undefined;
+  // --spare-executors 0: no started executor is kept, the implicit one (spare-children.ts) neither.
+  if (flags.spareExecutors === 0) setSpareChildren(false);
   const { startServer } = await import("../../server/serve.js");
   const server = await startServer({
     host: flags.host,

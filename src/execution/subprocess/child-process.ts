@@ -217,6 +217,16 @@ export class ChildHandle implements GuestHandle {
     return this.isReadyFlag;
   }
 
+  /**
+   * Whether this child keeps the host's event loop alive (its process, IPC channel and pipes): a
+   * spare nobody took yet must not (./spare-children.ts); a session's child does, as before.
+   */
+  keepHostAlive(keep: boolean): void {
+    const method = keep ? "ref" : "unref";
+    this.process[method]();
+    for (const handle of [this.process.channel, this.process.stdout, this.process.stderr] as (Partial<Record<"ref" | "unref", () => void>> | null | undefined)[]) handle?.[method]?.();
+  }
+
   /** Throws when the channel is closed (the child died). */
   send(message: HostToGuest): void {
     if (this.frames) {

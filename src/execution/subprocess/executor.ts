@@ -41,6 +41,7 @@ import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
 import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram, type SpawnOptions } from "./child-process.js";
 import { SIGINT_INTERRUPTS } from "./interrupt.js";
+import { launchWithSpare } from "./spare-children.js";
 import { recordExecutorRestart } from "../../telemetry/metrics.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
@@ -84,6 +85,12 @@ export interface SubprocessExecutorOptions extends DepsConfig {
   maxInFlightBytes?: number;
   /** Read-only folders of Agent Skills (see ExecutorOptions.skillRoots). */
   skillRoots?: string[];
+  /**
+   * Keep one started child of this executor's configuration ready in the background, so the next
+   * session of the same configuration starts in milliseconds (see spare-children.ts; bounded,
+   * killed after 30 s unused, never keeps the process alive). Default true; false starts no spare.
+   */
+  spareChild?: boolean;
 }
 
 const optionsShape = lazy(() => ({
@@ -101,6 +108,7 @@ const optionsShape = lazy(() => ({
     .optional(),
   env: z.record(z.string(), z.string({ error: "environment values must be strings" })).optional(),
   cwd: z.string().min(1).optional(),
+  spareChild: z.boolean().optional(),
 }));
 
 /** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
@@ -151,6 +159,10 @@ export class SubprocessExecutor implements Executor {
   private closed = false;
   /** Where deps.add() installs; the child imports from here first. */
   private depsDir: string | null = null;
+  /** Prestarted by an ExecutorPool, which keeps the spares (see spare-children.ts). */
+  private pooled = false;
+  /** Starts the next implicit spare of this configuration; called once start() succeeded. */
+  private replenishSpare: (() => void) | null = null;
 
   /**
    * `launch` (internal): how a guest is started; ContainerExecutor passes one that starts a
@@ -236,6 +248,8 @@ export class SubprocessExecutor implements Executor {
    */
   async prestart(likely?: StorageBackend): Promise<void> {
     if (this.closed || this.hostServices || this.child) return;
+    // The pool keeps its own spares; an implicit one beside each would double the idle children.
+    this.pooled = true;
     this.depsDir = depsServiceFor(depsConfigOf(this.options), likely).dir;
     await this.spawn();
   }
@@ -300,6 +314,8 @@ export class SubprocessExecutor implements Executor {
       await this.ensureChild();
       // An early child that died before it was this session's is not reported to it.
       if (early && this.child !== early) this.unreportedExit = null;
+      this.replenishSpare?.();
+      this.replenishSpare = null;
     } catch (err) {
       this.hostServices = null;
       await host.close();
@@ -521,14 +537,24 @@ export class SubprocessExecutor implements Executor {
     const importBases = [...(this.depsDir ? [this.depsDir] : []), cwd];
     const permissions = this.options.permissions && { ...this.options.permissions, fsRead: [...(this.options.permissions.fsRead ?? []), ...importBases] };
     const program = this.guestProgram();
-    const child: GuestHandle = this.launch({
+    const spawnOptions: SpawnOptions = {
       maxMemoryMb: this.options.maxMemoryMb,
       permissions,
       env: { ...env, TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases), ...this.guestEnv() },
       cwd,
       onMessage: (m) => this.onMessage(child, m),
       ...(program ? { program } : {}),
-    });
+    };
+    // Plain node children of an executor no ExecutorPool prestarted use (and keep) a spare of their configuration.
+    let child: GuestHandle;
+    if (this.usesSpares()) {
+      const launched = launchWithSpare(spawnOptions, launchChildHandle);
+      child = launched.child;
+      // A started session's replacement child (after a timeout) keeps the spare going at once; a
+      // session still starting does so once its start succeeded (start() calls it).
+      if (this.hostServices) launched.replenish();
+      else this.replenishSpare = launched.replenish;
+    } else child = this.launch(spawnOptions);
     this.child = child;
     void child.exited.then((exit) => {
       if (this.child !== child || this.closed) return;
@@ -537,6 +563,10 @@ export class SubprocessExecutor implements Executor {
       else this.unreportedExit = describeIdleExit(exit);
     });
     return this.withStartupTimeout(child).then(() => child);
+  }
+
+  private usesSpares(): boolean {
+    return this.options.spareChild !== false && !this.pooled && this.launch === launchChild && this.guestProgram() === undefined;
   }
 
   private async withStartupTimeout(child: GuestHandle): Promise<void> {
@@ -642,6 +672,10 @@ function describeIdleExit(exit: ChildExit): string {
 
 /** The default launcher: child.js (or a GuestProgram) as a child process. */
 function launchChild(options: SpawnOptions): GuestHandle {
+  return launchChildHandle(options);
+}
+
+function launchChildHandle(options: SpawnOptions): ChildHandle {
   return new ChildHandle(options);
 }
 

@@ -1,0 +1,111 @@
+/**
+ * Per-call cost against its floor (issue 42 item 3), interleaved: in each round one sample of every
+ * case, so a loaded machine slows all of them alike; medians over rounds, and each figure over the
+ * bare IPC round trip measured in the same rounds.
+ *
+ *   npm run build && node bench/calls.mjs [--rounds 15] [--calls 300] [--compare OTHER_DIST]
+ *
+ * Cases: the bare IPC round trip (one message to a child node and its answer, the subprocess
+ * executor's floor); a guest→host tool call in the subprocess executor and in the sandbox (QuickJS)
+ * executor, each the mean of a guest loop of --calls awaited calls; `run("1+1")` back to back in
+ * QuickJS and in-process. `--compare DIR` adds the same cases from another build (e.g. a copy of
+ * dist/ made before a change), interleaved with ours, so a change reads as a ratio old/new.
+ */
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import { closeIpcEcho, ipcEcho, noopAdapter, printJsonLine, printTable, resultRow, summarize, withTempDir } from "./lib.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" }, calls: { type: "string", default: "300" }, compare: { type: "string" } } });
+const ROUNDS = Number(values.rounds);
+const CALLS = Number(values.calls);
+
+const loop = (n) => `for (let i = 0; i < ${n}; i++) await tools.noop.ping({});`;
+
+/**
+ * ms per guest→host tool call: a run of `n` awaited calls minus a run of none, over `n`, timed on
+ * the host (QuickJS has no performance.now()), so the run's own cost cancels out.
+ */
+async function perCall(session, n) {
+  const t0 = performance.now();
+  await ok(session, loop(n));
+  const t1 = performance.now();
+  await ok(session, loop(0));
+  const t2 = performance.now();
+  return (t1 - t0 - (t2 - t1)) / n;
+}
+
+async function ok(session, code) {
+  const r = await session.run(code);
+  if (!r.ok) throw new Error(`${code}: ${r.error?.name}: ${r.error?.message}`);
+  return r;
+}
+
+/** ms per `run(code)`, the mean of `n` back-to-back runs. */
+async function meanRun(session, code, n) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await ok(session, code);
+  return (performance.now() - t0) / n;
+}
+
+/** The sessions of one build, started; each case is one sample (ms). */
+async function buildCases(label, dist, dir) {
+  const m = await import(pathToFileURL(path.join(dist, "index.js")).href);
+  const registry = () => {
+    const tools = new m.ToolRegistry();
+    tools.register(noopAdapter());
+    return tools;
+  };
+  const session = async (executor, name) => {
+    const s = new m.Session({ storage: new m.FileStorage({ basePath: path.join(dir, `${label}-${name}`) }), executor });
+    await s.start();
+    return s;
+  };
+  const sub = await session(new m.SubprocessExecutor({ tools: registry(), spareChild: false }), "sub");
+  const qjs = await session(new m.SandboxExecutor({ tools: registry() }), "qjs");
+  const inproc = await session(new m.InProcessExecutor({ tools: registry() }), "inproc");
+  const suffix = label ? ` [${label}]` : "";
+  return {
+    close: () => Promise.all([sub.close(), qjs.close(), inproc.close()]),
+    cases: [
+      { name: `subprocess: tool call, per call${suffix}`, executor: "subprocess", floor: true, sample: () => perCall(sub, CALLS) },
+      { name: `sandbox (QuickJS): tool call, per call${suffix}`, executor: "sandbox", sample: () => perCall(qjs, CALLS) },
+      { name: `subprocess: run("1+1")${suffix}`, executor: "subprocess", floor: true, sample: () => meanRun(sub, "1+1", CALLS) },
+      { name: `sandbox (QuickJS): run("1+1")${suffix}`, executor: "sandbox", sample: () => meanRun(qjs, "1+1", CALLS) },
+      { name: `in-process: run("1+1")${suffix}`, executor: "in-process", sample: () => meanRun(inproc, "1+1", CALLS) },
+    ],
+  };
+}
+
+await withTempDir("tcm-bench-calls-", async (dir) => {
+  const builds = [await buildCases("", path.join(ROOT, "dist"), dir)];
+  if (values.compare) builds.push(await buildCases("compare", path.resolve(values.compare), dir));
+  const floor = {
+    name: "baseline: bare IPC round trip",
+    executor: "none",
+    sample: async () => {
+      const echo = ipcEcho();
+      const t0 = performance.now();
+      for (let i = 0; i < CALLS; i++) await echo.roundTrip();
+      return (performance.now() - t0) / CALLS;
+    },
+  };
+  const cases = [floor, ...builds.flatMap((b) => b.cases)];
+  const samples = cases.map(() => []);
+  try {
+    for (const c of cases) await c.sample(); // warm-up: JIT on both sides
+    for (let r = 0; r < ROUNDS; r++) for (const [i, c] of cases.entries()) samples[i].push(await c.sample());
+  } finally {
+    closeIpcEcho();
+    await Promise.all(builds.map((b) => b.close()));
+  }
+  const floorMs = summarize(samples[0]).median_ms;
+  const rows = cases.map((c, i) => {
+    const row = resultRow({ name: c.name, executor: c.executor, iterations: ROUNDS * CALLS, samples: samples[i], floorMs: c.floor ? floorMs : undefined });
+    printJsonLine(row);
+    return row;
+  });
+  printTable(rows);
+});
