@@ -3,7 +3,7 @@
  * tokens and each token is escaped into a span with a class (keyword, string, number, comment).
  * Only those classes are markup; the text is the source's, escaped like any other value.
  */
-import { loadTypeScript } from "../workflows/signature.js";
+import { loadTypeScript } from "../workflows/typescript.js";
 import { html, type SafeHtml } from "./html.js";
 
 /** Larger sources are shown plain: scanning is cheap, but a page of a million spans is not. */

@@ -7,6 +7,7 @@
 import type ts from "typescript";
 import type { JsonValue, WorkflowParam } from "../storage/protocol.js";
 import { parseJsDoc, type JsDocBlock, type JsDocTag } from "./jsdoc.js";
+import { loadTypeScript } from "./typescript.js";
 
 export interface WorkflowSyntaxError {
   message: string;
@@ -35,19 +36,6 @@ export interface WorkflowSignature {
 
 type TS = typeof ts;
 type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression;
-
-// Importing `typescript` costs ~150 ms, so it is loaded on the first extraction, not at process start.
-let typescript: Promise<TS> | undefined;
-export function loadTypeScript(): Promise<TS> {
-  typescript ??= import("typescript").then(
-    (m) => m.default,
-    (err: unknown) => {
-      typescript = undefined; // let a later call retry instead of caching the failure forever
-      throw err;
-    },
-  );
-  return typescript;
-}
 
 /** Extracts description, parameters and `run`'s presence from a workflow module's source. */
 export async function extractSignature(source: string, fileName = "workflow.ts"): Promise<WorkflowSignature> {

@@ -37,12 +37,12 @@ import { errorResult } from "../result.js";
 import type { GuestHandle, SpawnOptions } from "../subprocess/child-process.js";
 import { dockerClient, type DockerClient } from "./engine.js";
 import { execIn, ShellAdapter, parseExecInput } from "./exec.js";
-import type { ArgvRunOptions, ArgvRunResult, DockerodeClient, ExecOptions, ExecResult } from "./types.js";
+import type { ArgvRunOptions, ArgvRunResult, DockerodeClient, ExecOptions, ExecResult, ProgramLauncher } from "./types.js";
 import { ContainerGuest } from "./guest.js";
 import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
 import { reapOrphans } from "./cleanup.js";
 import { runSkillInContainer } from "./skill-run.js";
-import { containerPlace, fixFor, runArgvIn, type ProgramLauncher } from "./command.js";
+import { containerPlace, fixFor, runArgvIn } from "./command.js";
 
 export interface ContainerMount {
   /** Host path (absolute). */
