@@ -4,7 +4,9 @@
  * from an opaque one are refused; an SVG is never served as an image; downloads are attachments
  * whose file name cannot break the header; hostile names in URLs are refused or shown as text.
  */
+import { mkdir, writeFile } from "node:fs/promises";
 import http from "node:http";
+import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { ListeningProcess } from "../cli/harness.js";
 import { cleanup, consoleBase, ensureBuilt, saveArtifact, startConsole, type JournalFixture } from "./harness.js";
@@ -17,6 +19,13 @@ beforeAll(async () => {
   fx = await consoleBase();
   await saveArtifact(fx, "logo.svg", `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`);
   await saveArtifact(fx, `a"b;c=d é.txt`, "hello");
+  // A skill whose Markdown carries markup and script: rendered as Markdown, everything else text.
+  const skill = path.join(fx.storage, "skills", "hostile-md");
+  await mkdir(skill, { recursive: true });
+  await writeFile(
+    path.join(skill, "SKILL.md"),
+    "---\nname: hostile-md\ndescription: A skill whose body tries markup\n---\n# Steps\n\n- run `wc -l`\n- read **carefully**\n\n<script>alert(1)</script> <img src=x onerror=alert(2)>\n\n[click](javascript:void0) and [docs](https://example.com/x)\n",
+  );
   server = await startConsole(fx, { token: null });
 }, 120_000);
 afterAll(async () => {
@@ -80,4 +89,17 @@ test("a run id that is not one is refused before storage is touched; every page 
 test("a form body larger than 4 MiB is refused unread", async () => {
   const res = await request("/console/workflow/approve", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: server.url }, body: `name=${"x".repeat(5 * 1_048_576)}` });
   expect(res.status).toBe(413);
+});
+
+test("a SKILL.md is rendered as Markdown, and the HTML and script links in it stay text", async () => {
+  const page = await request("/console/skill?name=hostile-md");
+  expect(page.status).toBe(200);
+  const body = page.body.slice(page.body.indexOf('id="skill-body"'), page.body.indexOf('id="skill-source"'));
+  expect(body).toContain("<h3>Steps</h3>");
+  expect(body).toContain("<li>run <code>wc -l</code></li>");
+  expect(body).toContain("<strong>carefully</strong>");
+  expect(body).toContain('<a href="https://example.com/x" rel="noopener noreferrer nofollow">docs</a>');
+  expect(body).toContain("&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;");
+  expect(body).not.toMatch(/<script|<img|javascript:/i);
+  expect(body).toContain("click and");
 });

@@ -1,4 +1,5 @@
-/** Skills: the catalog, one skill's SKILL.md (shown as text: it is the agent's instructions, not a page) and its files. */
+/** Skills: the catalog, one skill's SKILL.md (rendered from Markdown with everything escaped, and as written) and its files. */
+import { renderMarkdown } from "../markdown.js";
 import { CONSOLE_PATH } from "../auth.js";
 import type { ConsoleApp, ConsoleContext, Ctx } from "../context.js";
 import { clip, html, prettyJson, query } from "../html.js";
@@ -39,7 +40,8 @@ async function show(c: Ctx, ctx: ConsoleContext): Promise<Response> {
 <dl class="meta"><dt>Description</dt><dd>${s.description}</dd><dt>Trust</dt><dd><span class="badge trust-${s.trust}">${s.trust}</span></dd><dt>From</dt><dd>${s.source}</dd><dt>Location</dt><dd>${s.location}</dd></dl>
 <details><summary>Frontmatter</summary><pre>${prettyJson(s.frontmatter, 10_000)}</pre></details>
 <h2>SKILL.md</h2>
-<pre id="skill-body">${clip(s.body, PREVIEW_CHARS)}</pre>
+<div id="skill-body" class="markdown">${renderMarkdown(clip(s.body, PREVIEW_CHARS))}</div>
+<details><summary>SKILL.md as written</summary><pre id="skill-source">${clip(s.body, PREVIEW_CHARS)}</pre></details>
 <h2>Files</h2>
 ${files.total === 0 ? html`<p class="muted">Only SKILL.md.</p>` : html`<ul>${files.items.map((f) => html`<li><a href="${CONSOLE_PATH}/skill/file${query({ name: s.name, path: f })}">${f}</a></li>`)}</ul>`}
 ${pager(`${CONSOLE_PATH}/skill`, { name: s.name }, files)}`;
