@@ -51,7 +51,7 @@ describe("toolable caller (Python fixture)", () => {
 
   beforeAll(async () => {
     log = path.join(tmp(), "calls.log");
-    ({ registry } = await registryWith(`type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ntimeout: 5\nenv: { PYTOOL_LOG: ${JSON.stringify(log)} }\n`, {
+    ({ registry } = await registryWith(`type: toolable\ndiscover_timeout: 60\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ntimeout: 5\nenv: { PYTOOL_LOG: ${JSON.stringify(log)} }\n`, {
       onEvent: (e) => events.push(e),
       sampler: async (req) => {
         samples.push(req);
@@ -169,7 +169,7 @@ describe("toolable caller (Python fixture)", () => {
 
 describe("toolable caller: no sampler, HTTP sampling, cache, folders", () => {
   it("with no sampler the tool gets an error reply (stdin closed), never a hang", async () => {
-    const { registry } = await registryWith(`type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ntimeout: 20\n`);
+    const { registry } = await registryWith(`type: toolable\ndiscover_timeout: 60\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\ntimeout: 20\n`);
     try {
       const e = await rejection(registry.call("py", "ask", { question: "hi" }));
       expect(e.code).toBe("DEPENDENCY");
@@ -180,7 +180,7 @@ describe("toolable caller: no sampler, HTTP sampling, cache, folders", () => {
   });
 
   it("answers sampling over the loopback HTTP callback", async () => {
-    const { registry } = await registryWith(`type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`, { sampleVia: "http", sampler: async (r) => `via http: ${r.prompt}` });
+    const { registry } = await registryWith(`type: toolable\ndiscover_timeout: 60\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`, { sampleVia: "http", sampler: async (r) => `via http: ${r.prompt}` });
     try {
       expect(await registry.call("py", "ask", { question: "q" })).toEqual({ answer: "via http: q" });
     } finally {
@@ -194,7 +194,7 @@ describe("toolable caller: no sampler, HTTP sampling, cache, folders", () => {
     const write = (name: string) =>
       writeFileSync(exe, `import json,sys\nif sys.argv[1:]==['--discover']: print(json.dumps({'name':'t','version':'1','tools':[{'name':'${name}','summary':'s'}]}))\nelse: print(json.dumps({'name':'${name}','summary':'s','description':'','schema':{'type':'object','properties':{}}}))\n`);
     write("one");
-    writeFileSync(path.join(dir, "t.yaml"), `type: toolable\nname: t\ncommand: [python3, ${JSON.stringify(exe)}]\n`);
+    writeFileSync(path.join(dir, "t.yaml"), `type: toolable\ndiscover_timeout: 60\nname: t\ncommand: [python3, ${JSON.stringify(exe)}]\n`);
     const registry = await ToolRegistry.load(dir);
     try {
       expect((await registry.info("t")).callables.map((c) => c.name)).toEqual(["one"]);
@@ -212,7 +212,7 @@ describe("toolable caller: no sampler, HTTP sampling, cache, folders", () => {
     mkdirSync(bin);
     copyFileSync(PYTOOL, path.join(bin, "pytool.py"));
     writeFileSync(path.join(bin, "README"), "not executable");
-    writeFileSync(path.join(dir, "all.yaml"), "type: toolable\nname: all\ndir: ./bin\n");
+    writeFileSync(path.join(dir, "all.yaml"), "type: toolable\ndiscover_timeout: 60\nname: all\ndir: ./bin\n");
     const registry = await ToolRegistry.load(dir);
     try {
       expect(await registry.call("all", "add", { a: 1 })).toEqual({ sum: 1 });

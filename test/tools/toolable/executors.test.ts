@@ -66,7 +66,7 @@ describe.each(executors)("toolable through the %s executor", (name, make) => {
   it.skipIf(name.includes("deno") && !hasDeno)("calls, branches on a recoverable error, streams progress, drives a session, answers sampling; a session left open dies with the run", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "tcm-toolable-exec-"));
     dirs.push(dir);
-    writeFileSync(path.join(dir, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+    writeFileSync(path.join(dir, "py.yaml"), `type: toolable\ndiscover_timeout: 60\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
     const events: ToolableEvent[] = [];
     const tools = await ToolRegistry.load(dir, {
       toolable: { onEvent: (e) => events.push(e), sampler: async (req) => `four (${req.prompt})` },
@@ -104,7 +104,7 @@ describe("toolable sessions are bounded per executor", () => {
   it(`at most ${16} live sessions; the next open is refused with PRECONDITION, and all die with the run`, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "tcm-toolable-cap-"));
     dirs.push(dir);
-    writeFileSync(path.join(dir, "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+    writeFileSync(path.join(dir, "py.yaml"), `type: toolable\ndiscover_timeout: 60\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
     const tools = await ToolRegistry.load(dir);
     const session = new Session({ storage: new FileStorage({ basePath: path.join(dir, "store") }), executor: new InProcessExecutor({ tools, defaultTimeoutMs: 30_000 }) });
     await session.start();

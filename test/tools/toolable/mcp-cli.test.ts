@@ -19,7 +19,7 @@ beforeAll(ensureBuilt);
 beforeEach(async () => {
   dir = await tempDir();
   await mkdir(path.join(dir, "base", "tools"), { recursive: true });
-  await writeFile(path.join(dir, "base", "tools", "py.yaml"), `type: toolable\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
+  await writeFile(path.join(dir, "base", "tools", "py.yaml"), `type: toolable\ndiscover_timeout: 60\nname: py\ncommand: ${JSON.stringify(PYTOOL)}\n`);
 });
 afterEach(async () => {
   for (const close of toClose.splice(0).reverse()) await close().catch(() => undefined);
