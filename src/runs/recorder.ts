@@ -126,15 +126,23 @@ export class ActiveRun {
       this.notePending();
       return new Promise<never>(() => {});
     };
+    // A paused call never settles; it is counted out when the run pauses.
+    return this.runCounted(entry, () => next({ ...ctx, pause }));
+  }
+
+  /**
+   * Runs a call counted in flight (the caller counted it in), logs how it ended, and counts it out
+   * for the quiet check that pauses the run.
+   */
+  private async runCounted(entry: LedgerEntry, run: () => Promise<{ value: unknown; release: () => void }>): Promise<{ value: unknown; release: () => void }> {
     try {
-      const held = await next({ ...ctx, pause });
+      const held = await run();
       await this.settle(entry, { ok: true, value: held.value });
       return held;
     } catch (err) {
       await this.settle(entry, { ok: false, error: err });
       throw err;
     } finally {
-      // A paused call never gets here (its promise never settles); count it out when it pauses.
       this.liveInFlight--;
       this.activity++;
       this.checkQuiet();
@@ -230,18 +238,7 @@ export class ActiveRun {
     } else entry.decision = { decision: decision.decision, at };
     entry.state = "applied";
     this.liveInFlight++;
-    try {
-      const held = await next({ ...call.ctx, approved: true }, args);
-      await this.settle(entry, { ok: true, value: held.value });
-      return held;
-    } catch (err) {
-      await this.settle(entry, { ok: false, error: err });
-      throw err;
-    } finally {
-      this.liveInFlight--;
-      this.activity++;
-      this.checkQuiet();
-    }
+    return this.runCounted(entry, () => next({ ...call.ctx, approved: true }, args));
   }
 
   /** Pauses once calls are all done or pending and none arrived for QUIET_MS. */
