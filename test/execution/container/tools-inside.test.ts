@@ -4,44 +4,36 @@
  * nothing of the host's; a tool with `runs_on: host` runs on the host and says so. One session
  * (one container) for the whole file.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContainerExecutor } from "../../../src/execution/container/executor.js";
 import { Session } from "../../../src/session.js";
-import { FileStorage } from "../../../src/storage/file/storage.js";
 import { EXAMPLE_TOOLS_PATH } from "../../conformance/executor.js";
-import { ensureTestImage } from "../../helpers/container.js";
+import { ensureTestImage, openContainerSession, type ContainerSessionFixture } from "../../helpers/container.js";
 import { waitFor } from "../../helpers/processes.js";
 
+let fx: ContainerSessionFixture;
 let tmp: string;
 let s: Session;
 let ex: ContainerExecutor;
 
-async function value(code: string): Promise<unknown> {
-  const r = await s.run(code);
-  expect(r.error, code).toBeNull();
-  return r.value;
-}
+const value = (code: string): Promise<unknown> => fx.value(code);
 
 beforeAll(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-tools-inside-"));
-  const image = await ensureTestImage();
-  const tools = path.join(tmp, "tools");
-  await cp(EXAMPLE_TOOLS_PATH, tools, { recursive: true });
-  // The same command twice: once where the code runs, once opted out to the host.
-  await writeFile(path.join(tools, "hostcat.yaml"), "name: hostcat\ndescription: Print a file\ncommand: cat\nruns_on: host\nend_of_options: true\nschema:\n  positional:\n    - { name: files, type: array, required: true }\n");
-  await writeFile(path.join(tools, "nap.yaml"), "name: nap\ndescription: Sleep\ncommand: [sleep, '37']\n");
-  await writeFile(path.join(tools, "nothere.yaml"), "name: nothere\ndescription: A program the image lacks\ncommand: tcm-not-in-the-image\n");
-  ex = new ContainerExecutor({ image, toolsPath: tools, defaultTimeoutMs: 30_000 });
-  s = new Session({ storage: new FileStorage({ basePath: path.join(tmp, "store") }), executor: ex });
-  await s.start();
+  fx = await openContainerSession("tcm-tools-inside-", await ensureTestImage(), async (tools) => {
+    await cp(EXAMPLE_TOOLS_PATH, tools, { recursive: true });
+    // The same command twice: once where the code runs, once opted out to the host.
+    await writeFile(path.join(tools, "hostcat.yaml"), "name: hostcat\ndescription: Print a file\ncommand: cat\nruns_on: host\nend_of_options: true\nschema:\n  positional:\n    - { name: files, type: array, required: true }\n");
+    await writeFile(path.join(tools, "nap.yaml"), "name: nap\ndescription: Sleep\ncommand: [sleep, '37']\n");
+    await writeFile(path.join(tools, "nothere.yaml"), "name: nothere\ndescription: A program the image lacks\ncommand: tcm-not-in-the-image\n");
+  }, { defaultTimeoutMs: 30_000 });
+  ({ tmp, session: s, executor: ex } = fx);
 }, 240_000);
 
 afterAll(async () => {
-  await s?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await fx?.close();
 });
 
 describe("CLI tools in a container session run inside its container", () => {
