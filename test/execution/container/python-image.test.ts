@@ -3,41 +3,28 @@
  * PATH's python3 (pyenv's is a bash shim) and its standard library, so Python skill scripts and
  * Python toolable executables run inside the container. One session for the file.
  */
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { copyFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContainerExecutor } from "../../../src/execution/container/executor.js";
-import { Session } from "../../../src/session.js";
-import { FileStorage } from "../../../src/storage/file/storage.js";
 import { PYTOOL } from "../../tools/toolable/fixture.js";
-import { ensurePythonTestImage } from "../../helpers/container.js";
+import { ensurePythonTestImage, openContainerSession, type ContainerSessionFixture } from "../../helpers/container.js";
 
-let tmp: string;
-let s: Session;
+let fx: ContainerSessionFixture;
 let ex: ContainerExecutor;
 
-async function value(code: string): Promise<unknown> {
-  const r = await s.run(code);
-  expect(r.error, code).toBeNull();
-  return r.value;
-}
+const value = (code: string): Promise<unknown> => fx.value(code);
 
 beforeAll(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-python-image-"));
-  const image = await ensurePythonTestImage();
-  const tools = path.join(tmp, "tools");
-  await mkdir(tools, { recursive: true });
-  await copyFile(PYTOOL, path.join(tools, "pytool.py"));
-  await writeFile(path.join(tools, "py.yaml"), "type: toolable\nname: py\ncommand: [python3, ./pytool.py]\ndiscover_timeout: 60\n");
-  ex = new ContainerExecutor({ image, toolsPath: tools, defaultTimeoutMs: 60_000 });
-  s = new Session({ storage: new FileStorage({ basePath: path.join(tmp, "store") }), executor: ex });
-  await s.start();
+  fx = await openContainerSession("tcm-python-image-", await ensurePythonTestImage(), async (tools) => {
+    await copyFile(PYTOOL, path.join(tools, "pytool.py"));
+    await writeFile(path.join(tools, "py.yaml"), "type: toolable\nname: py\ncommand: [python3, ./pytool.py]\ndiscover_timeout: 60\n");
+  }, { defaultTimeoutMs: 60_000 });
+  ({ executor: ex } = fx);
 }, 600_000);
 
 afterAll(async () => {
-  await s?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await fx?.close();
 });
 
 describe("image build --with python3", { timeout: 120_000 }, () => {

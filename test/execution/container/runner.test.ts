@@ -6,18 +6,16 @@
  * kill with everything started), and a runner that dies, or that the guest breaks, costs only
  * the calls in flight: the next call gets a fresh runner. One session (one container) for the file.
  */
-import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { cp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContainerExecutor } from "../../../src/execution/container/executor.js";
 import { Session } from "../../../src/session.js";
-import { FileStorage } from "../../../src/storage/file/storage.js";
 import { EXAMPLE_TOOLS_PATH } from "../../conformance/executor.js";
-import { ensureTestImage } from "../../helpers/container.js";
+import { ensureTestImage, openContainerSession, type ContainerSessionFixture } from "../../helpers/container.js";
 import { waitFor } from "../../helpers/processes.js";
 
-let tmp: string;
+let fx: ContainerSessionFixture;
 let s: Session;
 let ex: ContainerExecutor;
 
@@ -40,19 +38,15 @@ async function parentOfCall(): Promise<number> {
 }
 
 beforeAll(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-runner-"));
-  const image = await ensureTestImage();
-  const tools = path.join(tmp, "tools");
-  await cp(EXAMPLE_TOOLS_PATH, tools, { recursive: true });
-  await writeFile(path.join(tools, "nap.yaml"), "name: nap\ndescription: Sleep\ncommand: [sleep, '41']\n");
-  ex = new ContainerExecutor({ image, toolsPath: tools, defaultTimeoutMs: 30_000 });
-  s = new Session({ storage: new FileStorage({ basePath: path.join(tmp, "store") }), executor: ex });
-  await s.start();
+  fx = await openContainerSession("tcm-runner-", await ensureTestImage(), async (tools) => {
+    await cp(EXAMPLE_TOOLS_PATH, tools, { recursive: true });
+    await writeFile(path.join(tools, "nap.yaml"), "name: nap\ndescription: Sleep\ncommand: [sleep, '41']\n");
+  }, { defaultTimeoutMs: 30_000 });
+  ({ session: s, executor: ex } = fx);
 }, 240_000);
 
 afterAll(async () => {
-  await s?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await fx?.close();
 });
 
 describe("the resident command runner", () => {

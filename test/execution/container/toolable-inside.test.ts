@@ -5,7 +5,7 @@
  * chain does not move them back to the host. An agent's shell_readonly in a container session runs
  * inside the container too (issue 32.3). One session (one container) for the whole file.
  */
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,46 +13,43 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionCommandPlace, shellReadonlyToolset } from "../../../src/agents/toolsets/shell.js";
 import { ContainerExecutor } from "../../../src/execution/container/executor.js";
 import { Session } from "../../../src/session.js";
-import { FileStorage } from "../../../src/storage/file/storage.js";
 import type { ToolMiddleware } from "../../../src/tools/middleware/types.js";
 import { EXAMPLE_TOOLS_PATH } from "../../conformance/executor.js";
-import { ensureTestImage } from "../../helpers/container.js";
+import { ensureTestImage, openContainerSession, type ContainerSessionFixture } from "../../helpers/container.js";
 
 const JSTOOL = fileURLToPath(new URL("../../fixtures/toolable/jstool.cjs", import.meta.url));
 
+let fx: ContainerSessionFixture;
 let tmp: string;
 let s: Session;
 let ex: ContainerExecutor;
 const passed: string[] = [];
 
-async function value(code: string): Promise<unknown> {
-  const r = await s.run(code);
-  expect(r.error, code).toBeNull();
-  return r.value;
-}
+const value = (code: string): Promise<unknown> => fx.value(code);
 
 beforeAll(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-toolable-inside-"));
-  const image = await ensureTestImage();
-  const tools = path.join(tmp, "tools");
-  await mkdir(path.join(tools, "bin"), { recursive: true });
-  await copyFile(JSTOOL, path.join(tools, "bin", "jstool.cjs"));
-  await copyFile(path.join(EXAMPLE_TOOLS_PATH, "grep.yaml"), path.join(tools, "grep.yaml"));
-  await writeFile(path.join(tools, "js.yaml"), "type: toolable\nname: js\ncommand: [node, ./bin/jstool.cjs]\ndiscover_timeout: 60\n");
-  await writeFile(path.join(tools, "jshost.yaml"), "type: toolable\nname: jshost\ncommand: [node, ./bin/jstool.cjs]\nruns_on: host\ndiscover_timeout: 60\n");
   // A pass-through middleware: calls through a chain must still run inside (they ran on the host).
   const seen: ToolMiddleware = async (c, next) => {
     passed.push(`${c.tool}.${c.callable ?? ""}`);
     return next();
   };
-  ex = new ContainerExecutor({ image, toolsPath: tools, middleware: [seen], defaultTimeoutMs: 60_000, toolable: { sampler: async (req) => `answer to ${req.prompt}` } });
-  s = new Session({ storage: new FileStorage({ basePath: path.join(tmp, "store") }), executor: ex });
-  await s.start();
+  fx = await openContainerSession(
+    "tcm-toolable-inside-",
+    await ensureTestImage(),
+    async (tools) => {
+      await mkdir(path.join(tools, "bin"), { recursive: true });
+      await copyFile(JSTOOL, path.join(tools, "bin", "jstool.cjs"));
+      await copyFile(path.join(EXAMPLE_TOOLS_PATH, "grep.yaml"), path.join(tools, "grep.yaml"));
+      await writeFile(path.join(tools, "js.yaml"), "type: toolable\nname: js\ncommand: [node, ./bin/jstool.cjs]\ndiscover_timeout: 60\n");
+      await writeFile(path.join(tools, "jshost.yaml"), "type: toolable\nname: jshost\ncommand: [node, ./bin/jstool.cjs]\nruns_on: host\ndiscover_timeout: 60\n");
+    },
+    { middleware: [seen], defaultTimeoutMs: 60_000, toolable: { sampler: async (req) => `answer to ${req.prompt}` } },
+  );
+  ({ tmp, session: s, executor: ex } = fx);
 }, 240_000);
 
 afterAll(async () => {
-  await s?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await fx?.close();
 });
 
 describe("toolable executables in a container session run inside its container", { timeout: 120_000 }, () => {
