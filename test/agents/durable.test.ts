@@ -89,6 +89,8 @@ it("without a terminal the run stops at the call (exit 3); --resume in a later p
   expect(refused.code).toBe(2);
   expect(refused.stderr).toMatch(/give --decisions[\s\S]*call-1 journal\.pay/);
 
+  const savedRun = path.join(p, ".code-mode/agent-runs", `${id}.json`);
+  const copy = await readFile(savedRun, "utf8");
   const done = await cli(["agent", "run", ".", "--resume", id, "--decisions", EDIT], { cwd: p, timeoutMs: 90_000 });
   expect(done.code, done.stderr).toBe(0);
   expect(done.stdout).toMatch(/tool said: --- value ---\s*\[ '1', '2' \]/);
@@ -105,6 +107,13 @@ it("without a terminal the run stops at the call (exit 3); --resume in a later p
   const again = await cli(["agent", "run", ".", "--resume", id, "--decisions", '[{"id":"call-1","decision":"approve"}]'], { cwd: p, timeoutMs: 60_000 });
   expect(again.code).toBe(1);
   expect(again.stderr).toMatch(/no paused agent run/);
+  // A copy of the saved run cannot resume it twice: its continuation is used, and the copy goes.
+  await writeFile(savedRun, copy);
+  const replayed = await cli(["agent", "run", ".", "--resume", id, "--decisions", '[{"id":"call-1","decision":"approve"}]'], { cwd: p, timeoutMs: 60_000 });
+  expect(replayed.code).toBe(1);
+  expect(replayed.stderr).toMatch(/cannot go on \(ContinuationUsedError\); it was removed/);
+  expect(await readdir(path.join(p, ".code-mode/agent-runs"))).toEqual([]);
+  expect(await fx.lines()).toEqual(["a", "pay 90"]);
 }, 240_000);
 
 it("a rejection reaches the code as a PERMISSION error; project.json's code_mode.durable is the same as --durable", async () => {

@@ -18,6 +18,9 @@ import { checkDurableKey, parseDecisions } from "../durable.js";
 import { AgentRunPausedError, loadPausedRun, removePausedRun, savePausedRun, type PausedAgentRun } from "../../agents/paused-runs.js";
 import type { AgentRunResult } from "../../agents/runtime.js";
 
+/** Refusals after which a saved paused run can never be resumed. */
+const DEAD_CONTINUATION = new Set(["ContinuationExpiredError", "ContinuationUsedError"]);
+
 /** Exit code of a run that paused for decisions (as `run --durable`). */
 const EXIT_PAUSED = 3;
 
@@ -159,7 +162,14 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
     if (paused) {
       const state = paused;
       // Once the code went on, the saved state needs no decisions: a failed model call can be resumed again.
-      result = await runtime.resume(state, decisions, { onCodeResumed: async (next) => void (await savePausedRun(base, next)) });
+      result = await runtime.resume(state, decisions, { onCodeResumed: async (next) => void (await savePausedRun(base, next)) }).catch(async (err: unknown) => {
+        // A continuation that expired or was used can never go on: the saved run goes with it.
+        if (err instanceof Error && DEAD_CONTINUATION.has(err.name)) {
+          await removePausedRun(base, state.id);
+          writeLine(process.stderr, `the paused run ${state.id} cannot go on (${err.name}); it was removed`);
+        }
+        throw err;
+      });
       await removePausedRun(base, state.id);
     } else result = await runtime.run(input);
     if (!flags.json) writeLine(process.stdout, result.answer);
