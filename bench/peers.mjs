@@ -621,7 +621,8 @@ async function main() {
       floorSamples.ipc.push(await ipcFloor());
       process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, IPC round trip ${(floorSamples.ipc.at(-1) * 1000).toFixed(1)} µs\n`);
       const sides = [
-        ...ours.map((o) => ({ entry: o, what: `ts-code-mode ${o.title}`, run: () => probe(ourProbe(o.name), { cwd: ROOT, node: process.execPath, what: `ts-code-mode ${o.title}` }) })),
+        // Ours imports dist/ by its path: its probe file goes to the temporary folder, not into the checkout.
+        ...ours.map((o) => ({ entry: o, what: `ts-code-mode ${o.title}`, run: () => probe(ourProbe(o.name), { cwd: os.tmpdir(), node: process.execPath, what: `ts-code-mode ${o.title}` }) })),
         ...peers.map((p) => ({ entry: p, what: p.title, run: () => probe(p.probe(), { cwd: p.dir, node: p.node, what: p.title }) })),
       ];
       for (const side of sides) {
