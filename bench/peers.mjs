@@ -439,12 +439,17 @@ async function probe(script, { cwd, node, what }) {
         clearTimeout(limit);
         killGroup(child);
         if (figures) resolve({ cold_ms: coldMs, ...figures });
-        else reject(new Error(`the ${what} probe ended (${signal ?? `exit ${code}`}) without figures: ${stderr.trim().split("\n").slice(-4).join(" | ")}`));
+        else reject(new Error(`the ${what} probe ended (${signal ?? `exit ${code}`}) without figures: ${reason(stderr)}`));
       });
     });
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/** The error a failed process printed: its first `SomethingError: ...` line (the rest is a stack or a dumped object), else its last lines. */
+function reason(stderr) {
+  return /^(?:Uncaught )?\w*Error\b.*$/m.exec(stderr)?.[0].slice(0, 500) ?? stderr.trim().split("\n").slice(-3).join(" | ");
 }
 
 /** Spawn → exit of `node -e 0`, ms. */
