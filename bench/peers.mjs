@@ -125,6 +125,7 @@ const executors = {
   subprocess: () => new m.SubprocessExecutor({ tools: registry() }),
   sandbox: () => new m.SandboxExecutor({ tools: registry() }),
   deno: () => new m.SandboxExecutor({ engine: "deno", tools: registry() }),
+  "in-process": () => new m.InProcessExecutor({ tools: registry() }),
 };
 const held = [];
 const peer = {
@@ -315,6 +316,8 @@ export const OURS = [
   { name: "subprocess", title: "subprocess (default)" },
   { name: "sandbox", title: "QuickJS" },
   { name: "deno", title: "deno" },
+  // Trusted code only (no isolation): what ours costs without a boundary.
+  { name: "in-process", title: "in-process" },
 ];
 
 /**
