@@ -196,3 +196,27 @@ export function closeIpcEcho() {
   echoChild?.close();
   echoChild = null;
 }
+
+/**
+ * Proportional set size (KiB) of process `rootPid` and every process below it, from
+ * /proc/<pid>/smaps_rollup: what a process tree costs in memory, shared pages split between their
+ * users. Linux only; a process that ends while it is read counts as 0.
+ */
+export async function treePssKiB(rootPid = process.pid) {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const parents = new Map();
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => null);
+    // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
+    if (stat) parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+  }
+  const tree = [rootPid];
+  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
+  let kib = 0;
+  for (const pid of tree) {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
+    kib += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+  }
+  return kib;
+}
