@@ -19,7 +19,9 @@
 import type { DynamicStructuredTool, StructuredToolInterface } from "@langchain/core/tools";
 import { defineTool, type CodeTool } from "../tools/code/define.js";
 import type { AgentMiddleware } from "langchain";
-import { codeModeSystemPrompt, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type NeedsApproval, type ToolSpec } from "./core.js";
+import { codeModeSystemPrompt, isResumption, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type NeedsApproval, type ToolSpec } from "./core.js";
+import { explainPause } from "../runs/durable.js";
+import type { PendingCall } from "../execution/protocol.js";
 import { loadPeer } from "./peer.js";
 import type { Session } from "../session.js";
 import { ValidationError } from "../errors.js";
@@ -32,7 +34,11 @@ const [core, langchain] = await Promise.all([
 export { codeModeSystemPrompt, type NeedsApproval };
 export { MissingPeerError } from "./peer.js";
 
-/** As for the other adapters, without `needsApproval`: approval is the `codeModeApproval()` middleware here. */
+/**
+ * As for the other adapters, without `needsApproval`: approval is the `codeModeApproval()`
+ * middleware here. `approveResume` only says so to the model (a pause's text tells it a person
+ * reviews its resume call): set it when the agent has codeModeApproval(). Default false.
+ */
 export type LangChainToolsOptions = Omit<CodeModeToolsOptions, "needsApproval">;
 
 /** LangChain tools for `createAgent({ tools })`: run_code first; search_tools, describe_tool, search_workflows with `discovery: true`. */
@@ -40,7 +46,7 @@ export function codeModeTools(session: Session, options: LangChainToolsOptions =
   if ("needsApproval" in options) {
     throw new ValidationError("ts-code-mode/langchain: LangChain tools carry no approval flag; add codeModeApproval() to createAgent's middleware (with a checkpointer) instead of needsApproval");
   }
-  return toolSpecs(session, resolveOptions(options)).map(toLangChainTool);
+  return toolSpecs(session, resolveOptions({ approveResume: false, ...options })).map(toLangChainTool);
 }
 
 function toLangChainTool(spec: ToolSpec): DynamicStructuredTool {
@@ -78,18 +84,40 @@ export function fromLangChainTools(tools: readonly StructuredToolInterface[]): R
 
 /**
  * LangChain's human-in-the-loop middleware set up for run_code: the agent stops before the code
- * runs (an interrupt; resume with `new Command({ resume: { decisions: [{ type: "approve" }] } })`
- * or `{ type: "reject", message }`). `needsApproval` as for the other adapters: `true` (default)
- * for every call, or a function of the code. Needs a checkpointer on the agent.
+ * runs (an interrupt; resume with `new Command({ resume: { decisions: [{ type: "approve" }] } })`,
+ * `{ type: "edit", editedAction: { name: "run_code", args } }` or `{ type: "reject", message }`).
+ * `needsApproval` as for the other adapters: `true` (default) for every call, or a function of the
+ * code. In a durable session a call paused *inside* the code is brought here too: the model's
+ * run_code call that resumes the run (`resume`, with its proposed decisions) always interrupts
+ * (unless `approveResume: false`), described with the pending calls; approve runs the proposal,
+ * edit runs the decisions you put in `editedAction.args.resume`, reject leaves the run paused and
+ * tells the model why. Needs a checkpointer on the agent.
  */
-export function codeModeApproval(needsApproval: NeedsApproval = true): AgentMiddleware {
+export function codeModeApproval(needsApproval: NeedsApproval = true, options: { approveResume?: boolean } = {}): AgentMiddleware {
   if (typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
     throw new ValidationError(`needsApproval must be true, false or a function (code) => boolean; got ${typeof needsApproval}`);
   }
-  const when = (request: { toolCall: { args: Record<string, unknown> } }) => runNeedsApproval(needsApproval, String(request.toolCall.args["code"]));
+  const approveResume = options.approveResume ?? true;
+  const when = async (request: { toolCall: { args: Record<string, unknown> } }) =>
+    (approveResume && isResumption(request.toolCall.args)) || runNeedsApproval(needsApproval, String(request.toolCall.args["code"]));
   return langchain.humanInTheLoopMiddleware({
     interruptOn: {
-      run_code: { allowedDecisions: ["approve", "reject"], description: "The agent wants to run this code (run_code)", when },
+      run_code: { allowedDecisions: ["approve", "edit", "reject"], description: describeRunCode, when },
     },
   }) as unknown as AgentMiddleware;
+}
+
+/**
+ * What the reviewer reads: the code, or for a resumption the calls the run waits on (from the
+ * paused run_code result in the agent's messages) and the decisions the model proposes.
+ */
+function describeRunCode(toolCall: { args: Record<string, unknown> }, state: { messages?: unknown[] }): string {
+  const args = toolCall.args;
+  if (!isResumption(args)) return `The agent wants to run this code (run_code):\n${String(args["code"])}`;
+  const resume = args["resume"] as { continuation?: unknown; decisions?: unknown };
+  const paused = (state.messages ?? [])
+    .map((m) => (m as { artifact?: { continuation?: unknown; runId?: unknown; pending?: PendingCall[] } }).artifact)
+    .find((a) => a?.continuation !== undefined && a.continuation === resume.continuation);
+  const what = paused?.pending ? explainPause(String(paused.runId), paused.pending) : "The agent wants to resume a paused run.";
+  return `${what}\nThe agent proposes: ${JSON.stringify(resume.decisions)}`;
 }
