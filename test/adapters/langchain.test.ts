@@ -6,7 +6,7 @@
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { AIMessage, createAgent, fakeModel, ToolMessage, type BaseMessage } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { codeModeApproval, codeModeSystemPrompt, codeModeTools } from "../../src/adapters/langchain.js";
+import { codeModeApproval, codeModePauses, codeModeSystemPrompt, codeModeTools } from "../../src/adapters/langchain.js";
 import { durableJournal, ECHO_SNIPPET, PAYING_SNIPPET, testSession, type TestSession } from "./session.js";
 
 let t: TestSession;
@@ -163,6 +163,67 @@ describe("ts-code-mode/langchain with a durable session: a pause inside the code
       const done = await j.session.resume(continuation, [{ id: "call-2", decision: "approve" }]);
       expect(done.value).toEqual({ a: "1", b: "2", paid: "3" });
       expect(await j.lines()).toEqual(["a", "b", "pay 7"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+});
+
+describe("ts-code-mode/langchain: codeModePauses() — a pause inside the code interrupts before the model reads it", () => {
+  type Request = { name: string; args: unknown; description: string };
+  const requestsOf = (result: { __interrupt__?: unknown }) => ((result.__interrupt__ as Array<{ value: { actionRequests: Request[] } }> | undefined)?.[0]?.value.actionRequests ?? []);
+
+  async function interrupted(threadId: string, code = PAYING_SNIPPET) {
+    const j = await durableJournal();
+    const model = fakeModel()
+      .respondWithTools([{ name: "run_code", args: { code }, id: "run" }])
+      .respond((messages) => new AIMessage(`after: ${text(lastTool(messages))}`));
+    const agent = createAgent({ model, tools: codeModeTools(j.session), middleware: [codeModePauses(j.session)], checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: threadId } };
+    const first = await agent.invoke({ messages: [{ role: "user", content: "pay" }] }, config);
+    return { j, agent, config, first, model };
+  }
+
+  it("one action request per pending call; approved, the run goes on from the ledger and the model reads only its result", async () => {
+    const { j, agent, config, first, model } = await interrupted("pauses-approve");
+    try {
+      expect(requestsOf(first)).toEqual([{ name: "tools.journal.pay", args: { line: "pay 7" }, description: "payments need a human's approval" }]);
+      expect(await j.lines()).toEqual(["a", "b"]);
+      expect(model.calls).toHaveLength(1); // the model has not seen the pause
+      const second = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config);
+      expect(text(second.messages.at(-1)!)).toBe("after: --- value ---\n{ a: '1', b: '2', paid: '3' }");
+      // The paused ToolMessage was replaced, not followed: one tool result for the one call.
+      expect(second.messages.filter((m) => ToolMessage.isInstance(m))).toHaveLength(1);
+      expect(lastTool(second.messages).artifact).toMatchObject({ status: "completed", isError: false });
+      expect(JSON.stringify(model.calls[1]!.messages)).not.toContain("The run paused");
+      expect(await j.lines()).toEqual(["a", "b", "pay 7"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+
+  it("edit runs the call with the reviewer's arguments", async () => {
+    const { j, agent, config } = await interrupted("pauses-edit");
+    try {
+      await agent.invoke(new Command({ resume: { decisions: [{ type: "edit", editedAction: { name: "tools.journal.pay", args: { line: "pay 6" } } }] } }), config);
+      expect(await j.lines()).toEqual(["a", "b", "pay 6"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+
+  it("calls paused together (Promise.all) are decided together; a reject reaches the code as the call's ToolError", async () => {
+    const code = 'await tools.journal.add({ line: "a" });\nconst r = await Promise.allSettled([tools.journal.pay({ line: "pay 1" }), tools.journal.pay({ line: "pay 2" })]);\nr.map((x) => x.status === "fulfilled" ? "paid" : x.reason.message)';
+    const { j, agent, config, first } = await interrupted("pauses-reject", code);
+    try {
+      expect(requestsOf(first).map((r) => r.args)).toEqual([{ line: "pay 1" }, { line: "pay 2" }]);
+      // A malformed answer is asked again, naming the problem; nothing ran.
+      const again = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config);
+      expect((again.__interrupt__ as Array<{ value: { error?: string } }>)[0]!.value.error).toMatch(/one per pending call in order \(2: call-1, call-2\)/);
+      expect(await j.lines()).toEqual(["a"]);
+      const second = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }, { type: "reject", message: "not this month" }] } }), config);
+      expect(lastTool(second.messages).artifact).toMatchObject({ status: "completed", value: ["paid", "tools.journal.pay was rejected by a reviewer: not this month"] });
+      expect(await j.lines()).toEqual(["a", "pay 1"]);
     } finally {
       await j.close();
     }
