@@ -8,7 +8,8 @@
  * Each tool answers with `content_and_artifact`: the text a model reads (the MCP server's format)
  * as the ToolMessage content and the structured result as its `artifact`. LangChain has no
  * approval flag on a tool; its human-in-the-loop middleware is the equivalent, so approval is
- * `codeModeApproval()` in `createAgent({ middleware, checkpointer })`.
+ * `codeModeApproval()` in `createAgent({ middleware, checkpointer })`. A pause *inside* the code
+ * (durable sessions) becomes a LangGraph interrupt with `codeModePauses(session)`.
  *
  * Your own LangChain tools become `tools.*` inside the code with `fromLangChainTools`:
  *
