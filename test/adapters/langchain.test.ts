@@ -212,6 +212,20 @@ describe("ts-code-mode/langchain: codeModePauses() — a pause inside the code i
     }
   }, 120_000);
 
+  it("a run that pauses again after its resume reaches the model as a pause (one interrupt per model step)", async () => {
+    const code = 'await tools.journal.pay({ line: "pay 1" });\nawait tools.journal.pay({ line: "pay 2" });\n"both"';
+    const { j, agent, config, first } = await interrupted("pauses-twice", code);
+    try {
+      expect(requestsOf(first).map((r) => r.args)).toEqual([{ line: "pay 1" }]);
+      const second = await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), config);
+      expect(second.__interrupt__).toBeUndefined();
+      expect(text(second.messages.at(-1)!)).toMatch(/^after: [\s\S]*The run paused: 1 call waits[\s\S]*call-1: tools\.journal\.pay\(\{"line":"pay 2"\}\)/);
+      expect(await j.lines()).toEqual(["pay 1"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+
   it("calls paused together (Promise.all) are decided together; a reject reaches the code as the call's ToolError", async () => {
     const code = 'await tools.journal.add({ line: "a" });\nconst r = await Promise.allSettled([tools.journal.pay({ line: "pay 1" }), tools.journal.pay({ line: "pay 2" })]);\nr.map((x) => x.status === "fulfilled" ? "paid" : x.reason.message)';
     const { j, agent, config, first } = await interrupted("pauses-reject", code);
