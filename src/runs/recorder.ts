@@ -50,7 +50,7 @@ export interface LedgerBounds {
 /** How long no call may arrive, with every call done or pending, before the run pauses. */
 const QUIET_MS = 30;
 /** How long a logged call may wait in memory for others to share its storage write. */
-const FLUSH_DELAY_MS = 10;
+const FLUSH_DELAY_MS = 100;
 /** Entries that make a batch worth writing at once (bounds the batch and what waits in memory). */
 const FLUSH_BATCH = 512;
 /** Bytes (arguments + results) that make a batch worth writing at once. */
