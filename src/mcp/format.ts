@@ -23,7 +23,9 @@ export type RunCodeOutput = z.infer<typeof runCodeOutput>;
  */
 export function formatRunResult(result: ExecutionResult, maxChars: number, limit = "--max-output"): { text: string; structured: RunCodeOutput } {
   const sections: Section[] = [];
-  if (result.display !== "") sections.push({ label: "value", text: result.display });
+  // A pause's explanation is both its display and its error's message: the model reads it once.
+  const pauseExplained = result.status === "paused" && result.error?.message === result.display;
+  if (result.display !== "" && !pauseExplained) sections.push({ label: "value", text: result.display });
   if (result.stdout !== "") sections.push({ label: "stdout", text: result.stdout });
   if (result.stderr !== "") sections.push({ label: "stderr", text: result.stderr });
   if (result.error) sections.push({ label: "error", text: errorText(result.error) });
