@@ -1,12 +1,12 @@
 /**
- * README's "Agents" section, as a user follows it: the commands it shows, and its frontmatter
+ * docs/agents.md, as a user follows it: the commands it shows, and its frontmatter
  * example (every key it documents) as a real agent file that `agent check` accepts.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, tempDir } from "../cli/harness.js";
-import { readmeSection } from "../helpers/readme.js";
+import { readDoc } from "../helpers/readme.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -17,9 +17,9 @@ afterAll(async () => {
   await cleanup(dir);
 });
 
-describe("README: Agents", () => {
-  it("agent new, then agent check, print what the README shows", async () => {
-    const section = await readmeSection("Agents");
+describe("docs/agents.md", () => {
+  it("agent new, then agent check, print what docs/agents.md shows", async () => {
+    const section = await readDoc("docs/agents.md");
     expect(section).toContain("$ ts-code-mode agent new my-agent");
     expect((await cli(["agent", "new", "my-agent"], { cwd: dir })).code).toBe(0);
     const check = await cli(["agent", "check", "my-agent"], { cwd: dir });
@@ -29,7 +29,7 @@ describe("README: Agents", () => {
   });
 
   it("the frontmatter example, every documented key, is an agent file agent check accepts", async () => {
-    const section = await readmeSection("Agents");
+    const section = await readDoc("docs/agents.md");
     const example = /```markdown\n([\s\S]*?)```/.exec(section)?.[1];
     expect(example).toBeDefined();
     const project = path.join(dir, "readme-example");

@@ -1,11 +1,12 @@
 /**
- * The README's MCP setup, followed as a new user would: the Claude Desktop JSON block is read out
- * of README.md, its placeholder paths replaced with real ones, and the exact command and args are
- * started by the SDK's stdio client.
+ * The MCP setup of docs/mcp.md and the README, followed as a new user would: the Claude Desktop JSON
+ * block is read out of docs/mcp.md, its placeholder paths replaced with real ones, and the exact
+ * command and args are started by the SDK's stdio client; so is the server command of the README's
+ * `claude mcp add` line.
  */
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readmeSection } from "../helpers/readme.js";
+import { readDoc } from "../helpers/readme.js";
 import { baseWithExampleTools, callTool, cleanup, connectStdio, ensureBuilt, REPO, structuredOf, tempDir, type StdioConnection } from "./harness.js";
 
 let dir: string;
@@ -21,8 +22,11 @@ afterEach(async () => {
   await cleanup(dir);
 });
 
-/** The README's "## MCP server" section. */
-const mcpSection = () => readmeSection("MCP server");
+/** docs/mcp.md, the page on the MCP server. */
+const mcpSection = () => readDoc("docs/mcp.md");
+
+/** The placeholders a user replaces: the clone's folder and the base folder. */
+const withRealPaths = (args: string[], base: string) => args.map((a) => a.replace("/abs/path/dist/", `${REPO}/dist/`).replace("/abs/path/.code-mode", base));
 
 interface DesktopConfig {
   mcpServers: Record<string, { command: string; args: string[] }>;
@@ -35,13 +39,12 @@ async function desktopConfig(): Promise<DesktopConfig> {
   return JSON.parse(block!) as DesktopConfig;
 }
 
-describe("README: MCP server setup", () => {
+describe("docs/mcp.md and README: MCP server setup", () => {
   it("the Claude Desktop config starts a server the SDK client can use", async () => {
     const base = await baseWithExampleTools(dir);
     const entry = (await desktopConfig()).mcpServers["ts-code-mode"];
     expect(entry).toBeDefined();
-    // The placeholders a user replaces: the clone's folder and the base folder.
-    const args = entry!.args.map((a) => a.replace("/abs/path/dist/", `${REPO}/dist/`).replace("/abs/path/.code-mode", base));
+    const args = withRealPaths(entry!.args, base);
     expect(args.join(" ")).not.toContain("/abs/path");
     conn = await connectStdio([], { cwd: dir, command: entry!.command, fullArgs: args });
     const r = await callTool(conn.client, "run_code", { code: 'await tools.echo.say({ text: ["from", "the", "readme"] })' });
@@ -56,6 +59,19 @@ describe("README: MCP server setup", () => {
     expect(line!.split(/\s+/)).toEqual([desktop.command, ...desktop.args]);
     // npx needs the package on the registry: it may be shown only as the published form.
     for (const npx of section.split("\n").filter((l) => l.includes("npx") && l.includes("ts-code-mode mcp"))) expect(npx).toMatch(/once published/i);
+  });
+
+  it("the README's claude mcp add line: the server command it registers starts and runs code", async () => {
+    const readme = await readDoc("README.md");
+    const block = /<!-- docs: run by test\/mcp\/readme\.test\.ts -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+    const line = /^claude mcp add ts-code-mode -- (.+)$/m.exec(block ?? "")?.[1];
+    expect(line, "a `claude mcp add ts-code-mode -- ...` line in the README's MCP block").toBeDefined();
+    // The same line as docs/mcp.md's first one, so both pages register the server the same way.
+    expect(/^\s*claude mcp add ts-code-mode -- (.+)$/m.exec(await mcpSection())?.[1]).toBe(line);
+    const [command, ...args] = line!.split(/\s+/);
+    conn = await connectStdio([], { cwd: dir, command: command!, fullArgs: withRealPaths(args, await baseWithExampleTools(dir)) });
+    const r = await callTool(conn.client, "run_code", { code: "await workflows.list()" });
+    expect(structuredOf(r)).toMatchObject({ ok: true });
   });
 
   it("lists every MCP tool the server offers and every flag of the command", async () => {
