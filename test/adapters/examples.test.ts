@@ -10,7 +10,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, REPO } from "../cli/harness.js";
-import { readDoc } from "../helpers/readme.js";
+import { readDoc } from "../helpers/docs.js";
 
 const EXAMPLES = [
   { file: "ai-sdk.mjs", label: "Vercel AI SDK", subpath: "ts-code-mode/ai" },

@@ -2,7 +2,7 @@
  * Every shell block of README.md and docs/*.md, and every code block of README.md, says on the line
  * above it whether a test runs it (`<!-- docs: run by test/x.test.ts -->`, a test that reads that
  * document) or why it is not run (`<!-- docs: not run: reason -->`), so a new block cannot go in
- * unchecked (issue 41). The README's command-line example (the commands after `npm run demo`) and
+ * unchecked (issue 41); every block names its language (`text` for what is not code). The README's command-line example (the commands after `npm run demo`) and
  * its library example are run here, as written; every page of docs/ is one link from the README.
  */
 import { exec, execFile } from "node:child_process";
@@ -48,6 +48,17 @@ describe("shell blocks in README.md and docs/", () => {
   it("each says which test runs it, or why none does", () => {
     const unmarked = ALL.filter((b) => !MARKER.test(b.marker ?? "")).map((b) => `${b.doc}:${b.line}`);
     expect(unmarked).toEqual([]);
+  });
+
+  it("every block names its language, so a shell block cannot hide as an untagged one", () => {
+    const untagged = DOCS.flatMap((d) => blocks(d, /^$/)).map((b) => `${b.doc}:${b.line}`);
+    expect(untagged).toEqual([]);
+  });
+
+  it("reports the blocks marked not run, with their reasons (each one a command no test proves)", () => {
+    const notRun = ALL.filter((b) => b.marker?.startsWith("<!-- docs: not run")).map((b) => `${b.doc}:${b.line}: ${b.marker!.replace(/^<!-- docs: | -->$/g, "")}`);
+    process.stdout.write(`docs blocks not run (${notRun.length}):\n${notRun.map((l) => `  ${l}\n`).join("")}`);
+    expect(notRun.every((l) => / not run(?: as written)?: \S/.test(l))).toBe(true);
   });
 
   it("each named test exists and reads that document", () => {

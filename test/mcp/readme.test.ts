@@ -6,7 +6,7 @@
  */
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readDoc } from "../helpers/readme.js";
+import { readDoc } from "../helpers/docs.js";
 import { baseWithExampleTools, callTool, cleanup, connectStdio, ensureBuilt, REPO, structuredOf, tempDir, type StdioConnection } from "./harness.js";
 
 let dir: string;
