@@ -1,7 +1,8 @@
 /** README.md's and docs/'s text, for tests that check what the docs tell users against what runs. */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { expect } from "vitest";
 import { MAIN, REPO } from "../cli/harness.js";
 
@@ -58,4 +59,19 @@ export async function runDocShell(script: string, options: { cwd: string; env?: 
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** The commands of a shell block: continuation lines joined, comments and blank lines dropped. */
+export function docCommands(block: string): string[] {
+  return block
+    .replace(/\\\n\s*/g, " ")
+    .split("\n")
+    .map((l) => l.replace(/\s+#.*$/, "").trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
+}
+
+/** A command line's words as bash splits them (quotes removed, `$(...)` and `$VAR` expanded in `env`). */
+export async function shellWords(line: string, options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<string[]> {
+  const { stdout } = await promisify(execFile)("bash", ["-c", `printf '%s\\0' ${line}`], { cwd: options.cwd, env: options.env });
+  return stdout.split("\0").slice(0, -1);
 }

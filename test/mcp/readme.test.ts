@@ -6,8 +6,9 @@
  */
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readDoc } from "../helpers/docs.js";
-import { baseWithExampleTools, callTool, cleanup, connectStdio, ensureBuilt, REPO, structuredOf, tempDir, type StdioConnection } from "./harness.js";
+import { docCommands, markedShellBlock, readDoc, shellWords } from "../helpers/docs.js";
+import { spawnListening, type ListeningProcess } from "../cli/harness.js";
+import { baseWithExampleTools, callTool, cleanup, connectHttp, connectStdio, ensureBuilt, REPO, structuredOf, tempDir, type StdioConnection } from "./harness.js";
 
 let dir: string;
 let conn: StdioConnection | undefined;
@@ -73,6 +74,46 @@ describe("docs/mcp.md and README: MCP server setup", () => {
     const r = await callTool(conn.client, "run_code", { code: "await workflows.list()" });
     expect(structuredOf(r)).toMatchObject({ ok: true });
   });
+
+  it("the HTTP block, as written: a loopback server without a token, then one on 0.0.0.0 with the exported token, reached by the claude line's URL and header", async () => {
+    const lines = docCommands(await markedShellBlock("docs/mcp.md", "test/mcp/readme.test.ts"));
+    expect(lines).toHaveLength(3);
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env["TS_CODE_MODE_TOKEN"];
+    // Port 8765 may be taken here: each server gets a free one.
+    const onFreePort = (args: string[]) => args.map((a, i) => (args[i - 1] === "--http" ? "0" : a));
+    const servers: ListeningProcess[] = [];
+    try {
+      const [, ...loopbackArgs] = await shellWords(lines[0]!, { cwd: dir, env });
+      const loopback = await spawnListening(onFreePort(loopbackArgs), { what: "mcp --http", cwd: dir, env });
+      servers.push(loopback);
+      const plain = await connectHttp(loopback.url);
+      expect((await plain.listTools()).tools.map((x) => x.name)).toEqual(["run_code"]);
+      await plain.close();
+
+      const exported = /^export TS_CODE_MODE_TOKEN=(.+)$/.exec(lines[1]!)?.[1];
+      expect(exported, "the block exports the token").toBeDefined();
+      env["TS_CODE_MODE_TOKEN"] = (await shellWords(exported!, { cwd: dir, env }))[0];
+      const [, ...openArgs] = await shellWords(lines[2]!, { cwd: dir, env });
+      const open = await spawnListening(onFreePort(openArgs), { what: "mcp --http --host 0.0.0.0", cwd: dir, env });
+      servers.push(open);
+      const port = new URL(open.url).port;
+
+      // What `claude mcp add` would be given: its URL (on this port) and its header, the variable expanded.
+      const claude = docCommands(await readDoc("docs/mcp.md").then((doc) => /<!-- docs: not run: needs the claude CLI[^\n]*\n```sh\n([\s\S]*?)```/.exec(doc)?.[1] ?? ""))[0];
+      const words = await shellWords(claude!, { cwd: dir, env });
+      const url = words.find((w) => w.startsWith("http://"))!.replace(":8765/", `:${port}/`);
+      const header = words[words.indexOf("--header") + 1]!;
+      expect(header).toBe(`Authorization: Bearer ${env["TS_CODE_MODE_TOKEN"]}`);
+      await expect(connectHttp(url)).rejects.toThrow(/401|Unauthorized|token/i);
+      const client = await connectHttp(url, header.replace("Authorization: Bearer ", ""));
+      const r = await callTool(client, "run_code", { code: "1 + 1" });
+      expect(structuredOf(r)).toMatchObject({ ok: true, value: 2 });
+      await client.close();
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+    }
+  }, 120_000);
 
   it("lists every MCP tool the server offers and every flag of the command", async () => {
     const section = await mcpSection();

@@ -5,11 +5,9 @@
  * replaced by this machine's server and a real redis-server. Each line's words are split by bash
  * itself, so quoting and `$(...)` mean what they mean to the user.
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { cli, spawnListening, type ListeningProcess } from "../cli/harness.js";
-import { markedShellBlock, runDocShell } from "../helpers/docs.js";
+import { docCommands, markedShellBlock, runDocShell, shellWords } from "../helpers/docs.js";
 import { deleteKeys, listKeys, startRedis, uniquePrefix, type RedisServer } from "../helpers/redis.js";
 import { callTool, connectStdio, structuredOf, type StdioConnection } from "../mcp/harness.js";
 import { cleanup, ensureBuilt, tempDir } from "./harness.js";
@@ -33,21 +31,6 @@ afterAll(async () => {
   await cleanup(dir);
 });
 
-/** The commands of a block: continuation lines joined, comments and blank lines dropped. */
-function commands(block: string): string[] {
-  return block
-    .replace(/\\\n\s*/g, " ")
-    .split("\n")
-    .map((l) => l.replace(/\s+#.*$/, "").trim())
-    .filter((l) => l !== "" && !l.startsWith("#"));
-}
-
-/** A command line's words as bash splits them (quotes removed, `$(...)` run), in `env`. */
-async function words(line: string, env: NodeJS.ProcessEnv): Promise<string[]> {
-  const { stdout } = await promisify(execFile)("bash", ["-c", `printf '%s\\0' ${line}`], { cwd: dir, env });
-  return stdout.split("\0").slice(0, -1);
-}
-
 /** Starts a `ts-code-mode serve` line of the doc on a free port. */
 async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<ListeningProcess> {
   const port = args.indexOf("--port");
@@ -60,15 +43,15 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<ListeningP
 it("one machine: the token exported, serve on the folder, run --remote lists its tools", async () => {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env["TS_CODE_MODE_TOKEN"];
-  const lines = commands(await markedShellBlock("docs/serve.md", "test/server/docs.test.ts", 0));
+  const lines = docCommands(await markedShellBlock("docs/serve.md", "test/server/docs.test.ts", 0));
   expect(lines).toHaveLength(3);
   const token = /^export TS_CODE_MODE_TOKEN="(.+)"$/.exec(lines[0]!)?.[1];
   expect(token, "the block exports the token first").toBeDefined();
-  env["TS_CODE_MODE_TOKEN"] = (await words(`"${token!}"`, env))[0];
+  env["TS_CODE_MODE_TOKEN"] = (await shellWords(`"${token!}"`, { cwd: dir, env }))[0];
   expect(env["TS_CODE_MODE_TOKEN"]).toMatch(/^[0-9a-f]{64}$/);
   expect((await cli(["init", "--base", "./.code-mode"], { cwd: dir })).code).toBe(0);
 
-  const [serveWord, ...serveArgs] = await words(lines[1]!, env);
+  const [serveWord, ...serveArgs] = await shellWords(lines[1]!, { cwd: dir, env });
   expect(serveWord).toBe("ts-code-mode");
   const server = await serve(serveArgs, env);
   const r = await runDocShell(lines[2]!.replace("http://127.0.0.1:8787", server.url), { cwd: dir, env });
@@ -78,13 +61,13 @@ it("one machine: the token exported, serve on the folder, run --remote lists its
 
 it("a fleet: serve on Redis with per-tenant workspaces; mcp --remote runs code there in team-a's workspace", async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, TS_CODE_MODE_TOKEN: "docs-fleet-token-0123456789" };
-  const lines = commands(await markedShellBlock("docs/serve.md", "test/server/docs.test.ts", 1));
+  const lines = docCommands(await markedShellBlock("docs/serve.md", "test/server/docs.test.ts", 1));
   expect(lines).toHaveLength(2);
   const local = (line: string) => line.replaceAll("redis://redis:6379", redis.url).replaceAll("--prefix app", `--prefix ${prefix}`);
 
-  const [, ...serveArgs] = await words(local(lines[0]!), env);
+  const [, ...serveArgs] = await shellWords(local(lines[0]!), { cwd: dir, env });
   const server = await serve(serveArgs, env);
-  const [, ...mcpArgs] = await words(local(lines[1]!).replace("http://10.0.0.5:8787", server.url), env);
+  const [, ...mcpArgs] = await shellWords(local(lines[1]!).replace("http://10.0.0.5:8787", server.url), { cwd: dir, env });
   expect(mcpArgs[0]).toBe("mcp");
   // The remote token as the line's comment says: from TS_CODE_MODE_REMOTE_TOKEN.
   mcp = await connectStdio(mcpArgs.slice(1), { cwd: dir, env: { TS_CODE_MODE_REMOTE_TOKEN: env["TS_CODE_MODE_TOKEN"]! } });
