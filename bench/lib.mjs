@@ -4,7 +4,8 @@
  * only touch the tables in run.mjs.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -195,4 +196,84 @@ export function ipcEcho() {
 export function closeIpcEcho() {
   echoChild?.close();
   echoChild = null;
+}
+
+/**
+ * Proportional set size (KiB) of process `rootPid` and every process below it, from
+ * /proc/<pid>/smaps_rollup: what a process tree costs in memory, shared pages split between their
+ * users. Linux only; a process that ends while it is read counts as 0.
+ */
+export async function treePssKiB(rootPid = process.pid) {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const parents = new Map();
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => null);
+    // The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
+    if (stat) parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+  }
+  const tree = [rootPid];
+  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
+  let kib = 0;
+  for (const pid of tree) {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
+    kib += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+  }
+  return kib;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** True once a Redis server on 127.0.0.1:port answers PING. */
+function pings(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    let reply = "";
+    socket.setTimeout(1_000, () => socket.destroy());
+    socket.on("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (d) => {
+      reply += d;
+      if (reply.includes("\r\n")) socket.end();
+    });
+    socket.on("close", () => resolve(reply.startsWith("+PONG")));
+    socket.on("error", () => undefined);
+  });
+}
+
+/**
+ * A throw-away redis-server (no persistence) on a free loopback port, files in `dir`; resolves
+ * once it answers PING. `stop()` ends it.
+ */
+export async function startRedis(dir) {
+  await mkdir(dir, { recursive: true });
+  const port = await freePort();
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir], {
+    stdio: "ignore",
+  });
+  await new Promise((resolve, reject) => {
+    child.once("error", (err) =>
+      reject(err.code === "ENOENT" ? new Error("redis-server not found on PATH; install it (bash .ci/run does, or apt-get install -y redis-server)") : err),
+    );
+    child.once("spawn", resolve);
+  });
+  for (let i = 0; !(await pings(port)); i++) {
+    if (i > 200 || child.exitCode !== null) {
+      child.kill("SIGKILL");
+      throw new Error(`redis-server on port ${port} did not answer PING`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM")))),
+  };
 }

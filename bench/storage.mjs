@@ -13,12 +13,11 @@
  * command, process start included). Exit code 0 even when a budget is missed; --strict makes it 1.
  */
 import { spawn } from "node:child_process";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, untilIndexed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, startRedis, syntheticThenReal, timed, untilIndexed, withTempDir } from "./lib.mjs";
 
 const { FileStorage, RedisStorage, SearchSetup, SemanticRanker, UseLiteEmbedder, WorkflowLibrary } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -180,46 +179,6 @@ async function fillWorkflows({ storage, backend }) {
   if (storage.workflows.saveMany) await storage.workflows.saveMany(records, { clear: true });
   else await mapLimit(records, 32, (r) => storage.workflows.save(r));
   filled.add(backend);
-}
-
-// ---- redis-server -------------------------------------------------------------------------------
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startRedis(dir) {
-  const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir], {
-    stdio: "ignore",
-  });
-  await new Promise((resolve, reject) => {
-    child.once("error", (err) =>
-      reject(err.code === "ENOENT" ? new Error("redis-server not found on PATH; install it (bash .ci/run does, or apt-get install -y redis-server)") : err),
-    );
-    child.once("spawn", resolve);
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    const probe = new RedisStorage({ url, prefix: "bench-probe" });
-    try {
-      await probe.connect();
-      break;
-    } catch (err) {
-      if (i > 200) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    } finally {
-      await probe.close();
-    }
-  }
-  return { url, stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM")))) };
 }
 
 // ---- helpers ------------------------------------------------------------------------------------

@@ -60,6 +60,8 @@ export interface FromBaseOptions {
   tools?: CodeToolsInput;
   /** As for `new Session`. */
   untrustedWorkflows?: UntrustedWorkflowPolicy;
+  /** As for `new Session`: runs pause for approvals and resume from the base's run ledger. */
+  durable?: DurableOptions | true;
 }
 
 export class Session {
@@ -130,7 +132,12 @@ export class Session {
         ...(tools ? { tools } : {}),
         ...(options.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: options.defaultTimeoutMs } : {}),
       });
-    const session = new Session({ storage, executor, ...(options.untrustedWorkflows !== undefined ? { untrustedWorkflows: options.untrustedWorkflows } : {}) });
+    const session = new Session({
+      storage,
+      executor,
+      ...(options.untrustedWorkflows !== undefined ? { untrustedWorkflows: options.untrustedWorkflows } : {}),
+      ...(options.durable !== undefined ? { durable: options.durable } : {}),
+    });
     await session.start();
     const toolsFolder = path.join(storage.basePath, "tools");
     const host = session.executor.host;

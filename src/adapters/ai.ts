@@ -9,13 +9,17 @@
  * `toModelOutput`; a failed run is sent as an error result) and `structured` (the same data for
  * programs and UIs). `needsApproval` maps to the SDK's own tool approval: the step ends with a
  * `tool-approval-request` and the code runs only after a `tool-approval-response` approves it.
+ * In a durable session a call paused *inside* the code reaches the same flow: the model's
+ * run_code call that resumes the run (`resume`, with its proposed decisions) ends the step with a
+ * `tool-approval-request`; approving it resumes the run with those decisions, denying it leaves
+ * the run paused and tells the model why (`approveResume`, default true).
  *
  * Your own AI SDK tools go in as they are: `new Session({ storage, tools: { getWeather, sendEmail } })`
  * gives `tools.getWeather(args)` inside the code. `createCodeModeTool(tools)` does both steps in
  * one call, the shape of the code-mode packages of the AI SDK and Cloudflare.
  */
 import type { Tool, ToolSet } from "ai";
-import { codeModeSystemPrompt, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type RunCodeInput, type RunCodeReply, type ToolReply, type ToolSpec } from "./core.js";
+import { codeModeSystemPrompt, resolveOptions, runCodeApproval, toolSpecs, type CodeModeToolsOptions, type RunCodeInput, type RunCodeReply, type ToolReply, type ToolSpec } from "./core.js";
 import { loadPeer } from "./peer.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -40,8 +44,7 @@ export function codeModeTools(session: Session, options: CodeModeToolsOptions = 
   const resolved = resolveOptions(options);
   const tools: Record<string, Tool<never, ToolReply>> = {};
   for (const spec of toolSpecs(session, resolved)) {
-    const isRunCode = spec.name === "run_code";
-    tools[spec.name] = toAiTool(spec, isRunCode && resolved.needsApproval !== false ? (input) => runNeedsApproval(resolved.needsApproval, String(input["code"])) : undefined);
+    tools[spec.name] = toAiTool(spec, spec.name === "run_code" ? runCodeApproval(session, resolved) : undefined);
   }
   return tools as CodeModeToolSet;
 }
@@ -78,7 +81,7 @@ export function createCodeModeTool(tools: CodeToolsInput, options: CreateCodeMod
   const session = new Session({ storage, executor: makeExecutor ? makeExecutor({ tools: set }) : new SubprocessExecutor({ tools: set }) });
   const spec = toolSpecs(session, { ...resolved, discovery: false })[0]!;
   const description = `${spec.description}\n\nThe tools inside the code (\`tools.<name>(args)\`, each returns a Promise):\n\n${set.declarations()}`;
-  const runCode = toAiTool({ ...spec, description }, resolved.needsApproval !== false ? (input) => runNeedsApproval(resolved.needsApproval, String(input["code"])) : undefined);
+  const runCode = toAiTool({ ...spec, description }, runCodeApproval(session, resolved));
   return Object.assign(runCode as unknown as Tool<RunCodeInput, RunCodeReply>, {
     session,
     close: async () => {

@@ -33,6 +33,15 @@ export interface CodeModeToolsOptions {
    * `approval()` tool middleware's job. Default false.
    */
   needsApproval?: NeedsApproval;
+  /**
+   * Durable sessions: a run_code call that resumes a paused run (its `resume` argument) goes
+   * through the same framework approval, so the calls the code paused on are decided by a human,
+   * not by the model that wrote the code. The model relays the pause (its resume call proposes the
+   * decisions); the framework asks (AI SDK `tool-approval-request`, OpenAI Agents interruption,
+   * LangChain `codeModeApproval()` interrupt); approving runs the proposal. Default true; false lets
+   * the model's resume go on at once, as MCP's run_code does.
+   */
+  approveResume?: boolean;
 }
 
 /** What a tool returns: text for the model, the same data structured for programs. */
@@ -55,6 +64,9 @@ export interface ToolSpec<Shape extends z.ZodRawShape = z.ZodRawShape> {
   execute(input: z.infer<z.ZodObject<Shape>>, signal?: AbortSignal): Promise<ToolReply>;
 }
 
+/** Told to the model with a pause when its resume call goes to a human first (approveResume). */
+const REVIEWED_RESUME = "A person reviews your resume call (its decisions) before the run goes on; if they deny it, the run stays paused: do not retry it, say what waits for them.";
+
 /** The name options are given under in truncation notes the model reads. */
 const LIMIT_NAME = "maxOutput";
 
@@ -76,12 +88,31 @@ export function resolveOptions(options: CodeModeToolsOptions = {}): Required<Cod
   if (typeof needsApproval !== "boolean" && typeof needsApproval !== "function") {
     throw new ValidationError(`needsApproval must be true, false or a function (code) => boolean; got ${typeof needsApproval}`);
   }
-  return { discovery: options.discovery ?? false, maxOutput, needsApproval };
+  const approveResume = options.approveResume ?? true;
+  if (typeof approveResume !== "boolean") throw new ValidationError(`approveResume must be true or false; got ${typeof approveResume}`);
+  return { discovery: options.discovery ?? false, maxOutput, needsApproval, approveResume };
 }
 
 /** Whether this run_code call must be approved first (the framework asks the human). */
 export async function runNeedsApproval(needsApproval: NeedsApproval, code: string): Promise<boolean> {
   return typeof needsApproval === "function" ? (await needsApproval(code)) === true : needsApproval;
+}
+
+/** A run_code call that resumes a paused durable run (it carries `resume: { continuation, decisions }`). */
+export function isResumption(input: Record<string, unknown>): boolean {
+  return typeof input["resume"] === "object" && input["resume"] !== null;
+}
+
+/**
+ * The framework's approval predicate for run_code, or undefined when no call can need one: a
+ * resumption in a durable session (with `approveResume`), or code `needsApproval` flags. The
+ * frameworks ask before a tool runs, never while it runs, so a pause *inside* the code is brought
+ * to them as the model's next run_code call (the resumption), which is what they ask about.
+ */
+export function runCodeApproval(session: Session, options: Pick<Required<CodeModeToolsOptions>, "needsApproval" | "approveResume">): ((input: Record<string, unknown>) => Promise<boolean>) | undefined {
+  const resumes = options.approveResume && session.isDurable;
+  if (!resumes && options.needsApproval === false) return undefined;
+  return async (input) => (resumes && isResumption(input)) || runNeedsApproval(options.needsApproval, String(input["code"]));
 }
 
 /**
@@ -90,7 +121,7 @@ export async function runNeedsApproval(needsApproval: NeedsApproval, code: strin
  * continuation) and run_code takes `resume` to go on; the application may instead call
  * `session.resume(structured.continuation, decisions)` itself.
  */
-export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<RunCodeShape> {
+export function runCodeSpec(session: Session, maxOutput: number, approveResume = false): ToolSpec<RunCodeShape> {
   // Only a durable session offers `resume`: the default schema stays as small as before.
   const schema = (session.isDurable ? runCodeResumableInput : runCodeInput) as z.ZodObject<RunCodeShape>;
   const failed = (name: string, message: string): RunCodeReply => ({
@@ -117,8 +148,11 @@ export function runCodeSpec(session: Session, maxOutput: number): ToolSpec<RunCo
         const e = err instanceof Error ? err : new Error(String(err));
         return failed(e.name, e.message);
       }
-      const { text, structured } = formatRunResult(result, maxOutput, LIMIT_NAME);
-      return { text, structured, isError: !result.ok };
+      const formatted = formatRunResult(result, maxOutput, LIMIT_NAME);
+      // The model relays the pause; it should know a person reviews what it proposes. (Appended
+      // after the fitting, as the continuation is: cutting either would make the pause unusable.)
+      const text = approveResume && result.status === "paused" ? `${formatted.text}\n${REVIEWED_RESUME}` : formatted.text;
+      return { text, structured: formatted.structured, isError: !result.ok };
     },
   };
 }
@@ -156,7 +190,7 @@ export function discoverySpecs(session: Session, maxOutput: number): ToolSpec[] 
 
 /** All the tools for these options, run_code first. */
 export function toolSpecs(session: Session, options: Required<CodeModeToolsOptions>): ToolSpec[] {
-  const specs: ToolSpec[] = [runCodeSpec(session, options.maxOutput) as unknown as ToolSpec];
+  const specs: ToolSpec[] = [runCodeSpec(session, options.maxOutput, options.approveResume && session.isDurable) as unknown as ToolSpec];
   if (options.discovery) specs.push(...discoverySpecs(session, options.maxOutput));
   return specs;
 }

@@ -7,7 +7,10 @@
  *
  * Each tool returns the text a model reads (the same text as the MCP server's). `needsApproval`
  * maps to the SDK's own: the run stops with an interruption, and the code runs only after
- * `result.state.approve(interruption)` and a resumed run.
+ * `result.state.approve(interruption)` and a resumed run. In a durable session a call paused
+ * *inside* the code becomes an interruption too: the model's run_code call that resumes the run
+ * (`resume`, with its proposed decisions) waits for `approve` (the run goes on with them) or
+ * `reject` (the run stays paused; the model reads the message) (`approveResume`, default true).
  *
  * Your own function tools become `tools.*` inside the code with `fromAgentsTools`:
  *
@@ -18,7 +21,7 @@
 import type { FunctionTool } from "@openai/agents";
 import { defineTool, type CodeTool } from "../tools/code/define.js";
 import { z } from "zod";
-import { codeModeSystemPrompt, resolveOptions, runNeedsApproval, toolSpecs, type CodeModeToolsOptions, type ToolSpec } from "./core.js";
+import { codeModeSystemPrompt, resolveOptions, runCodeApproval, toolSpecs, type CodeModeToolsOptions, type ToolSpec } from "./core.js";
 import { loadPeer } from "./peer.js";
 import type { Session } from "../session.js";
 
@@ -30,12 +33,10 @@ export { MissingPeerError } from "./peer.js";
 /** Function tools for `new Agent({ tools })`: run_code first; search_tools, describe_tool, search_workflows with `discovery: true`. */
 export function codeModeTools(session: Session, options: CodeModeToolsOptions = {}): FunctionTool[] {
   const resolved = resolveOptions(options);
-  return toolSpecs(session, resolved).map((spec) =>
-    toAgentsTool(spec, spec.name === "run_code" && resolved.needsApproval !== false ? (code) => runNeedsApproval(resolved.needsApproval, code) : undefined),
-  );
+  return toolSpecs(session, resolved).map((spec) => toAgentsTool(spec, spec.name === "run_code" ? runCodeApproval(session, resolved) : undefined));
 }
 
-function toAgentsTool(spec: ToolSpec, needsApproval: ((code: string) => Promise<boolean>) | undefined): FunctionTool {
+function toAgentsTool(spec: ToolSpec, needsApproval: ((input: Record<string, unknown>) => Promise<boolean>) | undefined): FunctionTool {
   const t = agents.tool({
     name: spec.name,
     description: spec.description,
@@ -44,7 +45,7 @@ function toAgentsTool(spec: ToolSpec, needsApproval: ((code: string) => Promise<
     parameters: jsonParameters(spec),
     strict: false,
     execute: async (input, _context, details) => (await spec.execute(input as Record<string, unknown>, details?.signal)).text,
-    ...(needsApproval ? { needsApproval: async (_context: unknown, input: unknown) => needsApproval(String((input as { code?: unknown }).code)) } : {}),
+    ...(needsApproval ? { needsApproval: async (_context: unknown, input: unknown) => needsApproval(typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {}) } : {}),
   });
   return t as unknown as FunctionTool;
 }

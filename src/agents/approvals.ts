@@ -38,6 +38,11 @@ export class Approvals {
     private readonly handler: ApprovalHandler | null,
   ) {}
 
+  /** Mode "prompt" with nobody to ask: decide() would reject every call that is not cached. */
+  get asksNobody(): boolean {
+    return this.mode === "prompt" && this.handler === null;
+  }
+
   async decide(request: ApprovalRequest): Promise<Outcome> {
     if (this.mode === "approve_all") return { approved: true, args: request.args, how: "policy" };
     if (this.mode === "reject_all") {

@@ -120,6 +120,12 @@ const projectSchema = lazy(() => z
           })
           .strict()
           .optional(),
+        /**
+         * Durable code runs: a call inside the code that needs approval pauses the run instead of
+         * waiting; the runner asks (terminal, onApproval) and resumes, or ends with AgentRunPausedError
+         * for `agent run --resume` later (docs/durable-runs.md). As `agent run --durable`.
+         */
+        durable: z.boolean().optional(),
         /** Read-only folders of Agent Skills (relative to project.json), after <base>/skills; a later one wins a name clash. */
         skills: z.array(z.string().min(1)).optional(),
       })

@@ -8,6 +8,8 @@ import { loadProject, type Project } from "./files.js";
 export { AgentRuntime, AgentCallLimitError, AgentCallRejectedError, MaxDepthError, PermissionDeniedError, type AgentRunResult, type EntryContext as AgentEntryContext, type RuntimeOptions as AgentRuntimeOptions } from "./runtime.js";
 export { loadProject as loadAgentProject, APPROVAL_MODES, TOOLSET_NAMES, type AgentSpec, type ApprovalMode, type Project as AgentProject, type ProjectConfig as AgentProjectConfig } from "./files.js";
 export { AgentFileError } from "./locate.js";
+export { AgentRunPausedError, checkPausedRun, type PausedAgentRun } from "./paused-runs.js";
+export type { ResumeHooks as AgentResumeHooks } from "./runtime.js";
 export { defineToolset, type AgentToolset, type ToolsetCall, type ToolsetDefinition, type ToolsetInstance } from "./code-toolsets.js";
 export type { ApprovalDecision as AgentApprovalDecision, ApprovalHandler as AgentApprovalHandler, ApprovalRequest as AgentApprovalRequest } from "./approvals.js";
 export type { AgentModel } from "./model-type.js";

@@ -28,13 +28,15 @@ import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
 import type { Sampler } from "../tools/adapters/toolable/host.js";
 import { agentToolsOf } from "./code-toolsets.js";
-import { codeToolset } from "./toolsets/code.js";
+import { codeToolset, resumed } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { shellFileOpsToolset } from "./toolsets/file-ops.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
 import { sessionCommandPlace, shellReadonlyToolset, shellToolset } from "./toolsets/shell.js";
 import { skillsSystemText, skillsToolset } from "./toolsets/skills.js";
-import type { AgentTool, ToolsetEnv } from "./toolsets/types.js";
+import type { AgentTool, CodePause, CodeReply, ToolCallRef, ToolsetEnv } from "./toolsets/types.js";
+import { AgentRunPausedError, checkPausedRun, type PausedAgentRun, type StepResult } from "./paused-runs.js";
+import type { Decision } from "../runs/recorder.js";
 import { noteAgentUsage, traceAgentCall } from "../telemetry/agents.js";
 import type { Span } from "../telemetry/spans.js";
 import { telemetryRegistered } from "../telemetry/api.js";
@@ -64,6 +66,20 @@ export interface RuntimeOptions {
   /** Longest text one tool returns to the model (default 24,000). */
   maxOutputChars?: number;
   signal?: AbortSignal;
+  /**
+   * Durable code runs (over project.json's code_mode.durable): a call inside the code that needs
+   * approval pauses the code run; it is decided as any approval is (terminal, onApproval, the
+   * mode) and the run resumed. With nobody to ask, the entry agent's run ends with
+   * AgentRunPausedError, whose state `resume()` takes later, in any process. Needs
+   * TS_CODE_MODE_RUNS_SECRET (docs/durable-runs.md).
+   */
+  durable?: boolean;
+}
+
+/** What `resume()` is told while it goes on. */
+export interface ResumeHooks {
+  /** The code run went on and ended: from here the state needs no decisions (save it again to survive a failed model call). */
+  onCodeResumed?(state: PausedAgentRun): void | Promise<void>;
 }
 
 export interface AgentRunResult<Output = unknown> {
@@ -112,6 +128,19 @@ interface CallContext {
   fatal: Error | null;
   /** Closers of the call's code toolset instances. */
   cleanups: Array<() => void | Promise<void>>;
+  /** The model step whose tools are running: what it was sent and what it answered (to suspend at a pause). */
+  step: { messages: ModelMessage[]; content: unknown[] | null };
+  /** This step's tool calls by id, each settling to its result. */
+  inflight: Map<string, Promise<StepResult>>;
+  /** Results of the step carried over from a suspended run. */
+  carried: StepResult[];
+}
+
+/** Where a resumed entry call starts: the suspended state and the decisions (none: ask as any approval). */
+interface ResumeFrom {
+  state: PausedAgentRun;
+  decisions: Decision[] | undefined;
+  hooks: ResumeHooks;
 }
 
 /**
@@ -145,6 +174,22 @@ export class AgentRuntime {
 
   get events(): RuntimeEvent[] {
     return this.log.list();
+  }
+
+  /**
+   * Goes on with an entry run that ended with AgentRunPausedError: the code run resumes with the
+   * decisions (its logged calls replayed, not made again; without decisions they are asked as any
+   * approval is), and the model reads run_code's result and continues. It may pause again.
+   */
+  async resume(state: PausedAgentRun, decisions?: Decision[], hooks: ResumeHooks = {}): Promise<AgentRunResult> {
+    const checked = checkPausedRun(state);
+    const entry = this.project.entry;
+    if (entry.kind !== "agent" || entry.name !== checked.agent) {
+      throw new ValidationError(`the paused run is agent ${checked.agent}'s, but this project's entry is ${entry.kind === "agent" ? `agent ${entry.name}` : "code"}; resume it with --entry ${checked.agent}`);
+    }
+    this.agentCalls = 0;
+    const result = await this.callAgent(checked.agent, undefined, 0, this.entryHistory, [], { state: checked, decisions, hooks });
+    return { answer: result.text, output: result.value, usage: this.usage.report(), events: this.events };
   }
 
   /** One turn of the entry. The entry agent keeps its history across turns (a chat). */
@@ -218,18 +263,19 @@ export class AgentRuntime {
     this.options.onEvent?.(e);
   }
 
-  private callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<Answer> {
-    return traceAgentCall(name, depth, this.project.agents.get(name)?.model, (span) => this.callAgentIn(span, name, input, depth, history, chain));
+  private callAgent(name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[], resumeFrom?: ResumeFrom): Promise<Answer> {
+    return traceAgentCall(name, depth, this.project.agents.get(name)?.model, (span) => this.callAgentIn(span, name, input, depth, history, chain, resumeFrom));
   }
 
-  private async callAgentIn(span: Span | undefined, name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[]): Promise<Answer> {
+  private async callAgentIn(span: Span | undefined, name: string, input: unknown, depth: number, history: ModelMessage[], chain: string[], resumeFrom?: ResumeFrom): Promise<Answer> {
     const spec = this.project.agents.get(name);
     if (!spec) throw new Error(`no agent named ${JSON.stringify(name)} (agents: ${[...this.project.agents.keys()].join(", ")})`);
     const ai = await loadPeer<typeof import("ai")>(INTEGRATION_PACKAGES.ai);
-    const model = this.observed(ai, await this.model(spec), name, depth);
-    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null, cleanups: [] };
+    const step: CallContext["step"] = { messages: [], content: null };
+    const model = this.observed(ai, await this.model(spec), name, depth, (content) => (step.content = content));
+    const ctx: CallContext = { spec, depth, chain: [...chain, name], history, session: null, model, abort: new AbortController(), fatal: null, cleanups: [], step, inflight: new Map(), carried: [] };
     const stop = this.options.signal ? AbortSignal.any([this.options.signal, ctx.abort.signal]) : ctx.abort.signal;
-    const prompt = typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "");
+    const prompt = resumeFrom ? `(resumed run ${resumeFrom.state.id})` : typeof input === "string" ? input : (JSON.stringify(input, null, 2) ?? "");
     this.emit(name, depth, { type: "agent_start", input: eventText(prompt) });
     try {
       const tools: Record<string, Tool> = {};
@@ -238,10 +284,11 @@ export class AgentRuntime {
         tools[t.name] = ai.tool({
           description: t.description,
           inputSchema: t.inputSchema,
-          execute: (args: unknown, opts: { abortSignal?: AbortSignal }) => this.invoke(ctx, t, args, opts.abortSignal ?? stop),
+          execute: (args: unknown, opts: { abortSignal?: AbortSignal; toolCallId: string; messages: ModelMessage[] }) =>
+            this.tracked(ctx, opts, t.name, () => this.invoke(ctx, t, args, opts.abortSignal ?? stop, "model", undefined, { toolCallId: opts.toolCallId })),
         } as Tool);
       }
-      const userMessage: ModelMessage = { role: "user", content: prompt };
+      const messages = resumeFrom ? await this.resumedMessages(ai, ctx, env, resumeFrom, stop) : [...ctx.history, { role: "user", content: prompt } satisfies ModelMessage];
       // The skills toolset's catalog follows the agent's own instructions (read from the call's session).
       const system = [spec.instructions, spec.tools.includes("skills") ? await skillsSystemText(env) : ""].filter((t) => t !== "").join("\n\n");
       // With `output:` the model is asked for a JSON object of that schema (the SDK's structured output) and the answer is validated by it.
@@ -249,7 +296,7 @@ export class AgentRuntime {
       const result = await ai.generateText({
         model,
         ...(system ? { system } : {}),
-        messages: [...ctx.history, userMessage],
+        messages,
         tools,
         ...(output ? { output } : {}),
         stopWhen: ai.stepCountIs(spec.maxSteps),
@@ -258,7 +305,7 @@ export class AgentRuntime {
         ...(telemetryRegistered() ? { experimental_telemetry: { isEnabled: true, recordInputs: false, recordOutputs: false } } : {}),
       });
       noteAgentUsage(span, result.totalUsage);
-      ctx.history.push(userMessage, ...result.response.messages);
+      ctx.history.splice(0, ctx.history.length, ...messages, ...result.response.messages);
       const answer: Answer = output ? structured(name, result) : { text: result.text, value: result.text };
       this.emit(name, depth, { type: "agent_end", answer: eventText(answer.text) });
       return answer;
@@ -276,7 +323,7 @@ export class AgentRuntime {
    * The model wrapped so each request is an event and its usage is counted when it happens (the
    * SDK's onStepFinish fires only after the step's tools ran, which would misorder the call tree).
    */
-  private observed(ai: typeof import("ai"), model: LanguageModel, agent: string, depth: number): LanguageModel {
+  private observed(ai: typeof import("ai"), model: LanguageModel, agent: string, depth: number, onContent: (assistant: unknown[]) => void): LanguageModel {
     if (typeof model === "string" || model.specificationVersion !== "v3") return model;
     let step = 0;
     return ai.wrapLanguageModel({
@@ -291,6 +338,7 @@ export class AgentRuntime {
           this.usage.add(agent, inputTokens, outputTokens);
           const text = r.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
           const toolCalls = r.content.flatMap((c) => (c.type === "tool-call" ? [c.toolName] : []));
+          onContent(assistantContent(r.content));
           this.emit(agent, depth, { type: "model_response", step, text: eventText(text), toolCalls, inputTokens, outputTokens });
           return r;
         },
@@ -323,7 +371,7 @@ export class AgentRuntime {
    * anyone is asked), approval, then the tool. A thrown error reaches the model as the tool's
    * error; code calling an agent (agents.*) gets a rejection as an AgentCallRejectedError.
    */
-  private async invoke<T>(ctx: CallContext, tool: CallableTool<T>, args: unknown, signal: AbortSignal, from: "model" | "code" = "model", hold?: () => () => void): Promise<T | string> {
+  private async invoke<T>(ctx: CallContext, tool: CallableTool<T>, args: unknown, signal: AbortSignal, from: "model" | "code" = "model", hold?: () => () => void, call?: ToolCallRef): Promise<T | string> {
     const { name } = ctx.spec;
     this.emit(name, ctx.depth, { type: "tool_call", tool: tool.name, args: eventText(args) });
     let runArgs = args;
@@ -357,7 +405,7 @@ export class AgentRuntime {
       }
     }
     try {
-      const out = await tool.execute(runArgs, signal);
+      const out = await tool.execute(runArgs, signal, call);
       this.emit(name, ctx.depth, { type: "tool_result", tool: tool.name, ok: true, result: eventText(tool.show ? tool.show(out) : out) });
       return out;
     } catch (err) {
@@ -397,11 +445,110 @@ export class AgentRuntime {
         (ctx.session ??= (this.options.createSession ?? defaultSessionFactory)(this.project, {
           sampler: this.sampler(ctx),
           env: this.options.env ?? process.env,
+          durable: this.durable,
           ...(ctx.spec.agents.length ? { agents: this.agentsHost(ctx) } : {}),
         })),
       callableAgents: ctx.spec.agents.map((n) => this.project.agents.get(n)!),
       containerSession: this.project.config.code_mode.executor === "container",
+      onPause: (pause, call) => this.settlePause(ctx, pause, call),
     };
+  }
+
+  /** Whether code sessions record their runs (pause for approvals): the option, else project.json. */
+  private get durable(): boolean {
+    return this.options.durable ?? this.project.config.code_mode.durable ?? false;
+  }
+
+  /** A model tool call, its result kept by id while it runs: a suspended step saves its siblings' results. */
+  private tracked(ctx: CallContext, opts: { toolCallId: string; messages: ModelMessage[] }, toolName: string, run: () => Promise<unknown>): Promise<unknown> {
+    ctx.step.messages = opts.messages;
+    const out = run();
+    const settled = out.then(
+      (value): StepResult => ({ toolCallId: opts.toolCallId, toolName, output: { type: "text", value: typeof value === "string" ? value : (JSON.stringify(value) ?? "") } }),
+      (err: unknown): StepResult => ({ toolCallId: opts.toolCallId, toolName, output: { type: "error-text", value: err instanceof Error ? `${err.name}: ${err.message}` : String(err) } }),
+    );
+    ctx.inflight.set(opts.toolCallId, settled);
+    return out;
+  }
+
+  /**
+   * A durable code run paused: each pending call is decided as any approval is (the mode, the
+   * session cache, the terminal or onApproval) and the run resumed, until it ends; run_code's
+   * result is then what the model reads. With nobody to ask, the entry agent's run is suspended
+   * (AgentRunPausedError); anywhere else the calls are rejected with the reason, as a blocking
+   * approval would be.
+   */
+  private async settlePause(ctx: CallContext, pause: CodePause, call: ToolCallRef | undefined): Promise<string> {
+    const { name } = ctx.spec;
+    let current = pause;
+    for (;;) {
+      if (this.approvals.asksNobody && call && ctx.depth === 0 && ctx.step.content) await this.suspend(ctx, current, call);
+      const decisions: Decision[] = [];
+      for (const p of current.pending) {
+        const tool = p.callable === null ? p.tool : `${p.tool}.${p.callable}`;
+        const outcome = await this.approvals.decide({ agent: name, depth: ctx.depth, tool, args: p.args });
+        this.emit(name, ctx.depth, { type: "approval", tool, approved: outcome.approved, how: outcome.approved ? outcome.how : outcome.reason });
+        if (!outcome.approved) decisions.push({ id: p.id, decision: "reject", reason: outcome.reason });
+        else if (outcome.how === "edited") decisions.push({ id: p.id, decision: "edit", args: outcome.args as Record<string, unknown> });
+        else decisions.push({ id: p.id, decision: "approve" });
+      }
+      const next: CodeReply = await current.resume(decisions);
+      if (!next.paused) return next.text;
+      current = next.paused;
+    }
+  }
+
+  /** Ends the entry run at a pause once the step's other tool calls are done: the error carries what resume() needs. */
+  private async suspend(ctx: CallContext, pause: CodePause, call: ToolCallRef): Promise<never> {
+    const siblings = [...ctx.inflight].filter(([id]) => id !== call.toolCallId).map(([, settled]) => settled);
+    const results = [...ctx.carried, ...(await Promise.all(siblings))];
+    const state: PausedAgentRun = {
+      version: 1,
+      id: pause.runId,
+      agent: ctx.spec.name,
+      messages: ctx.step.messages,
+      assistant: ctx.step.content ?? [],
+      results,
+      code: { toolCallId: call.toolCallId, pending: pause.pending, continuation: pause.continuation },
+      createdAt: new Date().toISOString(),
+    };
+    ctx.fatal = new AgentRunPausedError(state);
+    ctx.abort.abort(ctx.fatal);
+    throw ctx.fatal;
+  }
+
+  /**
+   * The messages a resumed entry call goes on from: the suspended step with every tool result,
+   * run_code's from the resumed code run (which may pause, and be decided or suspended, again).
+   */
+  private async resumedMessages(ai: typeof import("ai"), ctx: CallContext, env: ToolsetEnv, from: ResumeFrom, signal: AbortSignal): Promise<ModelMessage[]> {
+    const { state, decisions, hooks } = from;
+    const messages = ai.modelMessageSchema.array().safeParse(state.messages);
+    const assistant = ai.assistantModelMessageSchema.safeParse({ role: "assistant", content: state.assistant });
+    if (!messages.success || !assistant.success) throw new ValidationError(`paused run ${state.id}: its saved conversation is not valid model messages`);
+    let results = state.results;
+    if (state.code) {
+      const code = state.code;
+      ctx.step = { messages: messages.data, content: state.assistant };
+      ctx.carried = results;
+      const session = await env.session();
+      const pause: CodePause = {
+        runId: state.id,
+        pending: code.pending,
+        continuation: code.continuation,
+        resume: (d) => resumed(session, code.continuation, d, this.maxOutputChars, signal),
+      };
+      const text = decisions ? await this.continueDecided(ctx, pause, decisions, { toolCallId: code.toolCallId }) : await this.settlePause(ctx, pause, { toolCallId: code.toolCallId });
+      results = [...results, { toolCallId: code.toolCallId, toolName: "run_code", output: { type: "text", value: text } }];
+      await hooks.onCodeResumed?.({ ...state, results, code: null });
+    }
+    return [...messages.data, assistant.data, { role: "tool", content: toolResults(state.assistant, results) }];
+  }
+
+  /** Resumes with decisions already given; a further pause is decided or suspended like the first. */
+  private async continueDecided(ctx: CallContext, pause: CodePause, decisions: Decision[], call: ToolCallRef): Promise<string> {
+    const next = await pause.resume(decisions);
+    return next.paused ? this.settlePause(ctx, next.paused, call) : next.text;
   }
 
   /**
@@ -493,7 +640,7 @@ interface CallableTool<T> {
   inputSchema: z.ZodType;
   needsApproval: boolean;
   precheck?: () => void;
-  execute(args: unknown, signal: AbortSignal): Promise<T>;
+  execute(args: unknown, signal: AbortSignal, call?: ToolCallRef): Promise<T>;
   /** What the tool_result event shows of a result (default: the result). */
   show?: (out: T) => unknown;
 }
@@ -504,6 +651,40 @@ export function agentCallInput(child: AgentSpec): z.ZodType {
   return z.object({
     input,
     attachments: z.array(z.string().min(1)).max(MAX_ATTACHMENTS).optional().describe("paths of project files to give the agent (text, relative to the project folder)"),
+  });
+}
+
+/**
+ * A model response's content as an assistant message's parts: text, reasoning and tool calls (the
+ * provider's input JSON parsed, as the SDK does). Other parts (sources, files) are not replayed.
+ */
+function assistantContent(content: ReadonlyArray<object & { type: string }>): unknown[] {
+  const parts: unknown[] = [];
+  for (const c of content) {
+    if (c.type === "text") parts.push({ type: "text", text: (c as unknown as { text: string }).text });
+    else if (c.type === "reasoning") parts.push({ type: "reasoning", text: (c as unknown as { text: string }).text });
+    else if (c.type === "tool-call") {
+      const call = c as unknown as { toolCallId: string; toolName: string; input: string };
+      let input: unknown;
+      try {
+        input = JSON.parse(call.input);
+      } catch {
+        input = call.input;
+      }
+      parts.push({ type: "tool-call", toolCallId: call.toolCallId, toolName: call.toolName, input });
+    }
+  }
+  return parts;
+}
+
+/** One tool-result part per tool call of the step, in its order; a call that never ended says so. */
+function toolResults(assistant: unknown[], results: StepResult[]): Array<{ type: "tool-result"; toolCallId: string; toolName: string; output: StepResult["output"] }> {
+  const byId = new Map(results.map((r) => [r.toolCallId, r]));
+  return assistant.flatMap((part) => {
+    const p = part as { type?: string; toolCallId?: string; toolName?: string };
+    if (p.type !== "tool-call" || typeof p.toolCallId !== "string") return [];
+    const r = byId.get(p.toolCallId);
+    return [{ type: "tool-result" as const, toolCallId: p.toolCallId, toolName: p.toolName ?? "", output: r?.output ?? { type: "error-text" as const, value: "not run: the agent run paused before this call ended" } }];
   });
 }
 

@@ -30,13 +30,19 @@ export interface SessionContext {
   agents?: AgentsHost;
   /** Where `code_mode.remote.token_env` is read; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Record the session's runs in the base's run ledger so approvals pause them (Session's
+   * `durable`, key from TS_CODE_MODE_RUNS_SECRET). A remote session needs none: a `serve
+   * --durable` server records its runs and its pauses reach the session as they are.
+   */
+  durable?: boolean;
 }
 
 export async function defaultSessionFactory(project: Project, context: SessionContext = {}): Promise<Session> {
-  const { base, make } = await executorOf(project, context);
+  const { base, make, remote } = await executorOf(project, context);
   const slot = new CallSlot();
   slot.fill(context);
-  return Session.fromBase(base, { executor: make(slot) });
+  return Session.fromBase(base, { executor: make(slot), ...durableOption(context, remote) });
 }
 
 /**
@@ -78,13 +84,17 @@ function containerFolders(project: Project): ContainerFlags {
 }
 
 /** Where the project's sessions live and how their executor is made (its module loaded first). */
-async function executorOf(project: Project, context: SessionContext): Promise<{ base: string; make: (slot: CallSlot) => Executor }> {
+function durableOption(context: SessionContext, remote: boolean): { durable?: true } {
+  return context.durable && !remote ? { durable: true } : {};
+}
+
+async function executorOf(project: Project, context: SessionContext): Promise<{ base: string; make: (slot: CallSlot) => Executor; remote: boolean }> {
   const config = project.config.code_mode;
   const base = path.resolve(project.dir, config.base);
   const name = config.executor ?? "subprocess";
   const toolsPath = config.tools ? path.resolve(project.dir, config.tools) : path.join(base, "tools");
   const skillRoots = (config.skills ?? []).map((p) => path.resolve(project.dir, p));
-  if (name === "remote") return { base, make: await remoteMaker(project, context.env ?? process.env) };
+  if (name === "remote") return { base, make: await remoteMaker(project, context.env ?? process.env), remote: true };
   const language = config.language ?? "typescript";
   await loadExecutor(name, language);
   const make = (slot: CallSlot): Executor => {
@@ -105,7 +115,7 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
       throw err;
     }
   };
-  return { base, make };
+  return { base, make, remote: false };
 }
 
 /**
@@ -149,7 +159,7 @@ export function pooledSessionFactory(spares = 1): PooledSessionFactory {
     async create(project, context = {}) {
       if (closed) return defaultSessionFactory(project, context);
       if (pool && pool.project !== project) throw new Error("pooledSessionFactory: one factory serves one project");
-      const { base, make } = await executorOf(project, context);
+      const { base, make, remote } = await executorOf(project, context);
       pool ??= {
         project,
         pool: new ExecutorPool(
@@ -165,7 +175,7 @@ export function pooledSessionFactory(spares = 1): PooledSessionFactory {
       const executor = pool.pool.take();
       const slot = slots.get(executor);
       slot?.fill(context);
-      return Session.fromBase(base, { executor });
+      return Session.fromBase(base, { executor, ...durableOption(context, remote) });
     },
     async close() {
       closed = true;

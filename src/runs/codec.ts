@@ -7,12 +7,24 @@
  * string, a finite number other than -0, a boolean or null as its plain JSON text; every tagged
  * value's text starts with "[". So primitives take a fast path both ways (JSON.stringify /
  * JSON.parse, no walk, no buffers), with output identical to the codec's (test/runs/codec.test.ts).
+ *
+ * A call's arguments are mostly small trees of plain objects, arrays and primitives
+ * (`["wc", "lines", { path: "a.txt" }]`): those are tagged here without the codec's per-node path
+ * strings and bookkeeping, again with identical output. Anything else — a Map, a Date, bytes, an
+ * object met twice, NaN or -0, a deep or large tree — goes through the codec.
  */
 import { fromWire, toWire } from "../execution/remote/wire.js";
 import type { EncodedValue } from "../storage/runs.js";
 
 /** Longer strings go through the codec, which enforces the wire's size bound. */
 const FAST_STRING_CHARS = 1_048_576;
+
+/** Bounds of the tagged fast path; past them the codec (with its own bounds) takes the value. */
+const FAST_TREE_NODES = 4_096;
+const FAST_TREE_DEPTH = 32;
+const FAST_TREE_CHARS = 1_048_576;
+
+type Tagged = null | boolean | number | string | Tagged[];
 
 export function encodeValue(value: unknown): EncodedValue {
   switch (typeof value) {
@@ -28,7 +40,63 @@ export function encodeValue(value: unknown): EncodedValue {
       if (value === null) return { json: "null", buffers: [] };
       break;
   }
+  if (typeof value === "object" && value !== null) {
+    const tree = fastTree(value);
+    if (tree !== undefined) return { json: JSON.stringify(tree), buffers: [] };
+  }
   return toWire(value, "data");
+}
+
+/**
+ * The codec's tagged tree of `value` (["a", ...] for an array, ["o", key, value, ...] for an
+ * object, ["u"] for undefined) when it holds nothing but plain objects, arrays and primitives the
+ * codec writes as themselves, each object once; undefined otherwise.
+ */
+function fastTree(root: object): Tagged[] | undefined {
+  let nodes = 0;
+  let chars = 0;
+  const seen = new Set<object>();
+  const walk = (v: unknown, depth: number): Tagged | undefined => {
+    if (++nodes > FAST_TREE_NODES) return undefined;
+    switch (typeof v) {
+      case "string":
+        chars += v.length;
+        return chars > FAST_TREE_CHARS ? undefined : v;
+      case "number":
+        return Number.isFinite(v) && !Object.is(v, -0) ? v : undefined;
+      case "boolean":
+        return v;
+      case "undefined":
+        return ["u"];
+      case "object":
+        break;
+      default:
+        return undefined;
+    }
+    if (v === null) return null;
+    if (depth >= FAST_TREE_DEPTH || seen.has(v)) return undefined;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      const out: Tagged[] = ["a"];
+      for (let i = 0; i < v.length; i++) {
+        const t = walk(v[i], depth + 1);
+        if (t === undefined) return undefined;
+        out.push(t);
+      }
+      return out;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return undefined;
+    const out: Tagged[] = ["o"];
+    for (const key of Object.keys(v)) {
+      chars += key.length;
+      const t = walk((v as Record<string, unknown>)[key], depth + 1);
+      if (t === undefined) return undefined;
+      out.push(key, t);
+    }
+    return out;
+  };
+  return walk(root, 0) as Tagged[] | undefined;
 }
 
 export function decodeValue(encoded: EncodedValue): unknown {

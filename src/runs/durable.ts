@@ -193,6 +193,8 @@ export class DurableRuns {
     let result: ExecutionResult;
     try {
       result = await this.executor.run(`${determinismPrologue({ seed: header.seed, tape })} ${header.code}`, { ...options, signal: controller.signal, runId: header.id });
+      // A pause logs its pending calls with the rest: one write.
+      if (!active.divergence && active.isPaused && !(options.signal?.aborted ?? false)) active.logPending();
       await active.flushed();
     } finally {
       this.recorder.remove(active);
@@ -200,14 +202,13 @@ export class DurableRuns {
     }
     // The realm's own clock and random numbers back, for the session's next (maybe not durable) run.
     await this.executor.run(determinismEpilogue, { timeoutMs: 10_000 }).catch(() => undefined);
-    const done: RunHeader = { ...header, updatedAt: new Date().toISOString(), calls: Math.max(header.calls, active.entries.size), bytes: active.bytes };
+    const done: RunHeader = { ...header, updatedAt: new Date().toISOString(), calls: Math.max(header.calls, active.calls), bytes: active.bytes };
     if (active.divergence) {
       const error = { name: active.divergence.name, message: active.divergence.message };
       await this.store.putHeader({ ...done, status: "failed", outcome: { ok: false, error } });
       return { ...result, ok: false, value: undefined, display: error.message, error, runId: header.id, status: "failed" };
     }
     if (active.isPaused && !(options.signal?.aborted ?? false)) {
-      await this.store.putEntries(header.id, active.pending);
       const nonce = newNonce();
       const exp = Date.now() + this.settings.continuationTtlMs;
       await this.store.putHeader({ ...done, status: "paused", continuation: { nonce, expiresAt: new Date(exp).toISOString() } });

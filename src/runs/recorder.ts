@@ -9,6 +9,11 @@
  * - otherwise run for real and logged (written behind the run in batches, all committed before
  *   the run pauses or ends, so a paused run's ledger holds everything its code has seen).
  *
+ * The per-call bookkeeping is kept small (docs/durable-runs.md "What the ledger costs"): no await
+ * between a call's reply and the code getting it, one timestamp string per millisecond, entries
+ * dropped from memory once written, and writes coalesced (FLUSH_DELAY_MS or FLUSH_BATCH entries,
+ * whichever comes first), so a run of a thousand quick calls is a handful of storage writes.
+ *
  * A call that needs a human's decision calls `ctx.pause(reason)`: its entry is logged as pending and
  * its promise never settles. Once every call in flight is either done or pending, and no new call
  * arrived for a short quiet time (so the calls of one Promise.all are decided together), the run
@@ -44,6 +49,12 @@ export interface LedgerBounds {
 
 /** How long no call may arrive, with every call done or pending, before the run pauses. */
 const QUIET_MS = 30;
+/** How long a logged call may wait in memory for others to share its storage write. */
+const FLUSH_DELAY_MS = 100;
+/** Entries that make a batch worth writing at once (bounds the batch and what waits in memory). */
+const FLUSH_BATCH = 512;
+/** Bytes (arguments + results) that make a batch worth writing at once. */
+const FLUSH_BYTES = 1_048_576;
 /** Clock readings one run may tape (the guest's own cap is larger; past this the run is unresumable). */
 const MAX_TAPE = 100_000;
 
@@ -58,9 +69,13 @@ export class ActiveRun {
   private activity = 0;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly queued = new Map<number, LedgerEntry>();
+  private queuedBytes = 0;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private flushing: Promise<void> | null = null;
-  /** Entries logged by this pass (and those replayed), by seq. */
-  readonly entries = new Map<number, LedgerEntry>();
+  /** The run ended: a call that settles now (after a timeout, say) is no longer logged. */
+  private ended = false;
+  /** Seqs logged by this pass (and those replayed): the run's call count. The entries themselves leave memory once written. */
+  private readonly seen = new Set<number>();
   readonly pending: LedgerEntry[] = [];
   bytes = 0;
   /** Why this run cannot be resumed (a result too large to log, a failed ledger write), if so. */
@@ -87,7 +102,7 @@ export class ActiveRun {
     const seq = this.nextSeq++;
     this.activity++;
     const tape = this.tape;
-    this.tape = [];
+    if (tape.length > 0) this.tape = [];
     let args: EncodedValue;
     try {
       args = encodeValue(call.args);
@@ -101,7 +116,8 @@ export class ActiveRun {
     if (seq >= this.bounds.maxCalls) {
       return Promise.reject(new LedgerLimitError(`${call.ns}.${call.op}: this run made ${this.bounds.maxCalls.toLocaleString("en-US")} namespace calls, the most one durable run may log (durable.maxCallsPerRun)`));
     }
-    const entry: LedgerEntry = { seq, ns: call.ns, op: call.op, args, state: "applied", startedAt: new Date().toISOString(), bytes: encodedBytes(args), ...(tape.length ? { tape } : {}) };
+    const entry: LedgerEntry = { seq, ns: call.ns, op: call.op, args, state: "applied", startedAt: isoNow(), bytes: encodedBytes(args) };
+    if (tape.length > 0) entry.tape = tape;
     return this.live(entry, call.ctx, next);
   }
 
@@ -113,7 +129,7 @@ export class ActiveRun {
     return { value: null, release: () => {} };
   }
 
-  private async live(entry: LedgerEntry, ctx: CallContext, next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
+  private live(entry: LedgerEntry, ctx: CallContext, next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
     this.liveInFlight++;
     const pause = (reason: string): Promise<never> => {
       if (this.unresumable) {
@@ -122,7 +138,7 @@ export class ActiveRun {
       entry.state = "pending";
       entry.reason = reason.slice(0, 2_000);
       this.pending.push(entry);
-      this.entries.set(entry.seq, entry);
+      this.seen.add(entry.seq);
       this.notePending();
       return new Promise<never>(() => {});
     };
@@ -132,26 +148,44 @@ export class ActiveRun {
 
   /**
    * Runs a call counted in flight (the caller counted it in), logs how it ended, and counts it out
-   * for the quiet check that pauses the run.
+   * for the quiet check that pauses the run. No await in between: the reply reaches the code in
+   * the same turn it arrives (the log entry is queued, see write()).
    */
-  private async runCounted(entry: LedgerEntry, run: () => Promise<{ value: unknown; release: () => void }>): Promise<{ value: unknown; release: () => void }> {
-    try {
-      const held = await run();
-      await this.settle(entry, { ok: true, value: held.value });
-      return held;
-    } catch (err) {
-      await this.settle(entry, { ok: false, error: err });
-      throw err;
-    } finally {
+  private runCounted(entry: LedgerEntry, run: () => Promise<{ value: unknown; release: () => void }>): Promise<{ value: unknown; release: () => void }> {
+    const done = (): void => {
       this.liveInFlight--;
       this.activity++;
       this.checkQuiet();
+    };
+    let started: Promise<{ value: unknown; release: () => void }>;
+    try {
+      started = run();
+    } catch (err) {
+      started = Promise.reject(err);
     }
+    return started.then(
+      (held) => {
+        try {
+          this.settle(entry, { ok: true, value: held.value });
+        } finally {
+          done();
+        }
+        return held;
+      },
+      (err: unknown) => {
+        try {
+          this.settle(entry, { ok: false, error: err });
+        } finally {
+          done();
+        }
+        throw err;
+      },
+    );
   }
 
   /** Logs a finished call (queued: see write()). */
-  private async settle(entry: LedgerEntry, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): Promise<void> {
-    entry.endedAt = new Date().toISOString();
+  private settle(entry: LedgerEntry, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+    entry.endedAt = isoNow();
     if (outcome.ok) {
       try {
         const result = encodeValue(outcome.value);
@@ -170,28 +204,41 @@ export class ActiveRun {
     }
     this.bytes += entry.bytes;
     if (this.bytes > this.bounds.maxRunBytes) this.unresumable ??= `the run's ledger is larger than durable.maxRunBytes (${this.bounds.maxRunBytes.toLocaleString("en-US")} bytes)`;
-    this.entries.set(entry.seq, entry);
-    await this.write(entry);
+    this.seen.add(entry.seq);
+    this.write(entry);
   }
 
   /**
    * Queues an entry for the ledger. Writes go behind the run, in batches (one putEntries per batch:
-   * one HSET on Redis): nothing can resume a run before it pauses, and a pause or the run's end
-   * waits for every write (`flushed`). A process killed mid-run may leave its last calls unlogged;
-   * such a run was never resumable.
+   * one HSET on Redis), at most FLUSH_DELAY_MS after the entry, sooner when FLUSH_BATCH entries or
+   * FLUSH_BYTES wait: nothing can resume a run before it pauses, and a pause or the run's end
+   * writes whatever waits and waits for every write (`flushed`). A process killed mid-run may leave
+   * its last calls unlogged; such a run was never resumable. Once the run has ended nothing more
+   * is logged: a call that finishes after its run timed out does not appear in the ledger.
    */
-  private write(entry: LedgerEntry): Promise<void> {
+  private write(entry: LedgerEntry): void {
+    if (this.ended) return;
+    if (!this.queued.has(entry.seq)) this.queuedBytes += entry.bytes;
     this.queued.set(entry.seq, entry);
-    this.flushing ??= this.flushLoop().finally(() => (this.flushing = null));
-    return Promise.resolve();
+    if (this.queued.size >= FLUSH_BATCH || this.queuedBytes >= FLUSH_BYTES) this.flushNow();
+    else this.flushTimer ??= setTimeout(() => this.flushNow(), FLUSH_DELAY_MS);
+  }
+
+  /** Starts writing what is queued (one loop at a time; entries queued meanwhile go in its next batch). */
+  private flushNow(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (this.queued.size > 0) this.flushing ??= this.flushLoop().finally(() => (this.flushing = null));
   }
 
   private async flushLoop(): Promise<void> {
     while (this.queued.size > 0) {
       const batch = [...this.queued.values()];
+      const bytes = this.queuedBytes;
       this.queued.clear();
+      this.queuedBytes = 0;
       await this.store.putEntries(this.id, batch).then(
-        () => recordLedgerWrite(batch.length, batch.reduce((sum, e) => sum + e.bytes, 0)),
+        () => recordLedgerWrite(batch.length, bytes),
         (err: unknown) => {
           this.unresumable ??= `the ledger could not be written: ${err instanceof Error ? err.message : String(err)}`;
         },
@@ -212,7 +259,7 @@ export class ActiveRun {
       }
       return new Promise(() => {});
     }
-    this.entries.set(seq, logged);
+    this.seen.add(seq);
     if (logged.state === "pending") return this.decide(logged, call, next);
     if (logged.state === "rejected") throw rejection(call, logged.reason);
     if (logged.error) throw replayedError(logged.error);
@@ -227,7 +274,7 @@ export class ActiveRun {
       entry.reason = decision?.reason ?? "rejected";
       entry.decision = { decision: "reject", at };
       entry.endedAt = at;
-      await this.write(entry);
+      this.write(entry);
       throw rejection(call, entry.reason);
     }
     let args: readonly unknown[] | undefined;
@@ -261,13 +308,27 @@ export class ActiveRun {
     this.checkQuiet();
   }
 
-  /** Every ledger write of this pass, done. */
+  /** Calls this pass logged or replayed (pending ones included). */
+  get calls(): number {
+    return this.seen.size;
+  }
+
+  /** Logs the pending calls (with why they wait) in the next write: the run is pausing. */
+  logPending(): void {
+    for (const entry of this.pending) this.write(entry);
+  }
+
+  /** Writes what waits and resolves once every ledger write of this pass is done. */
   async flushed(): Promise<void> {
+    this.flushNow();
     while (this.flushing) await this.flushing;
   }
 
-  /** Stops the quiet timer (the run ended). */
+  /** The run ended: stops the quiet timer; from now on nothing more is logged. */
   dispose(): void {
+    // Whatever still waits (the run threw before flushed()) is written behind it.
+    this.flushNow();
+    this.ended = true;
     if (this.quietTimer) clearTimeout(this.quietTimer);
     this.quietTimer = null;
   }
@@ -294,6 +355,18 @@ export class RunRecorder {
     if (this.runs.get(run.id) === run) this.runs.delete(run.id);
     run.dispose();
   }
+}
+
+let isoMs = NaN;
+let isoText = "";
+/** `new Date().toISOString()`, formatted once per millisecond (quick calls share their timestamps). */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
 }
 
 function describeCall(ns: string, op: string, args: EncodedValue): string {

@@ -9,7 +9,7 @@ import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeModeSystemPrompt, codeModeTools } from "../../src/adapters/ai.js";
-import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
+import { durableJournal, ECHO_SNIPPET, PAYING_SNIPPET, testSession, type TestSession } from "./session.js";
 
 let t: TestSession;
 // A first run may build dist (the child runtime) on a busy machine.
@@ -171,6 +171,7 @@ describe("ts-code-mode/ai: approval through the SDK's needsApproval", () => {
   it("bad options fail when the tools are made", () => {
     expect(() => codeModeTools(t.session, { maxOutput: 10 })).toThrow(/maxOutput must be a whole number of characters >= 500/);
     expect(() => codeModeTools(t.session, { needsApproval: "yes" as unknown as boolean })).toThrow(/needsApproval must be/);
+    expect(() => codeModeTools(t.session, { approveResume: "yes" as unknown as boolean })).toThrow(/approveResume must be true or false/);
   });
 });
 
@@ -198,7 +199,8 @@ describe("ts-code-mode/ai with a durable session: a pause inside the code", () =
           return [{ type: "text", text: "done" }];
         },
       ]);
-      const result = await generateText({ model, tools: codeModeTools(session), prompt: "pay", stopWhen: stepCountIs(6) });
+      // approveResume: false — the model's resume goes on at once, as MCP's run_code (the default asks a human: below).
+      const result = await generateText({ model, tools: codeModeTools(session, { approveResume: false }), prompt: "pay", stopWhen: stepCountIs(6) });
       expect(pauseText).toMatch(/The run paused: 1 call waits for a decision[\s\S]*call-1: tools\.journal\.pay\(\{"line":"pay 7"\}\) — payments need a human's approval[\s\S]*call run_code again with resume/);
       // What a program (the application, not the model) reads: the pause, structured.
       expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ isError: true, structured: { status: "paused", pending: [{ id: "call-1", tool: "journal", callable: "pay" }], continuation } });
@@ -213,6 +215,91 @@ describe("ts-code-mode/ai with a durable session: a pause inside the code", () =
     } finally {
       await session.close();
       await rm(fx.dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe("ts-code-mode/ai with a durable session: a pause inside the code is the SDK's tool approval", () => {
+  /** The pause's proposal the model relays: its resume call, with the continuation from run_code's text. */
+  const resumeCall = (options: LanguageModelV3CallOptions, decision: Record<string, unknown>): LanguageModelV3Content => {
+    const continuation = /continuation: "(tcm1\.[^"]+)"/.exec(lastToolResult(options).text)?.[1] ?? "";
+    return call("run_code", { code: PAYING_SNIPPET, resume: { continuation, decisions: [{ id: "call-2", ...decision }] } }, "resume");
+  };
+
+  /** Runs the snippet to its pause and the model's resume call; returns what the SDK asked. */
+  async function paused(decision: Record<string, unknown>, after: (options: LanguageModelV3CallOptions) => LanguageModelV3Content[]) {
+    const j = await durableJournal();
+    let pauseText = "";
+    const model = scripted([
+      () => [call("run_code", { code: PAYING_SNIPPET }, "run")],
+      (options) => {
+        pauseText = lastToolResult(options).text;
+        return [resumeCall(options, decision)];
+      },
+      after,
+    ]);
+    const tools = codeModeTools(j.session);
+    const first = await generateText({ model, tools, prompt: "pay", stopWhen: stepCountIs(6) });
+    const request = first.content.find((c) => c.type === "tool-approval-request");
+    return { j, model, tools, first, request, pauseText };
+  }
+
+  async function answer(p: Awaited<ReturnType<typeof paused>>, approved: boolean, reason?: string) {
+    const messages: ModelMessage[] = [
+      { role: "user", content: "pay" },
+      ...p.first.response.messages,
+      { role: "tool", content: [{ type: "tool-approval-response", approvalId: p.request!.approvalId, approved, ...(reason ? { reason } : {}) }] },
+    ];
+    return generateText({ model: p.model, tools: p.tools, messages, stopWhen: stepCountIs(6) });
+  }
+
+  it("the model's resume call waits for a tool-approval-response; approved, the run goes on without repeating its calls", async () => {
+    const p = await paused({ decision: "approve" }, (options) => [{ type: "text", text: `done: ${lastToolResult(options).text}` }]);
+    try {
+      expect(p.pauseText).toMatch(/A person reviews your resume call/);
+      // The step ended with the SDK's own approval request for the resumption, and nothing ran past the pause.
+      expect(p.request?.toolCall).toMatchObject({ toolName: "run_code", input: { resume: { decisions: [{ id: "call-2", decision: "approve" }] } } });
+      expect(p.first.steps[0]!.toolResults[0]!.output).toMatchObject({ structured: { status: "paused", pending: [{ id: "call-2", tool: "journal", callable: "pay", args: { line: "pay 7" } }] } });
+      expect(await p.j.lines()).toEqual(["a", "b"]);
+      const second = await answer(p, true);
+      // The SDK ran the approved call before the model's next step; the model read the finished run.
+      expect(second.text).toMatch(/^done: --- value ---\n\{[\s\S]*paid: '3'/);
+      // "a" and "b" ran once each: the resumed run was served them from the ledger.
+      expect(await p.j.lines()).toEqual(["a", "b", "pay 7"]);
+    } finally {
+      await p.j.close();
+    }
+  }, 120_000);
+
+  it("approving an edit the model proposes runs the call with the edited arguments", async () => {
+    const p = await paused({ decision: "edit", args: { line: "pay 6" } }, () => [{ type: "text", text: "done" }]);
+    try {
+      expect(await p.j.lines()).toEqual(["a", "b"]);
+      await answer(p, true);
+      expect(await p.j.lines()).toEqual(["a", "b", "pay 6"]);
+    } finally {
+      await p.j.close();
+    }
+  }, 120_000);
+
+  it("a denied resumption leaves the run paused and tells the model why; the application can still decide it", async () => {
+    let denial: unknown;
+    const p = await paused({ decision: "approve" }, (options) => {
+      denial = options.prompt.filter((m) => m.role === "tool").at(-1)?.content.at(-1);
+      return [{ type: "text", text: "waiting for the reviewer" }];
+    });
+    try {
+      const second = await answer(p, false, "not this month");
+      expect(second.text).toBe("waiting for the reviewer");
+      expect(denial).toMatchObject({ type: "tool-result", toolName: "run_code", output: { type: "execution-denied", reason: "not this month" } });
+      expect(await p.j.lines()).toEqual(["a", "b"]);
+      // The continuation was not used: the application (or a later approval) decides the call.
+      const { continuation } = p.first.steps[0]!.toolResults[0]!.output.structured as { continuation: string };
+      const done = await p.j.session.resume(continuation, [{ id: "call-2", decision: "reject", reason: "not this month" }]);
+      expect(done.value).toEqual({ a: "1", b: "2", paid: "refused: tools.journal.pay was rejected by a reviewer: not this month" });
+      expect(await p.j.lines()).toEqual(["a", "b"]);
+    } finally {
+      await p.j.close();
     }
   }, 120_000);
 });

@@ -6,7 +6,7 @@
 import { Agent, Runner, Usage, type AgentInputItem, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeModeSystemPrompt, codeModeTools } from "../../src/adapters/openai-agents.js";
-import { ECHO_SNIPPET, testSession, type TestSession } from "./session.js";
+import { durableJournal, ECHO_SNIPPET, PAYING_SNIPPET, testSession, type TestSession } from "./session.js";
 
 let t: TestSession;
 // A first run may build dist (the child runtime) on a busy machine.
@@ -113,4 +113,71 @@ describe("ts-code-mode/openai-agents: approval through the SDK's needsApproval",
     expect(await t.session.loadArtifact("agents-approved.txt")).toBe("yes");
     await t.session.deleteArtifact("agents-approved.txt");
   });
+});
+
+describe("ts-code-mode/openai-agents with a durable session: a pause inside the code is a run interruption", () => {
+  /** The snippet runs to its pause; the model relays it as a resume call proposing `decision`; the Runner stops with an interruption. */
+  async function interrupted(decision: Record<string, unknown>) {
+    const j = await durableJournal();
+    let pauseText = "";
+    const model = new ScriptedModel([
+      () => [call("run_code", { code: PAYING_SNIPPET }, "run")],
+      (r) => {
+        pauseText = lastToolResult(r);
+        const continuation = /continuation: "(tcm1\.[^"]+)"/.exec(pauseText)?.[1] ?? "";
+        return [call("run_code", { code: PAYING_SNIPPET, resume: { continuation, decisions: [{ id: "call-2", ...decision }] } }, "resume")];
+      },
+      (r) => [say(`after: ${lastToolResult(r)}`)],
+    ]);
+    const agent = new Agent({ name: "coder", model, tools: codeModeTools(j.session) });
+    const first = await runner.run(agent, "pay", { maxTurns: 6 });
+    return { j, agent, first, pauseText, continuation: /continuation: "(tcm1\.[^"]+)"/.exec(pauseText)?.[1] ?? "" };
+  }
+
+  it("approved, the run goes on with the proposed decisions; the calls before the pause are not repeated", async () => {
+    const { j, agent, first, pauseText } = await interrupted({ decision: "approve" });
+    try {
+      expect(pauseText).toMatch(/The run paused: 1 call waits[\s\S]*call-2: tools\.journal\.pay\(\{"line":"pay 7"\}\)[\s\S]*A person reviews your resume call/);
+      expect(first.interruptions).toHaveLength(1);
+      const interruption = first.interruptions[0]!;
+      expect(interruption.name).toBe("run_code");
+      expect(JSON.parse(interruption.arguments ?? "{}")).toMatchObject({ resume: { decisions: [{ id: "call-2", decision: "approve" }] } });
+      expect(await j.lines()).toEqual(["a", "b"]);
+      first.state.approve(interruption);
+      const second = await runner.run(agent, first.state, { maxTurns: 6 });
+      expect(second.finalOutput).toMatch(/^after: --- value ---\n\{[\s\S]*paid: '3'/);
+      expect(await j.lines()).toEqual(["a", "b", "pay 7"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+
+  it("an approved edit runs the call with the edited arguments; a run state saved while interrupted resumes too", async () => {
+    const { j, agent, first } = await interrupted({ decision: "edit", args: { line: "pay 6" } });
+    try {
+      // The state survives serialisation (a human may answer in another process).
+      const { RunState } = await import("@openai/agents");
+      const state = await RunState.fromString(agent, first.state.toString());
+      state.approve(state.getInterruptions()[0]!);
+      await runner.run(agent, state, { maxTurns: 6 });
+      expect(await j.lines()).toEqual(["a", "b", "pay 6"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
+
+  it("rejected, the run stays paused and the model reads the message; the application can still decide it", async () => {
+    const { j, agent, first, continuation } = await interrupted({ decision: "approve" });
+    try {
+      first.state.reject(first.interruptions[0]!, { message: "not this month" });
+      const second = await runner.run(agent, first.state, { maxTurns: 6 });
+      expect(second.finalOutput).toBe("after: not this month");
+      expect(await j.lines()).toEqual(["a", "b"]);
+      const done = await j.session.resume(continuation, [{ id: "call-2", decision: "reject", reason: "not this month" }]);
+      expect(done.value).toMatchObject({ paid: "refused: tools.journal.pay was rejected by a reviewer: not this month" });
+      expect(await j.lines()).toEqual(["a", "b"]);
+    } finally {
+      await j.close();
+    }
+  }, 120_000);
 });

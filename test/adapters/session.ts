@@ -38,3 +38,26 @@ export async function testSession(options: { skillRoots?: string[] } = {}): Prom
 
 /** A snippet that calls a real CLI tool, keeps a variable and saves an artifact: proof the code really ran. */
 export const ECHO_SNIPPET = 'const said = (await tools.echo.say({ text: ["code", "mode"] })).trim();\nawait artifacts.save("said.txt", said);\nsaid.toUpperCase()';
+
+/** A durable session over the journal fixture (test/runs/fixture.ts): `journal.pay` pauses the run; `lines()` counts every tool execution. */
+export interface DurableJournal extends TestSession {
+  lines(): Promise<string[]>;
+}
+
+export async function durableJournal(): Promise<DurableJournal> {
+  const { journalFixture, SECRET } = await import("../runs/fixture.js");
+  await ensureBuilt();
+  const fx = await journalFixture();
+  const session = new Session({ storage: new FileStorage({ basePath: fx.storage }), executor: new SubprocessExecutor({ toolsPath: fx.tools, defaultTimeoutMs: 20_000 }), durable: { secret: SECRET } });
+  return {
+    session,
+    lines: () => fx.lines(),
+    async close() {
+      await session.close();
+      await rm(fx.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Two calls that run, then one that pauses the run: `{ a, b, paid }` once decided. */
+export const PAYING_SNIPPET = 'const a = (await tools.journal.add({ line: "a" })).trim();\nconst b = (await tools.journal.add({ line: "b" })).trim();\nlet paid;\ntry { paid = (await tools.journal.pay({ line: "pay 7" })).trim(); } catch (e) { paid = `refused: ${e.message}`; }\n({ a, b, paid })';

@@ -13,3 +13,36 @@ test("primitives: the same text as toWire, the same value back; everything else 
     expect(Object.is(decodeValue(fast), v) || JSON.stringify(toWire(decodeValue(fast), "data")) === JSON.stringify(wire)).toBe(true);
   }
 });
+
+test("plain trees (a call's arguments): the same text as toWire; anything the fast path does not take still matches", () => {
+  const shared = { s: 1 };
+  const cycle: Record<string, unknown> = { a: 1 };
+  cycle["self"] = cycle;
+  const deep: unknown[] = [];
+  let at = deep;
+  for (let i = 0; i < 40; i++) at.push((at = []));
+  const values: unknown[] = [
+    ["wc", "lines", { path: "a.txt" }],
+    ["noop", "ping", undefined],
+    ["t", null, { a: [1, "x", true, null, undefined, { b: { c: [] } }], "": "", "k\u2028": "v\"" }],
+    Object.assign(Object.create(null) as object, { n: 1 }),
+    Object.assign(new Array<unknown>(3), { 0: 1, 2: 3 }),
+    [shared, shared],
+    cycle,
+    deep,
+    [NaN, -0, Infinity],
+    [{ d: new Date(5) }],
+    [new Uint8Array([1])],
+    [new Map([["a", 1]])],
+    [new (class Point { x = 1 })()],
+    Array.from({ length: 5_000 }, (_, i) => i),
+    ["y".repeat(600_000), "z".repeat(600_000)],
+    { [Symbol("s")]: 1, kept: 2 },
+  ];
+  for (const v of values) {
+    const fast = encodeValue(v);
+    const wire = toWire(v, "data");
+    expect(fast.json, JSON.stringify(wire.json.slice(0, 60))).toBe(wire.json);
+    expect(fast.buffers).toEqual(wire.buffers);
+  }
+});

@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { approval, FileStorage, InProcessExecutor, Session } from "../../src/index.js";
+import { approval, FileStorage, InProcessExecutor, Session, type ToolMiddleware } from "../../src/index.js";
 import { journalFixture, SECRET, type JournalFixture } from "./fixture.js";
 
 const CODE = `
@@ -128,6 +128,30 @@ describe("durable runs (in-process)", () => {
     const done = await a.resume(paused.continuation!, [{ id: "call-0", decision: "approve" }]);
     expect(done.value).toBe("1");
     expect(asked).toEqual(["x"]);
+    await a.close();
+  }, 60_000);
+
+  test("a call that ends after its run timed out is not logged: the ledger holds nothing the run did not report", async () => {
+    let ended!: () => void;
+    const finished = new Promise<void>((resolve) => (ended = resolve));
+    // Holds the call past the run's deadline, whatever the run's signal says, then lets it go on.
+    const slow: ToolMiddleware = async (_ctx, next) => {
+      await new Promise((r) => setTimeout(r, 1_500));
+      try {
+        return await next();
+      } finally {
+        ended();
+      }
+    };
+    const storage = new FileStorage({ basePath: fx.storage });
+    const a = new Session({ storage, executor: new InProcessExecutor({ toolsPath: fx.tools, middleware: [slow] }), durable: { secret: SECRET } });
+    const r = await a.run(`await tools.journal.add({ line: "late" }); 1`, { timeoutMs: 300 });
+    expect(r.error?.name).toBe("TimeoutError");
+    await finished;
+    // Past the ledger's write delay: a late entry would be on disk by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await storage.runs.entries(r.runId!)).toEqual([]);
+    expect((await storage.runs.getHeader(r.runId!))?.status).toBe("failed");
     await a.close();
   }, 60_000);
 });

@@ -5,9 +5,12 @@
  * model reads the same tool through every door; only the session is started on first use.
  */
 import { runCodeInput, runCodeSpec } from "../../adapters/core.js";
+import type { ExecutionResult, PendingCall } from "../../execution/protocol.js";
 import { RUN_CODE_DESCRIPTION } from "../../mcp/descriptions.js";
+import { formatRunResult, type RunCodeOutput } from "../../mcp/format.js";
+import type { Session } from "../../session.js";
 import type { AgentSpec } from "../files.js";
-import type { AgentTool, ToolsetEnv } from "./types.js";
+import type { AgentTool, CodeReply, ToolsetEnv } from "./types.js";
 
 export function codeToolset(env: ToolsetEnv): AgentTool[] {
   return [
@@ -16,12 +19,29 @@ export function codeToolset(env: ToolsetEnv): AgentTool[] {
       description: RUN_CODE_DESCRIPTION + agentsDescription(env.callableAgents),
       inputSchema: runCodeInput,
       needsApproval: false,
-      async execute(args, signal) {
-        const reply = await runCodeSpec(await env.session(), env.maxOutputChars).execute(args as { code: string }, signal);
-        return reply.text;
+      async execute(args, signal, call) {
+        const session = await env.session();
+        const reply = await runCodeSpec(session, env.maxOutputChars).execute(args as { code: string }, signal);
+        const { status, runId, pending, continuation } = reply.structured as RunCodeOutput;
+        if (!env.onPause || status !== "paused" || runId === undefined || !pending || continuation === undefined) return reply.text;
+        // The model never sees the pause: the runtime has it decided (or suspends the agent run).
+        return env.onPause({ runId, pending: pending as PendingCall[], continuation, resume: (decisions) => resumed(session, continuation, decisions, env.maxOutputChars, signal) }, call);
       },
     },
   ];
+}
+
+/** A paused run resumed with decisions: run_code's reply, and the next pause if it paused again. */
+export async function resumed(session: Session, continuation: string, decisions: Parameters<Session["resume"]>[1], maxOutput: number, signal?: AbortSignal): Promise<CodeReply> {
+  const result: ExecutionResult = await session.resume(continuation, decisions, signal ? { signal } : {});
+  return codeReply(session, result, maxOutput, signal);
+}
+
+function codeReply(session: Session, result: ExecutionResult, maxOutput: number, signal?: AbortSignal): CodeReply {
+  const { text } = formatRunResult(result, maxOutput, "maxOutput");
+  const { status, runId, pending, continuation } = result;
+  if (status !== "paused" || runId === undefined || !pending || continuation === undefined) return { text, paused: null };
+  return { text, paused: { runId, pending, continuation, resume: (decisions) => resumed(session, continuation, decisions, maxOutput, signal) } };
 }
 
 /** How run_code's code calls the agents it may call: each one's description and input. */

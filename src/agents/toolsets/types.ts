@@ -3,8 +3,15 @@
  * approvals, then hands it to the AI SDK), and what a toolset gets to build its tools for one call.
  */
 import type { z } from "zod";
+import type { PendingCall } from "../../execution/protocol.js";
+import type { Decision } from "../../runs/recorder.js";
 import type { Session } from "../../session.js";
 import type { AgentSpec } from "../files.js";
+
+/** The model's tool call a tool is executing (the AI SDK's id), for what must refer to it later. */
+export interface ToolCallRef {
+  toolCallId: string;
+}
 
 export interface AgentTool {
   name: string;
@@ -13,7 +20,19 @@ export interface AgentTool {
   inputSchema: z.ZodType;
   /** Whether a call waits for approval unless the project overrides it. */
   needsApproval: boolean;
-  execute(args: unknown, signal: AbortSignal): Promise<string>;
+  execute(args: unknown, signal: AbortSignal, call?: ToolCallRef): Promise<string>;
+}
+
+/** What run_code's reply says to the model: its text, and whether the run ended or paused again. */
+export type CodeReply = { text: string; paused: null } | { text: string; paused: CodePause };
+
+/** A durable code run that paused: the calls waiting for a decision, and how to go on. */
+export interface CodePause {
+  runId: string;
+  pending: PendingCall[];
+  continuation: string;
+  /** Resumes the run with one decision per pending call (session.resume on the call's session). */
+  resume(decisions: Decision[]): Promise<CodeReply>;
 }
 
 export interface ToolsetEnv {
@@ -27,4 +46,9 @@ export interface ToolsetEnv {
   callableAgents: AgentSpec[];
   /** The session's executor is a container (code_mode.executor "container"): commands run inside it. */
   containerSession?: boolean;
+  /**
+   * A durable code run paused for approvals: the runtime decides (asks, or suspends the agent run
+   * for `agent run --resume`) and answers with what the model reads as run_code's result.
+   */
+  onPause?(pause: CodePause, call: ToolCallRef | undefined): Promise<string>;
 }

@@ -14,8 +14,20 @@ import { checkProject, loadProject } from "../../agents/files.js";
 import { ttyPrompt, type TtyPrompt } from "../../agents/tty-prompt.js";
 import { CliUsageError, EXIT_FAILURE, examples, printJson, writeLine } from "../shared.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
+import { checkDurableKey, parseDecisions } from "../durable.js";
+import { AgentRunPausedError, loadPausedRun, removePausedRun, savePausedRun, type PausedAgentRun } from "../../agents/paused-runs.js";
+import type { AgentRunResult } from "../../agents/runtime.js";
+
+/** Refusals after which a saved paused run can never be resumed. */
+const DEAD_CONTINUATION = new Set(["ContinuationExpiredError", "ContinuationUsedError"]);
+
+/** Exit code of a run that paused for decisions (as `run --durable`). */
+const EXIT_PAUSED = 3;
 
 interface RunFlags extends OtelFlags {
+  durable?: boolean;
+  resume?: string;
+  decisions?: string;
   inputJson?: string;
   model?: string;
   entry?: string;
@@ -44,7 +56,10 @@ export function registerAgentCommands(program: Command): void {
     .addOption(new Option("--approve-all", "approve every tool call that needs approval (automation)").conflicts("rejectAll"))
     .addOption(new Option("--reject-all", "reject every tool call that needs approval; the model is told why (headless)"))
     .option("-v, --verbose", "show tool calls and results (-vv: also model requests and token counts)", (_v: string, n: number) => n + 1, 0)
-    .option("--json", "print { answer, usage, events } as JSON on stdout");
+    .option("--json", "print { answer, usage, events } as JSON on stdout")
+    .option("--durable", "code runs pause for calls that need approval: asked in a terminal, else the run stops (exit 3) for --resume later (TS_CODE_MODE_RUNS_SECRET, at least 32 characters)")
+    .option("--resume <id>", "go on with a run that paused (the id it printed): its code resumes, earlier calls are not made again (implies --durable)")
+    .option("--decisions <json>", 'with --resume: one decision per pending call, e.g. \'[{"id":"call-3","decision":"approve"}]\' ("edit" takes args, "reject" a reason); in a terminal you are asked instead');
   addOtelOptions(run);
   run.addHelpText(
     "after",
@@ -55,10 +70,14 @@ export function registerAgentCommands(program: Command): void {
       "agent run ./my-agent --chat",
       "agent run ./my-agent --entry analyst --model openai:gpt-4o 'Read src/main.ts'",
       "agent run ./reviewer.agent.md 'Review the diff'",
+      "agent run ./payments --durable 'Pay the open invoices' < /dev/null   # pauses at a payment: exit 3",
+      "agent run ./payments --resume 6f1c... --decisions '[{\"id\":\"call-2\",\"decision\":\"approve\"}]'",
     ) +
       "\nKeys come from the environment: OPENAI_API_KEY (and OPENAI_BASE_URL), ANTHROPIC_API_KEY, or the api_key_env of a provider in project.json.\n" +
       "Approvals: in a terminal you are asked (y once, s for the session, e edit the arguments, n reject with a reason);\n" +
-      "without one, calls that need approval are rejected unless --approve-all is given.\n",
+      "without one, calls that need approval are rejected unless --approve-all is given.\n" +
+      "With --durable a call inside run_code that needs approval pauses the code run: in a terminal you are asked and it goes on;\n" +
+      "without one the run stops with exit code 3 and prints how to go on with --resume (in any later process).\n",
   );
   run.action(async (target: string, prompt: string | undefined, flags: RunFlags) => {
     await startOtel(flags);
@@ -96,8 +115,24 @@ export function registerAgentCommands(program: Command): void {
 async function runCommand(target: string, promptArg: string | undefined, flags: RunFlags): Promise<void> {
   const project = await loadProject(target, { ...(flags.model !== undefined ? { model: flags.model } : {}), ...(flags.entry !== undefined ? { entry: flags.entry } : {}) });
   const interactive = process.stdin.isTTY === true;
+  const resuming = flags.resume !== undefined;
+  if (flags.decisions !== undefined && !resuming) throw new CliUsageError("--decisions goes with --resume <id>");
+  if (resuming && (promptArg !== undefined || flags.inputJson !== undefined || flags.chat)) throw new CliUsageError("--resume goes on with a paused run: give no prompt, --input-json or --chat");
+  const decisions = flags.decisions !== undefined ? parseDecisions(flags.decisions) : undefined;
+  const durable = flags.durable === true || resuming || project.config.code_mode.durable === true;
+  // A remote session's server records its runs (serve --durable): no key is needed here.
+  if (durable && project.config.code_mode.executor !== "remote") checkDurableKey(resuming ? "--resume" : "--durable");
+  const base = path.resolve(project.dir, project.config.code_mode.base);
+  let paused: PausedAgentRun | null = null;
+  if (resuming) {
+    paused = await loadPausedRun(base, flags.resume!);
+    if (paused.code && !decisions && !interactive && !flags.approveAll && !flags.rejectAll) {
+      throw new CliUsageError(`--resume ${paused.id}: ${paused.code.pending.length} call(s) wait for a decision; give --decisions (no terminal to ask): ${pendingList(paused)}`);
+    }
+  }
   let input: unknown;
-  if (flags.inputJson !== undefined) {
+  if (resuming) input = null;
+  else if (flags.inputJson !== undefined) {
     if (promptArg !== undefined) throw new CliUsageError("give a prompt or --input-json, not both");
     try {
       input = JSON.parse(flags.inputJson) as unknown;
@@ -114,6 +149,7 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
     ...(sessions ? { createSession: sessions.create } : {}),
     ...(mode ? { approvalMode: mode } : {}),
     ...(tty ? { onApproval: tty.handler } : {}),
+    ...(durable ? { durable: true } : {}),
     onEvent: (e) => printEvent(e, flags.verbose),
   });
   const lines = flags.chat ? chatLines(tty) : null;
@@ -122,7 +158,20 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
       input = await lines?.next();
       if (input === null || input === undefined) throw new CliUsageError("no prompt given: pass it as an argument, pipe it in, or use --input-json");
     }
-    let result = await runtime.run(input);
+    let result: AgentRunResult;
+    if (paused) {
+      const state = paused;
+      // Once the code went on, the saved state needs no decisions: a failed model call can be resumed again.
+      result = await runtime.resume(state, decisions, { onCodeResumed: async (next) => void (await savePausedRun(base, next)) }).catch(async (err: unknown) => {
+        // A continuation that expired or was used can never go on: the saved run goes with it.
+        if (err instanceof Error && DEAD_CONTINUATION.has(err.name)) {
+          await removePausedRun(base, state.id);
+          writeLine(process.stderr, `the paused run ${state.id} cannot go on (${err.name}); it was removed`);
+        }
+        throw err;
+      });
+      await removePausedRun(base, state.id);
+    } else result = await runtime.run(input);
     if (!flags.json) writeLine(process.stdout, result.answer);
     while (lines) {
       const next = await lines.next();
@@ -133,6 +182,11 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
     printUsage(result.usage);
     if (flags.json) printJson({ answer: result.answer, usage: result.usage, events: result.events });
   } catch (err) {
+    if (err instanceof AgentRunPausedError) {
+      await reportPause(err.state, base, target, flags);
+      if (paused && paused.id !== err.state.id) await removePausedRun(base, paused.id);
+      return;
+    }
     if (err instanceof Error && RUN_ERRORS.has(err.name)) {
       writeLine(process.stderr, `error: ${err.message}`);
       process.exitCode = EXIT_FAILURE;
@@ -143,6 +197,24 @@ async function runCommand(target: string, promptArg: string | undefined, flags: 
     tty?.close();
     await sessions?.close();
   }
+}
+
+/** Saves the paused run and says on stderr what waits and how to go on (stdout stays for answers); exit code 3. */
+async function reportPause(state: PausedAgentRun, base: string, target: string, flags: RunFlags): Promise<void> {
+  await savePausedRun(base, state);
+  const ids = state.code?.pending.map((p) => ({ id: p.id, decision: "approve" })) ?? [];
+  if (flags.json) printJson({ status: "paused", id: state.id, pending: state.code?.pending ?? [] });
+  writeLine(process.stderr, `paused: ${pendingList(state)}`);
+  const where = target === "." ? "" : ` ${target}`;
+  writeLine(process.stderr, `To go on: ts-code-mode agent run${where} --resume ${state.id} --decisions '${JSON.stringify(ids)}'`);
+  process.exitCode = EXIT_PAUSED;
+}
+
+/** "call-2 journal.pay {"line":"pay 100"} (payments need a human)", one per pending call. */
+function pendingList(state: PausedAgentRun): string {
+  return (state.code?.pending ?? [])
+    .map((p) => `${p.id} ${p.callable === null ? p.tool : `${p.tool}.${p.callable}`} ${(JSON.stringify(p.args) ?? "").slice(0, SHORT)}${p.reason ? ` (${p.reason.slice(0, SHORT)})` : ""}`)
+    .join("; ");
 }
 
 async function readStdin(): Promise<string> {

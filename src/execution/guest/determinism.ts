@@ -104,11 +104,14 @@ const SHIM = `(function (g, cfg) {
   if (typeof hook === "function") hook(state.take);
 })`;
 
-/** One line (line numbers of the agent's code stay as written) that installs record/replay for this run. */
+/** The shim on one line (line numbers of the agent's code stay as written), built once. */
+const SHIM_LINE = SHIM.replace(/\n\s*/g, " ");
+
+/** One line that installs record/replay for this run, to put before the agent's code. */
 export function determinismPrologue(config: DeterminismConfig): string {
   if (!/^[0-9a-f]{32}$/.test(config.seed)) throw new TypeError("determinism seed must be 32 hex digits");
   const tape = config.tape.filter((v) => typeof v === "number" && Number.isFinite(v));
-  return `${SHIM.replace(/\n\s*/g, " ")}(globalThis, ${JSON.stringify({ seed: config.seed, tape })});`;
+  return `${SHIM_LINE}(globalThis, ${JSON.stringify({ seed: config.seed, tape })});`;
 }
 
 /** A snippet that puts the realm's own Date, Math.random and crypto back (a no-op when nothing was installed). */
