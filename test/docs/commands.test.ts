@@ -3,7 +3,8 @@
  * above it whether a test runs it (`<!-- docs: run by test/x.test.ts -->`, a test that reads that
  * document) or why it is not run (`<!-- docs: not run: reason -->`), so a new block cannot go in
  * unchecked (issue 41); every block names its language (`text` for what is not code). The README's command-line example (the commands after `npm run demo`) and
- * its library example are run here, as written; every page of docs/ is one link from the README.
+ * its library example are run here, as written; every page of docs/ is one link from the README, and
+ * every relative link of README and docs/ reaches its file and heading.
  */
 import { exec, execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -74,7 +75,46 @@ describe("shell blocks in README.md and docs/", () => {
   });
 });
 
+/** The prose lines of a document (fenced blocks left out), with their line numbers. */
+function proseLines(doc: string): Array<{ line: number; text: string }> {
+  const out: Array<{ line: number; text: string }> = [];
+  let fenced = false;
+  readFileSync(path.join(REPO, doc), "utf8")
+    .split("\n")
+    .forEach((text, i) => {
+      if (text.startsWith("```")) fenced = !fenced;
+      else if (!fenced) out.push({ line: i + 1, text });
+    });
+  return out;
+}
+
+/** GitHub's anchors of a Markdown file's headings: lower case, punctuation dropped, spaces as hyphens. */
+function anchors(doc: string): Set<string> {
+  const heading = /^#+ (.+)$/;
+  return new Set(proseLines(doc).flatMap(({ text }) => {
+    const m = heading.exec(text);
+    return m ? [m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\- _]/gu, "").replaceAll(" ", "-")] : [];
+  }));
+}
+
 describe("README.md links", () => {
+  it("every relative link of README and docs/ reaches a file, and its #anchor a heading there", () => {
+    const broken: string[] = [];
+    for (const doc of DOCS) {
+      for (const { line, text } of proseLines(doc)) {
+        for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+          const link = m[1]!;
+          if (/^[a-z]+:/.test(link)) continue;
+          const [file, anchor] = link.split("#") as [string, string | undefined];
+          const target = file === "" ? doc : path.normalize(path.join(path.dirname(doc), file));
+          if (!existsSync(path.join(REPO, target))) broken.push(`${doc}:${line}: ${link} (no such file)`);
+          else if (anchor && target.endsWith(".md") && !anchors(target).has(anchor)) broken.push(`${doc}:${line}: ${link} (no such heading)`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it("every page of docs/ is one click from the README", () => {
     const readme = readFileSync(path.join(REPO, "README.md"), "utf8");
     const unlinked = DOCS.filter((d) => d !== "README.md" && !readme.includes(`](${d})`) && !readme.includes(`](${d}#`));
