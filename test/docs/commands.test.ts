@@ -2,9 +2,10 @@
  * Every shell block of README.md and docs/*.md, and every code block of README.md, says on the line
  * above it whether a test runs it (`<!-- docs: run by test/x.test.ts -->`, a test that reads that
  * document) or why it is not run (`<!-- docs: not run: reason -->`), so a new block cannot go in
- * unchecked (issue 41); every block names its language (`text` for what is not code). The README's command-line example (the commands after `npm run demo`) and
- * its library example are run here, as written; every page of docs/ is one link from the README, and
- * every relative link of README and docs/ reaches its file and heading.
+ * unchecked (issue 41); every block names its language (`text` for what is not code). The README's
+ * command-line example (the commands after `npm run demo`) and its library example are run here, as
+ * written; every page of docs/ is one link from the README, and every relative link of README and
+ * docs/ reaches its file and heading.
  */
 import { exec, execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
