@@ -7,7 +7,7 @@
  *   tool call       a no-op in-process tool called from Python (sync), mean per call over a guest loop
  *   5 × 20 ms tools five 20 ms tools through asyncio.gather, timed by the host
  *
- * The Pyodide sandbox starts from a memory snapshot (README, "Sandboxed Python"): the bench uses a
+ * The Pyodide sandbox starts from a memory snapshot (docs/python.md, "Sandboxed Python"): the bench uses a
  * fresh snapshot cache, times the first start (which makes the snapshot) once, then the cold starts
  * from it, then cold starts with TCM_PYODIDE_SNAPSHOT=off (the full load) in the same window.
  *

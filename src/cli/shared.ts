@@ -214,7 +214,8 @@ export function addJsonOption(cmd: Command, what = "print JSON instead of text")
 
 /** Indented `$ …` shell lines for addHelpText("after", …); a line without a command gets `ts-code-mode `. */
 export function examples(...lines: string[]): string {
-  const shell = (l: string) => (/^(ts-code-mode|echo|cat) /.test(l) ? l : `ts-code-mode ${l}`);
+  // A line that already starts a command (or sets a variable for one) is shown as it is.
+  const shell = (l: string) => (/^(ts-code-mode|echo|cat) |^[A-Z_][A-Z0-9_]*=/.test(l) ? l : `ts-code-mode ${l}`);
   return `\nExamples:\n${lines.map((l) => `  $ ${shell(l)}`).join("\n")}\n`;
 }
 

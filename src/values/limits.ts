@@ -1,5 +1,5 @@
 /**
- * The bounds on host work for guest values, in one place (the README's limits section lists them).
+ * The bounds on host work for guest values, in one place (docs/limits.md lists them).
  * Each is a budget for walk.ts: values visited (a shared object once per path to it), nesting
  * depth, and characters of text.
  */

@@ -1,7 +1,8 @@
 /**
  * The adapter examples run as a user runs them (`node examples/<name>.mjs`, importing the built
- * package by its own name), and the README's "Use it from your framework" snippets are exactly the
- * marked part of those examples, so every snippet in the README is code that ran here.
+ * package by its own name), and the snippets of docs/adapters.md are exactly the marked part of
+ * those examples (`// --- README: <label> ---`, a name kept from when they were in the README), so
+ * every snippet there is code that ran here.
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
@@ -9,7 +10,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt, REPO } from "../cli/harness.js";
-import { readmeSection } from "../helpers/readme.js";
+import { readDoc } from "../helpers/docs.js";
 
 const EXAMPLES = [
   { file: "ai-sdk.mjs", label: "Vercel AI SDK", subpath: "ts-code-mode/ai" },
@@ -29,14 +30,14 @@ async function marked(file: string, label: string): Promise<string> {
 }
 
 
-describe("adapter examples and the README's framework snippets", () => {
+describe("adapter examples and the framework snippets of docs/adapters.md", () => {
   it.each(EXAMPLES)("examples/$file runs a full loop: the snippet found and called a real tool", async ({ file }) => {
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(REPO, "examples", file)], { cwd: REPO, timeout: 60_000 });
     expect(stdout).toBe("run_code said: --- value ---\nhello from code mode\n");
   });
 
-  it.each(EXAMPLES)("the README's $label snippet is the marked part of examples/$file", async ({ file, label, subpath }) => {
-    const blocks = [...(await readmeSection("Use it from your framework")).matchAll(/```js\n([\s\S]*?)\n```/g)].map((m) => m[1] ?? "");
+  it.each(EXAMPLES)("the $label snippet of docs/adapters.md is the marked part of examples/$file", async ({ file, label, subpath }) => {
+    const blocks = [...(await readDoc("docs/adapters.md")).matchAll(/```js\n([\s\S]*?)\n```/g)].map((m) => m[1] ?? "");
     const snippet = await marked(file, label);
     expect(snippet).toContain(`from "${subpath}"`);
     expect(blocks).toContain(snippet);

@@ -1,12 +1,13 @@
 /**
- * README's "Agents" section, as a user follows it: the commands it shows, and its frontmatter
+ * docs/agents.md, as a user follows it: the commands it shows, and its frontmatter
  * example (every key it documents) as a real agent file that `agent check` accepts.
  */
-import { writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, tempDir } from "../cli/harness.js";
-import { readmeSection } from "../helpers/readme.js";
+import { markedShellBlock, readDoc, runDocShell } from "../helpers/docs.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -17,19 +18,21 @@ afterAll(async () => {
   await cleanup(dir);
 });
 
-describe("README: Agents", () => {
-  it("agent new, then agent check, print what the README shows", async () => {
-    const section = await readmeSection("Agents");
-    expect(section).toContain("$ ts-code-mode agent new my-agent");
-    expect((await cli(["agent", "new", "my-agent"], { cwd: dir })).code).toBe(0);
-    const check = await cli(["agent", "check", "my-agent"], { cwd: dir });
-    expect(check.code).toBe(0);
-    const shown = /\$ ts-code-mode agent check my-agent +# (.+)/.exec(section)?.[1];
-    expect(check.stdout.trim()).toBe(shown);
+describe("docs/agents.md", () => {
+  it("agent new, then agent check, as docs/agents.md shows them: the files, and check's line", async () => {
+    const block = await markedShellBlock("docs/agents.md", "test/agents/readme.test.ts");
+    const shown = /^ts-code-mode agent check my-agent +# (.+)$/m.exec(block)?.[1];
+    expect(shown, "the block shows what agent check prints").toBeDefined();
+    const cwd = path.join(dir, "walk-through");
+    await mkdir(cwd);
+    const r = await runDocShell(block, { cwd });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n").at(-1)).toBe(shown);
+    for (const file of ["my-agent/project.json", "my-agent/my-agent.agent.md"]) expect(existsSync(path.join(cwd, file)), file).toBe(true);
   });
 
   it("the frontmatter example, every documented key, is an agent file agent check accepts", async () => {
-    const section = await readmeSection("Agents");
+    const section = await readDoc("docs/agents.md");
     const example = /```markdown\n([\s\S]*?)```/.exec(section)?.[1];
     expect(example).toBeDefined();
     const project = path.join(dir, "readme-example");

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONTAINER_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL, OWNER_UID_LABEL } from "../../src/execution/container/guest.js";
 import { defaultImageTag } from "../../src/execution/container/image.js";
 import { ensureTestImage, testDocker } from "../helpers/container.js";
-import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
+import { cleanup, cli, ensureBuilt, MAIN, tempDir } from "./harness.js";
+import { markedShellBlock, runDocShell } from "../helpers/docs.js";
 
 let dir: string;
 const FROM_TAG = "localhost/ts-code-mode-test-from:1";
@@ -25,6 +26,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await (await testDocker()).getImage(FROM_TAG).remove({ force: true }).catch(() => undefined);
   await cleanup(dir);
+});
+
+describe("docs/container.md, as written", () => {
+  it("image build, then run --executor container lists the demo's tools from inside a container", async () => {
+    // `node dist/cli/main.js` is the clone's CLI: this checkout's build.
+    const block = (await markedShellBlock("docs/container.md", "test/cli/container.test.ts")).replaceAll("node dist/cli/main.js", `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)}`);
+    const r = await runDocShell(block, { cwd: dir, timeoutMs: 300_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(defaultImageTag());
+    expect(r.stdout).toContain("name: 'wc'");
+  }, 330_000);
 });
 
 describe("ts-code-mode image build", () => {

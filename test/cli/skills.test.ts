@@ -4,6 +4,7 @@ import path from "node:path";
 import { validate as referenceValidate } from "skills-ref";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, REPO, tempDir } from "./harness.js";
+import { markedShellBlock, runDocShell } from "../helpers/docs.js";
 
 const EXAMPLES = path.join(REPO, "examples/skills");
 let dir: string;
@@ -76,7 +77,20 @@ describe("ts-code-mode skills", () => {
   });
 });
 
-describe("init installs the example skills (the README walk-through)", () => {
+describe("init installs the example skills (the walk-through of docs/skills.md)", () => {
+  it("the walk-through of docs/skills.md, as written: init, list, validate, then the script counts the CSV's rows", async () => {
+    const walk = await markedShellBlock("docs/skills.md", "test/cli/skills.test.ts");
+    const cwd = path.join(dir, "walk-through");
+    await mkdir(cwd);
+    const r = await runDocShell(walk, { cwd });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^SKILL +DESCRIPTION +SOURCE$/m);
+    expect(r.stdout).toMatch(/^csv-summary +Summarise a CSV/m);
+    expect(r.stdout).toContain(`ok: ${path.join(cwd, "demo/skills/csv-summary")}`);
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("2");
+  });
+
+
   it("init, skills list, then an agent's run: load the instructions and run the script on a CSV", async () => {
     const base = path.join(dir, "demo");
     const init = await cli(["init", "--base", base, "--json"], { cwd: dir });

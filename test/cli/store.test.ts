@@ -11,6 +11,7 @@ import { createToolAdapter, defaultToolFactories } from "../../src/tools/adapter
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { deleteKeys, freePort, startRedis, uniquePrefix, type RedisServer } from "../helpers/redis.js";
 import { cleanup, cli, ensureBuilt, MAIN, tempDir } from "./harness.js";
+import { markedShellBlock, runDocShell } from "../helpers/docs.js";
 
 let server: RedisServer;
 let dir: string;
@@ -230,4 +231,20 @@ describe("store errors", () => {
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as Array<{ name: string }>).map((w) => w.name)).toEqual(["from_env"]);
   });
+});
+
+describe("docs/storage.md: the store walk-through, as written", () => {
+  it("bootstrap, list, pull and diff exit 0; the pulled workflows are the folder's, and diff finds them the same", async () => {
+    // The doc's server and prefix are a user's; this test's redis-server and a fresh prefix stand in.
+    const block = (await markedShellBlock("docs/storage.md", "test/cli/store.test.ts")).replaceAll("redis://localhost:6379", server.url).replaceAll("--prefix myapp", `--prefix ${prefix}`);
+    const r = await runDocShell(block, { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    const own = new FileStorage({ basePath: path.join(dir, ".code-mode") });
+    const names = (await own.workflows.list()).map((w) => w.name).sort();
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect(r.stdout).toMatch(new RegExp(`^= +${name}\\b`, "m"));
+    const pulled = new FileStorage({ basePath: path.join(dir, "copy") });
+    expect((await pulled.workflows.list()).map((w) => w.name).sort()).toEqual(names);
+    await Promise.all([own.close(), pulled.close()]);
+  }, 180_000);
 });

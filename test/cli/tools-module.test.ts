@@ -64,7 +64,7 @@ describe("--tools-module", () => {
 
   it("the command in docs/code-tools.md runs as shown (next to a tools.ts, here the suite's fixture)", async () => {
     const doc = await readFile(path.join(REPO, "docs", "code-tools.md"), "utf8");
-    const line = /```\n(ts-code-mode run --tools-module [^\n]+)\n```/.exec(doc)?.[1];
+    const line = /```sh\n(ts-code-mode run --tools-module [^\n]+)\n```/.exec(doc)?.[1];
     expect(line).toBeDefined();
     const cwd = path.dirname(FIXTURE);
     try {

@@ -1,5 +1,5 @@
 /**
- * The README's runnable library examples, run as a user would: `node examples/<name>.mjs` from
+ * The runnable library examples (the docs pages link them), run as a user would: `node examples/<name>.mjs` from
  * the repository, importing the built package by its own name.
  */
 import { execFile } from "node:child_process";

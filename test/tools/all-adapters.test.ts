@@ -1,7 +1,7 @@
 /**
  * Every adapter type together, as a user meets them: one agent run calls a CLI recipe, an MCP
  * server's tool and an HTTP endpoint; a deny rule and an approval callback stop calls before they
- * happen; and the README's `tools.describe` blocks are the real generated text and compile.
+ * happen; and the `tools.describe` blocks of docs/tools.md are the real generated text and compile.
  */
 import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -77,9 +77,11 @@ describe("CLI, MCP and HTTP tools together", () => {
     }
   }, 60_000);
 
-  it("the README's tools.describe blocks are the generated text (in order) and compile", async () => {
-    const readme = await readFile(path.join(ROOT, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("### What `tools.describe` shows"), readme.indexOf("## Workflow files"));
+  it("the tools.describe blocks of docs/tools.md are the generated text (in order) and compile", async () => {
+    const doc = await readFile(path.join(ROOT, "docs/tools.md"), "utf8");
+    const start = doc.indexOf("### What `tools.describe` shows");
+    expect(start).toBeGreaterThan(-1);
+    const section = doc.slice(start, doc.indexOf("\n## ", start));
     const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
     expect(blocks).toHaveLength(3);
     const registry = await ToolRegistry.load(dir);
@@ -87,12 +89,12 @@ describe("CLI, MCP and HTTP tools together", () => {
       for (const [i, name] of ["echo", "math", "api"].entries()) {
         const block = blocks[i]!;
         expect(typeErrors(block), name).toEqual([]);
-        // Every README line appears in the generated declaration, in the same order (MCP is an excerpt).
+        // Every line of the doc appears in the generated declaration, in the same order (MCP is an excerpt).
         const generated = (await registry.describe(name)).split("\n");
         let at = 0;
         for (const line of block.trimEnd().split("\n")) {
           const found = generated.indexOf(line, at);
-          expect(found, `${name}: README line not in the generated text (in order): ${line}`).toBeGreaterThanOrEqual(0);
+          expect(found, `${name}: docs/tools.md line not in the generated text (in order): ${line}`).toBeGreaterThanOrEqual(0);
           at = found + 1;
         }
       }

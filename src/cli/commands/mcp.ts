@@ -107,7 +107,7 @@ export function registerMcpCommand(program: Command): void {
       "mcp --languages typescript,python",
       `mcp --http 8765 --host 0.0.0.0 --token "$(openssl rand -hex 32)"`,
     ) +
-      "\nClaude Code (from a clone, after npm run build; see the README for npm link, a tarball, and npx once published):\n" +
+      "\nClaude Code (from a clone, after npm run build; see docs/mcp.md for npm link, a tarball, and npx once published):\n" +
       "  claude mcp add ts-code-mode -- node /abs/path/to/ts-code-mode/dist/cli/main.js mcp --base /abs/path/.code-mode\n" +
       "HTTP clients connect to http://HOST:PORT/mcp. Logs go to stderr; on stdio, stdout carries only the protocol.\n",
   );

@@ -51,7 +51,7 @@ export function registerStoreCommands(program: Command): void {
         "store bootstrap --source ./.code-mode --target redis://localhost:6379 --prefix myapp",
         "store bootstrap --source ./.code-mode --target redis://localhost:6379 --prefix myapp --type tools --clear",
         "store diff --source ./.code-mode --target redis://localhost:6379 --prefix myapp",
-      ) + `\nThe URL may also come from ${URL_ENV}. Keys: <prefix>:workflows, <prefix>:tools (see the README).\n`,
+      ) + `\nThe URL may also come from ${URL_ENV}. Keys: <prefix>:workflows, <prefix>:tools (see docs/storage.md).\n`,
     );
 
   const boot = withTargetOptions(store.command("bootstrap").description("Copy workflows (or tool YAML files) from a folder into Redis"));

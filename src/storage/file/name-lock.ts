@@ -10,7 +10,7 @@
  * nothing is left on disk. It is scoped to the network namespace: processes in different network
  * namespaces (a container with its own network writing to a bind-mounted store) do not see each
  * other's locks. Elsewhere (macOS, Windows) there is no abstract namespace and the lock only
- * serializes the calls of this process (the README's durability section says so).
+ * serializes the calls of this process (docs/storage.md says so).
  *
  * Within one process the socket cannot be bound twice either, so calls of this process queue on an
  * in-memory chain first; only the head of the chain binds the socket.

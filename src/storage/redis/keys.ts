@@ -1,5 +1,5 @@
 /**
- * Where RedisStorage keeps things. One place so the README, the stores and the `store` command
+ * Where RedisStorage keeps things. One place so docs/storage.md, the stores and the `store` command
  * agree on the layout:
  *
  *   <base>:workflows               HASH    workflow name → JSON record (source, description, params, times, author, provenance)

@@ -1,5 +1,5 @@
 /**
- * The one place where call arguments become an argv array. Rules (documented in the README):
+ * The one place where call arguments become an argv array. Rules (documented in docs/tools.md):
  *   argv = command words, then options in schema order, then positionals in schema order;
  *   an option with `short` is `-s value`, otherwise `--long-name value` (`_` in the key → `-`);
  *   `joined: true` puts the value in the flag's word (`--color=never`, `-n5`);
