@@ -5,7 +5,6 @@
  * the optional typescript package, acorn's JavaScript tokenizer does it (TypeScript-only words such
  * as `interface` stay plain), and what it cannot tokenize is shown plain.
  */
-import { tokenizer } from "acorn";
 import { loadTypeScript } from "../workflows/typescript.js";
 import { html, type SafeHtml } from "./html.js";
 
@@ -15,7 +14,7 @@ const MAX_HIGHLIGHT_CHARS = 200_000;
 export async function highlightTypeScript(source: string): Promise<SafeHtml> {
   if (source.length > MAX_HIGHLIGHT_CHARS) return html`${source}`;
   const ts = await loadTypeScript();
-  if (!ts) return highlightWithAcorn(source);
+  if (!ts) return highlightWithAcorn(source, (await import("acorn")).tokenizer);
   const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, source);
   const K = ts.SyntaxKind;
   const parts: SafeHtml[] = [];
@@ -45,7 +44,7 @@ export async function highlightTypeScript(source: string): Promise<SafeHtml> {
   return html`${parts}`;
 }
 
-function highlightWithAcorn(source: string): SafeHtml {
+function highlightWithAcorn(source: string, tokenizer: typeof import("acorn").tokenizer): SafeHtml {
   const spans: Array<{ start: number; end: number; cls: string }> = [];
   const onComment = (_block: boolean, _text: string, start: number, end: number) => spans.push({ start, end, cls: "tok-comment" });
   try {

@@ -8,7 +8,6 @@ import type ts from "typescript";
 import type { JsonValue, WorkflowParam } from "../storage/protocol.js";
 import { parseJsDoc, type JsDocBlock, type JsDocTag } from "./jsdoc.js";
 import { findParamTag, finite, jsDocDefault, setDefault, withDescription } from "./signature-parts.js";
-import { extractSignatureLight } from "./signature-light.js";
 import { loadTypeScript } from "./typescript.js";
 
 export interface WorkflowSyntaxError {
@@ -46,7 +45,8 @@ type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpre
  */
 export async function extractSignature(source: string, fileName = "workflow.ts"): Promise<WorkflowSignature> {
   const t = await loadTypeScript();
-  if (!t) return extractSignatureLight(source, fileName);
+  // Loaded only then: it imports sucrase and acorn, which a process start must not pay for.
+  if (!t) return (await import("./signature-light.js")).extractSignatureLight(source, fileName);
   return new Extractor(t, source, fileName).signature();
 }
 
