@@ -24,6 +24,7 @@ export const INTEGRATION_PACKAGES = {
   ai: { name: "ai", adapter: "agents (ts-code-mode agent, agents.*)", install: "ai@^6" },
   openai: { name: "@ai-sdk/openai", adapter: "agents with an openai: or OpenAI-compatible model", install: "@ai-sdk/openai@^3" },
   anthropic: { name: "@ai-sdk/anthropic", adapter: "agents with an anthropic: model", install: "@ai-sdk/anthropic@^3" },
+  typescript: { name: "typescript", adapter: "exact workflow signatures and console highlighting", install: "typescript@~5.9" },
 } as const satisfies Record<string, PeerPackage>;
 
 /** Thrown when an adapter's framework package (or an integration's package) is not installed. */

@@ -293,7 +293,11 @@ export class HostServices {
     const toolsPath = options.toolsPath === undefined ? undefined : path.resolve(options.toolsPath);
     // A registry passed in keeps the ranker it was built with; one loaded here ranks semantically.
     const search = SearchSetup.create(options.storage, options.search);
-    const tools = options.tools ?? ToolRegistry.deferred(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}) });
+    // A file base keeps what tools derive from their inputs beside its vectors (an OpenAPI spec's operation index).
+    const indexDir = options.storage.basePath === undefined ? undefined : path.join(options.storage.basePath, "tool-index");
+    const tools =
+      options.tools ??
+      ToolRegistry.deferred(toolsPath, { ranker: search.toolsRanker(toolsPath), ...(options.toolable ? { toolable: options.toolable } : {}), ...(indexDir !== undefined ? { indexDir } : {}) });
     if (options.middleware?.length) tools.use(...options.middleware);
     // A YAML tool of the same name fails the (deferred) load with both sources named.
     if (options.codeTools) await options.codeTools.registerInto(tools);

@@ -48,6 +48,8 @@ export interface ToolRegistryOptions {
   middleware?: ToolMiddleware[];
   /** Events and sampling of `type: toolable` tools (ignored when `factories` is given). */
   toolable?: ToolableHostOptions;
+  /** Where tool sources keep derived indexes (see ToolIndexOptions; ignored when `factories` is given). */
+  indexDir?: string;
 }
 
 /** What a callable is called for each tool type, in messages. */
@@ -80,7 +82,7 @@ export class ToolRegistry {
 
   constructor(options: ToolRegistryOptions = {}) {
     this.ranker = options.ranker ?? new LexicalRanker();
-    this.factories = options.factories ?? defaultToolFactories(options.toolable);
+    this.factories = options.factories ?? defaultToolFactories(options.toolable, options.indexDir !== undefined ? { indexDir: options.indexDir } : {});
     if (options.middleware) this.use(...options.middleware);
   }
 

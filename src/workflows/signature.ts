@@ -7,6 +7,7 @@
 import type ts from "typescript";
 import type { JsonValue, WorkflowParam } from "../storage/protocol.js";
 import { parseJsDoc, type JsDocBlock, type JsDocTag } from "./jsdoc.js";
+import { findParamTag, finite, jsDocDefault, setDefault, withDescription } from "./signature-parts.js";
 import { loadTypeScript } from "./typescript.js";
 
 export interface WorkflowSyntaxError {
@@ -37,9 +38,15 @@ export interface WorkflowSignature {
 type TS = typeof ts;
 type FunctionLike = ts.FunctionDeclaration | ts.ArrowFunction | ts.FunctionExpression;
 
-/** Extracts description, parameters and `run`'s presence from a workflow module's source. */
+/**
+ * Extracts description, parameters and `run`'s presence from a workflow module's source. Without
+ * the optional `typescript` package, a lighter parser reads the same (signature-light.ts): types as
+ * written, syntax errors in its own words.
+ */
 export async function extractSignature(source: string, fileName = "workflow.ts"): Promise<WorkflowSignature> {
   const t = await loadTypeScript();
+  // Loaded only then: it imports sucrase and acorn, which a process start must not pay for.
+  if (!t) return (await import("./signature-light.js")).extractSignatureLight(source, fileName);
   return new Extractor(t, source, fileName).signature();
 }
 
@@ -425,38 +432,4 @@ function propertyNameText(t: TS, name: ts.PropertyName): string | null {
   if (t.isIdentifier(name) || t.isStringLiteral(name) || t.isNumericLiteral(name) || t.isPrivateIdentifier(name)) return name.text;
   if (t.isComputedPropertyName(name) && t.isStringLiteralLike(name.expression)) return name.expression.text;
   return null;
-}
-
-/** `@param host`, `@param args.host` or `@param {string} [opts.host]` for property `key`. */
-function findParamTag(tags: readonly JsDocTag[], key: string): JsDocTag | undefined {
-  return tags.find((tag) => {
-    if (!tag.name) return false;
-    const parts = tag.name.split(".");
-    return parts.length <= 2 && parts.at(-1) === key;
-  });
-}
-
-function finite(n: number): { value: JsonValue } | undefined {
-  return Number.isFinite(n) ? { value: n } : undefined;
-}
-
-function setDefault(p: WorkflowParam, d: { value: JsonValue } | { expression: string }): void {
-  if ("value" in d) p.default = d.value;
-  else p.defaultExpression = d.expression;
-}
-
-/** `@param [retries=3]`: JSDoc writes defaults as source text; a JSON literal is a value, anything else an expression. */
-function jsDocDefault(text: string): { value: JsonValue } | { expression: string } {
-  try {
-    return { value: JSON.parse(text) as JsonValue };
-  } catch {
-    // 'single-quoted' strings are common in JSDoc.
-    const quoted = /^'([^'\\]*)'$/.exec(text);
-    return quoted ? { value: quoted[1]! } : { expression: text };
-  }
-}
-
-function withDescription(p: WorkflowParam, description: string | undefined): WorkflowParam {
-  if (description) p.description = description;
-  return p;
 }

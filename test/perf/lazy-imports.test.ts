@@ -17,8 +17,8 @@ import { loadedModules } from "../helpers/loaded-modules.js";
 const exec = promisify(execFile);
 
 /** Loaded on first use only: zod, the snippet compilers, YAML, QuickJS, the MCP SDK, Redis, the TypeScript compiler, OpenTelemetry. */
-const LAZY = /^(zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+|@opentelemetry\/[^/]+)(\/|$)/;
-const LAZY_FILES = /node_modules[\\/](zod|yaml|sucrase|acorn|quickjs-emscripten|@jitl|typescript|ioredis|@modelcontextprotocol|dockerode|hono|@hono|pyodide|@energetic-ai|@opentelemetry)[\\/]/;
+const LAZY = /^(zod|yaml|sucrase|acorn|quickjs-emscripten(?:-core)?|@jitl\/[^/]+|typescript|ioredis|@modelcontextprotocol\/sdk|dockerode|hono|@hono\/[^/]+|pyodide|@energetic-ai\/[^/]+|@opentelemetry\/[^/]+)(\/|$)/;
+const LAZY_FILES = /node_modules[\\/](zod|yaml|sucrase|acorn|quickjs-emscripten(?:-core)?|@jitl|typescript|ioredis|@modelcontextprotocol|dockerode|hono|@hono|pyodide|@energetic-ai|@opentelemetry)[\\/]/;
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -136,6 +136,6 @@ describe("CLI start", () => {
   it("the guard sees such a load (control: the sandbox's QuickJS module loads QuickJS when it starts one)", async () => {
     const script = new URL("../../dist/execution/sandbox/wasm.js", import.meta.url).href;
     const loader = `data:text/javascript,${encodeURIComponent(`const m = await import(${JSON.stringify(script)}); await m.newSandboxModule(64);`)}`;
-    expect(await importWithGuard(loader, { refuse: LAZY, refuseInCache: LAZY_FILES }, REPO)).toMatch(/^refused: quickjs-emscripten /);
+    expect(await importWithGuard(loader, { refuse: LAZY, refuseInCache: LAZY_FILES }, REPO)).toMatch(/^refused: (quickjs-emscripten-core|@jitl\/quickjs-wasmfile-release-sync) /);
   });
 });

@@ -1,7 +1,18 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, test } from "vitest";
 import type { WorkflowParam } from "../../src/storage/protocol.js";
-import { extractSignature } from "../../src/workflows/signature.js";
+import { extractSignature as extractWithTypeScript, type WorkflowSignature } from "../../src/workflows/signature.js";
+import { extractSignatureLight } from "../../src/workflows/signature-light.js";
+
+/**
+ * Both readers answer the same cases: the TypeScript parser, and the light one (sucrase + acorn +
+ * the source text) used when the optional typescript package is not installed. Syntax error
+ * messages are each parser's own, so those cases are per reader.
+ */
+const READERS: Array<[string, (source: string, fileName?: string) => Promise<WorkflowSignature>]> = [
+  ["typescript", extractWithTypeScript],
+  ["light", async (source, fileName) => extractSignatureLight(source, fileName)],
+];
 
 interface ParamCase {
   title: string;
@@ -237,7 +248,7 @@ export async function run({ a }: Args) {}`,
   },
 ];
 
-describe("extractSignature params", () => {
+describe.each(READERS)("extractSignature params (%s)", (_reader, extractSignature) => {
   test.each(paramCases)("$title", async ({ source, fileName, params }) => {
     const sig = await extractSignature(source, fileName);
     expect(sig.syntaxError).toBeNull();
@@ -246,7 +257,7 @@ describe("extractSignature params", () => {
   });
 });
 
-describe("extractSignature description", () => {
+describe.each(READERS)("extractSignature description (%s)", (_reader, extractSignature) => {
   const cases: Array<{ title: string; source: string; description: string | null }> = [
     {
       title: "JSDoc on run",
@@ -304,16 +315,22 @@ describe("extractSignature description", () => {
   });
 });
 
-describe("extractSignature syntax errors and run", () => {
-  test("reports the first syntax error with 1-based line and column", async () => {
+describe.each(READERS)("extractSignature syntax errors and run (%s)", (reader, extractSignature) => {
+  test.skipIf(reader !== "typescript")("reports the first syntax error with 1-based line and column", async () => {
     const sig = await extractSignature(`/** ok */\nexport async function run() {\n  const x = ;\n}\n`);
     expect(sig.syntaxError).toEqual({ message: "Expression expected.", line: 3, column: 13 });
   });
 
-  test("an unclosed brace is reported", async () => {
+  test.skipIf(reader !== "typescript")("an unclosed brace is reported", async () => {
     const sig = await extractSignature(`export async function run({ n }: { n: number }) {\n  return n;\n`);
     expect(sig.syntaxError?.message).toBe("'}' expected.");
     expect(sig.syntaxError?.line).toBe(3);
+  });
+
+  test.skipIf(reader !== "light")("reports the first syntax error in its own words, at its line", async () => {
+    const sig = await extractSignature(`/** ok */\nexport async function run() {\n  const x = ;\n}\n`);
+    expect(sig.syntaxError).toEqual({ message: "Unexpected token", line: 3, column: 13 });
+    expect((await extractSignature(`export async function run({ n }: { n: number }) {\n  return n;\n`)).syntaxError).not.toBeNull();
   });
 
   test("valid code has no syntax error", async () => {

@@ -16,7 +16,7 @@
  * stack running out inside WebAssembly, an Emscripten abort — "poisons" the instance: it is never
  * entered again and is dropped without calling into it.
  */
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten";
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { BoundaryError, decode, encode, type Decoded } from "./codec.js";
 import { GUEST_BUNDLE } from "./guest-bundle.js";
 import type { GuestLimits } from "./guest/runtime.js";

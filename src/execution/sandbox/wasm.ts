@@ -14,7 +14,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import type { QuickJSWASMModule } from "quickjs-emscripten";
+import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 
 /** The slice of the WebAssembly API used here (this project's TypeScript lib has no WebAssembly types). */
 export interface WasmMemory {
@@ -50,14 +50,7 @@ function compiledModule(): Promise<object> {
 }
 
 function resolveWasmFile(): string {
-  const spec = "@jitl/quickjs-wasmfile-release-sync/wasm";
-  try {
-    return createRequire(import.meta.url).resolve(spec);
-  } catch {
-    // npm may nest the variant under quickjs-emscripten instead of hoisting it.
-    const fromParent = createRequire(createRequire(import.meta.url).resolve("quickjs-emscripten"));
-    return fromParent.resolve(spec);
-  }
+  return createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
 }
 
 export interface SandboxModule {
@@ -78,8 +71,12 @@ export async function newSandboxModule(memoryMb: number): Promise<SandboxModule>
   const wasmModule = await compiledModule();
   const maxPages = Math.max(INITIAL_PAGES, Math.min(MAX_MEMORY_MB, memoryMb) * (1_048_576 / WASM_PAGE));
   const memory = new wasmApi.Memory({ initial: INITIAL_PAGES, maximum: maxPages });
-  // Loaded on first use: importing ts-code-mode must not pay for the QuickJS bindings.
-  const { newQuickJSWASMModule, newVariant, RELEASE_SYNC } = await import("quickjs-emscripten");
+  // Loaded on first use: importing ts-code-mode must not pay for the QuickJS bindings. The core
+  // package and the one variant used, not the `quickjs-emscripten` wrapper: it depends on four
+  // variants (debug and asyncify builds, 5 MB of a core install) that are never loaded.
+  const [{ newQuickJSWASMModuleFromVariant, newVariant }, variantModule] = await Promise.all([import("quickjs-emscripten-core"), import("@jitl/quickjs-wasmfile-release-sync")]);
+  // Its declarations are CommonJS-shaped; loaded as ESM, `default` is the variant itself.
+  const RELEASE_SYNC = variantModule.default as unknown as QuickJSSyncVariant;
   // Emscripten's allocator grows the memory through this method (trying smaller steps after a refusal).
   let refused = false;
   const grow = memory.grow.bind(memory);
@@ -93,6 +90,6 @@ export async function newSandboxModule(memoryMb: number): Promise<SandboxModule>
       throw err;
     }
   };
-  const module = await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }));
+  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }));
   return { module, memory, maxBytes: maxPages * WASM_PAGE, growRefused: () => refused };
 }

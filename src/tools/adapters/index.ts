@@ -3,6 +3,7 @@
  * to this map, so an adapter for a new transport plugs in by adding one factory here (or by passing
  * `factories` to ToolRegistry.load) — nothing else changes.
  */
+import path from "node:path";
 import { ValidationError } from "../../errors.js";
 import type { ToolAdapter } from "../protocol.js";
 import type { ToolableHostOptions } from "./toolable/host.js";
@@ -27,18 +28,28 @@ export type ToolFactory = (doc: Record<string, unknown>, source: ToolSource) => 
 
 export type ToolFactories = Partial<Record<YamlToolType, ToolFactory>>;
 
+export interface ToolIndexOptions {
+  /**
+   * Folder where tool sources keep indexes derived from their inputs, checked against them on
+   * each read (an OpenAPI spec's operations: `<indexDir>/openapi`). Sessions on a file base use
+   * `<base>/tool-index`. Default: none, every load derives them again.
+   */
+  indexDir?: string;
+}
+
 /**
  * The factories this build ships. Each adapter's module is imported when a tool file of its type
  * is first loaded: tool files are read on first `tools.*` use, so a run that calls no tool parses
  * none of them, and a folder of CLI tools never loads the MCP or HTTP adapter.
  */
-export function defaultToolFactories(toolable: ToolableHostOptions = {}): ToolFactories {
+export function defaultToolFactories(toolable: ToolableHostOptions = {}, indexes: ToolIndexOptions = {}): ToolFactories {
   return {
     toolable: async (doc, source) => (await import("./toolable/adapter.js")).ToolableToolAdapter.fromDocument(doc, source, toolable),
     cli: async (doc, source) => (await import("./cli/adapter.js")).CliToolAdapter.fromDocument(doc, source.file),
     http: async (doc, source) => (await import("./http/adapter.js")).HttpToolAdapter.fromDocument(doc, source.file),
     mcp: async (doc, source) => (await import("./mcp/adapter.js")).McpToolAdapter.fromDocument(doc, source),
-    openapi: async (doc, source) => (await import("./openapi/adapter.js")).OpenApiToolAdapter.fromDocument(doc, source),
+    openapi: async (doc, source) =>
+      (await import("./openapi/adapter.js")).OpenApiToolAdapter.fromDocument(doc, source, indexes.indexDir !== undefined ? { indexDir: path.join(indexes.indexDir, "openapi") } : {}),
   };
 }
 

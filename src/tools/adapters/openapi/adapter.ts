@@ -15,8 +15,9 @@ import { resolveHeaders, unresolvedMessage } from "../http/secrets.js";
 import { sendRequest } from "../http/send.js";
 import { isPlainObject } from "../../validate.js";
 import type { ToolSource } from "../index.js";
-import { parseSpec, readSpecBytes, type SpecLimits } from "./document.js";
-import { readOperations, type OpenApiOperation } from "./operations.js";
+import { decompressSpec, parseSpecSync, readSpecRaw, yamlParserFor, type SpecLimits, type YamlParse } from "./document.js";
+import { indexFile, indexKey, readOperationIndex, specHash, writeOperationIndex, type OperationIndex } from "./operation-index.js";
+import { MAX_OPERATIONS, readOperations, type OpenApiOperation } from "./operations.js";
 import { resolveOperation, type ResolvedOperation } from "./params.js";
 import { parseOpenApiTool, type OpenApiToolSpec } from "./schema.js";
 
@@ -27,6 +28,12 @@ export interface OpenApiToolAdapterOptions extends SpecLimits {
   maxResponseBytes?: number;
   /** Most operations kept (default MAX_OPERATIONS). */
   maxOperations?: number;
+  /**
+   * Folder for the operation index (operation-index.ts): with it, a new process lists and searches
+   * a spec whose bytes are unchanged without parsing it. Sessions on a file base use
+   * `<base>/tool-index/openapi`; without it every load parses the spec.
+   */
+  indexDir?: string;
 }
 
 /** A callable description: the summary (or the description's first sentence), then the route. */
@@ -51,10 +58,11 @@ function callableDescription(op: OpenApiOperation): string {
 
 /**
  * A callable whose params and result type are resolved on first read: listing or searching 2,500
- * operations reads their names and summaries only; describing or calling one resolves that one.
+ * operations reads their names and summaries only; describing or calling one resolves that one
+ * (and, after a load from the operation index, parses the document first).
  */
-function lazyCallable(op: OpenApiOperation, resolve: () => ResolvedOperation): CallableInfo {
-  const c = { name: op.name, description: callableDescription(op) } as CallableInfo;
+function lazyCallable(name: string, description: string, resolve: () => ResolvedOperation): CallableInfo {
+  const c = { name, description } as CallableInfo;
   Object.defineProperty(c, "params", { enumerable: true, get: (): ParamSpec[] => resolve().params });
   Object.defineProperty(c, "returns", { enumerable: true, get: (): string => resolve().returns });
   return c;
@@ -95,7 +103,14 @@ function retained(doc: Record<string, unknown>): Record<string, unknown> {
 interface Loaded {
   info: ToolInfo;
   baseUrl: string;
-  byName: Map<string, { op: OpenApiOperation; resolve: () => ResolvedOperation }>;
+  /** Operation name → its resolved parameters and route (computed on first use). */
+  byName: Map<string, () => ResolvedOperation>;
+}
+
+/** The parsed document, ready to resolve operations against. */
+interface ParsedSpec {
+  root: Record<string, unknown>;
+  operations: OpenApiOperation[];
 }
 
 export class OpenApiToolAdapter implements ToolAdapter {
@@ -129,35 +144,114 @@ export class OpenApiToolAdapter implements ToolAdapter {
     return this.loading;
   }
 
+  private get label(): string {
+    return `${this.spec.source} (tool ${this.name})`;
+  }
+
+  /** Parses a document's operations; throws ValidationError when it is not OpenAPI 3 or has too many. */
+  private parsed(doc: unknown): ParsedSpec {
+    const { operations } = readOperations(doc, this.spec.filter, this.label, this.options.maxOperations);
+    return { root: retained(doc as Record<string, unknown>), operations };
+  }
+
   private async read(): Promise<Loaded> {
-    const label = `${this.spec.source} (tool ${this.name})`;
     const where = this.spec.spec;
-    const doc = where.kind === "document" ? where.document : await parseSpec(await readSpecBytes(where, label, this.options), label, this.options);
-    const { operations } = readOperations(doc, this.spec.filter, label, this.options.maxOperations);
-    const root = retained(doc as Record<string, unknown>);
+    if (where.kind === "document") return this.fromParsed(this.parsed(where.document));
+    const raw = await readSpecRaw(where, this.label, this.options);
+    const parseRaw = async () => {
+      const bytes = decompressSpec(raw, this.label, this.options);
+      const yaml = await yamlParserFor(bytes);
+      return { loaded: this.fromParsed(this.parsed(parseSpecSync(bytes, this.label, this.options, yaml))), yaml: yaml !== undefined };
+    };
+    const indexDir = this.options.indexDir;
+    if (indexDir === undefined) return (await parseRaw()).loaded;
+
+    // The hash is of the bytes as stored: an unchanged gzip spec is recognised without inflating it.
+    const file = indexFile(indexDir, JSON.stringify([this.spec.source, this.name]));
+    const key = indexKey(specHash(raw), {
+      location: where.kind === "file" ? where.path : where.url,
+      filter: this.spec.filter,
+      maxOperations: this.options.maxOperations ?? MAX_OPERATIONS,
+      baseUrl: this.spec.baseUrl ?? null,
+      maxBytes: this.options.maxBytes ?? null,
+      maxYamlBytes: this.options.maxYamlBytes ?? null,
+    });
+    const index = await readOperationIndex(file, key, this.options.maxOperations ?? MAX_OPERATIONS);
+    if (index) return this.fromIndex(index, raw);
+    const { loaded, yaml } = await parseRaw();
+    await writeOperationIndex(file, key, {
+      title: loaded.title,
+      about: loaded.about,
+      baseUrl: loaded.baseUrl,
+      yaml,
+      operations: loaded.info.callables.map((c) => ({ name: c.name, description: c.description })),
+    });
+    return loaded;
+  }
+
+  /** Operations from a parsed document. */
+  private fromParsed({ root, operations }: ParsedSpec): Loaded & { title: string; about: string } {
     const baseUrl = serverUrl(root, this.spec);
-    const byName = new Map<string, { op: OpenApiOperation; resolve: () => ResolvedOperation }>();
+    const byName = new Map<string, () => ResolvedOperation>();
     const callables: CallableInfo[] = [];
     for (const op of operations) {
       let resolved: ResolvedOperation | undefined;
       const resolve = () => (resolved ??= resolveOperation(op, root));
-      byName.set(op.name, { op, resolve });
-      callables.push(lazyCallable(op, resolve));
+      byName.set(op.name, resolve);
+      callables.push(lazyCallable(op.name, callableDescription(op), resolve));
     }
     const docInfo = isPlainObject(root["info"]) ? root["info"] : {};
     const title = typeof docInfo["title"] === "string" ? docInfo["title"].trim() : "";
     const about = typeof docInfo["description"] === "string" ? firstParagraph(docInfo["description"]) : "";
+    return { info: this.toolInfo(title, about, baseUrl, callables), baseUrl, byName, title, about };
+  }
+
+  /**
+   * Operations from a valid index: the document is parsed (synchronously, from the bytes kept
+   * until then) the first time an operation's parameters are read. The index's key is the hash of
+   * these very bytes, so the document holds the same operations under the same names.
+   */
+  private async fromIndex(index: OperationIndex, raw: Uint8Array): Promise<Loaded> {
+    const yaml: YamlParse | undefined = index.yaml ? ((await import("yaml")).parse as YamlParse) : undefined;
+    let kept: Uint8Array | null = raw;
+    let document: { root: Record<string, unknown>; byName: Map<string, OpenApiOperation> } | null = null;
+    const parsedDocument = () => {
+      if (!document) {
+        const { root, operations } = this.parsed(parseSpecSync(decompressSpec(kept!, this.label, this.options), this.label, this.options, yaml));
+        document = { root, byName: new Map(operations.map((op) => [op.name, op])) };
+        kept = null;
+      }
+      return document;
+    };
+    const byName = new Map<string, () => ResolvedOperation>();
+    const callables: CallableInfo[] = [];
+    for (const { name, description } of index.operations) {
+      let resolved: ResolvedOperation | undefined;
+      const resolve = () => {
+        if (resolved) return resolved;
+        const { root, byName: ops } = parsedDocument();
+        const op = ops.get(name);
+        // Only an index written by other code for these bytes can name an operation the document lacks.
+        if (!op) throw new ToolError({ tool: this.name, callable: name, code: "INTERNAL", message: `${this.label}: operation '${name}' is in the operation index but not in the spec; delete ${this.options.indexDir ?? "the index"} and retry` });
+        return (resolved = resolveOperation(op, root));
+      };
+      byName.set(name, resolve);
+      callables.push(lazyCallable(name, description, resolve));
+    }
+    return { info: this.toolInfo(index.title, index.about, index.baseUrl, callables), baseUrl: index.baseUrl, byName };
+  }
+
+  private toolInfo(title: string, about: string, baseUrl: string, callables: CallableInfo[]): ToolInfo {
     let description = this.spec.description || [title, about].filter(Boolean).join(": ") || `OpenAPI ${baseUrl}`;
     if (description.length > MAX_TOOL_DESCRIPTION) description = `${description.slice(0, MAX_TOOL_DESCRIPTION - 1)}…`;
-    const info: ToolInfo = {
+    return {
       name: this.name,
       type: "openapi",
-      description: `${description} (${operations.length} operations: find one with tools.search, read one with tools.describe("${this.name}.<operation>"))`,
+      description: `${description} (${callables.length} operations: find one with tools.search, read one with tools.describe("${this.name}.<operation>"))`,
       tags: [...this.spec.tags],
       callables,
       direct: null,
     };
-    return { info, baseUrl, byName };
   }
 
   /** `args` are expected to be validated already (ToolRegistry does it). Throws ToolError. */
@@ -177,7 +271,7 @@ export class OpenApiToolAdapter implements ToolAdapter {
       });
     }
     const label = `tools.${this.name}.${callable}`;
-    const resolved = entry.resolve();
+    const resolved = entry();
     if (resolved.unsupported) throw new ToolError({ tool: this.name, callable, code: "INVALID_INPUT", message: `${label}: ${resolved.unsupported}` });
 
     // Read at each call, as HTTP tools do: a missing token fails only the calls, never discovery.

@@ -73,10 +73,15 @@ async function fetchBounded(url: string, cap: number, timeoutMs: number, label: 
   }
 }
 
-/** The spec's bytes, decompressed when they are gzip (by their magic bytes, whatever the name). */
-export async function readSpecBytes(location: Exclude<SpecLocation, { kind: "document" }>, label: string, limits: SpecLimits = {}): Promise<Uint8Array> {
+/** The spec's bytes as stored or served (maybe gzip): what the operation index's spec hash is taken of. */
+export async function readSpecRaw(location: Exclude<SpecLocation, { kind: "document" }>, label: string, limits: SpecLimits = {}): Promise<Uint8Array> {
   const cap = limits.maxBytes ?? MAX_SPEC_BYTES;
-  const raw = location.kind === "file" ? await readFileBounded(location.path, cap, label) : await fetchBounded(location.url, cap, limits.fetchTimeoutMs ?? SPEC_FETCH_TIMEOUT_MS, label);
+  return location.kind === "file" ? readFileBounded(location.path, cap, label) : fetchBounded(location.url, cap, limits.fetchTimeoutMs ?? SPEC_FETCH_TIMEOUT_MS, label);
+}
+
+/** `raw` decompressed when it is gzip (by its magic bytes, whatever the name), else `raw` itself. */
+export function decompressSpec(raw: Uint8Array, label: string, limits: SpecLimits = {}): Uint8Array {
+  const cap = limits.maxBytes ?? MAX_SPEC_BYTES;
   if (raw[0] !== 0x1f || raw[1] !== 0x8b) return raw;
   try {
     // maxOutputLength stops a gzip bomb at the cap instead of after filling memory.
@@ -88,12 +93,30 @@ export async function readSpecBytes(location: Exclude<SpecLocation, { kind: "doc
   }
 }
 
-/** Parse spec bytes: JSON when the text starts with `{`, else YAML (within its own size cap). */
-export async function parseSpec(bytes: Uint8Array, label: string, limits: SpecLimits = {}): Promise<unknown> {
+/** The spec's bytes, decompressed when they are gzip. */
+export async function readSpecBytes(location: Exclude<SpecLocation, { kind: "document" }>, label: string, limits: SpecLimits = {}): Promise<Uint8Array> {
+  return decompressSpec(await readSpecRaw(location, label, limits), label, limits);
+}
+
+/** A YAML parser (the `yaml` package's `parse`), passed in so that parsing JSON never loads it. */
+export type YamlParse = (text: string, options: { maxAliasCount: number }) => unknown;
+
+/** Whether decompressed spec bytes are JSON (the first byte after ASCII whitespace and a UTF-8 byte order mark is `{`); else they are YAML. */
+export function isJsonSpec(bytes: Uint8Array): boolean {
+  let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+  return bytes[i] === 0x7b;
+}
+
+/**
+ * Parse decompressed spec bytes, synchronously: an operation described for the first time after a
+ * load from the operation index parses the document inside a getter. `parseYaml` is needed for
+ * YAML specs only (see isJsonSpec).
+ */
+export function parseSpecSync(bytes: Uint8Array, label: string, limits: SpecLimits, parseYaml: YamlParse | undefined): unknown {
   // Buffer's decoder is several times faster than TextDecoder on a 13 MB spec.
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
-  const start = text.search(/\S/);
-  if (start >= 0 && text[start] === "{") {
+  if (isJsonSpec(bytes)) {
     try {
       return JSON.parse(text) as unknown;
     } catch (e) {
@@ -104,11 +127,21 @@ export async function parseSpec(bytes: Uint8Array, label: string, limits: SpecLi
   if (bytes.byteLength > yamlCap) {
     throw new ValidationError(`${label}: the YAML spec is ${mib(bytes.byteLength)}; YAML specs up to ${mib(yamlCap)} are accepted (convert larger ones to JSON, which has a ${mib(limits.maxBytes ?? MAX_SPEC_BYTES)} limit)`);
   }
-  const { parse } = await import("yaml");
+  if (!parseYaml) throw new Error(`${label}: internal: a YAML spec was parsed without the YAML parser`);
   try {
-    return parse(text, { maxAliasCount: MAX_YAML_ALIASES }) as unknown;
+    return parseYaml(text, { maxAliasCount: MAX_YAML_ALIASES });
   } catch (e) {
     // A RangeError here is a document nested deeper than the parser's stack.
     throw new ValidationError(`${label}: the spec is not valid YAML or JSON: ${(e instanceof Error ? e.message : String(e)).split("\n")[0]!.slice(0, 300)}`);
   }
+}
+
+/** The YAML parser, loaded only for a spec that needs it. */
+export async function yamlParserFor(bytes: Uint8Array): Promise<YamlParse | undefined> {
+  return isJsonSpec(bytes) ? undefined : (await import("yaml")).parse as YamlParse;
+}
+
+/** Parse spec bytes: JSON when the text starts with `{`, else YAML (within its own size cap). */
+export async function parseSpec(bytes: Uint8Array, label: string, limits: SpecLimits = {}): Promise<unknown> {
+  return parseSpecSync(bytes, label, limits, await yamlParserFor(bytes));
 }

@@ -54,7 +54,7 @@ function text(v: unknown): string {
 }
 
 /** Names that break the guest's proxies (see validate.ts) get a trailing underscore. */
-const UNSAFE_CALLABLE_NAMES: ReadonlySet<string> = new Set(["then", "constructor", "prototype", "__proto__"]);
+export const UNSAFE_CALLABLE_NAMES: ReadonlySet<string> = new Set(["then", "constructor", "prototype", "__proto__"]);
 
 /**
  * An identifier from an operationId (`issues/create` → `issues_create`, `zones-get` → `zones_get`,
