@@ -131,6 +131,9 @@ function embedderKey(embedder: Embedder): string {
   return String(key);
 }
 
+/** The missing-model notice is printed once per process, not once per session. */
+let modelNoticeShown = false;
+
 export class SearchSetup {
   private constructor(
     readonly embedder: Embedder | null,
@@ -151,10 +154,11 @@ export class SearchSetup {
     try {
       embedder = createEmbedder(spec);
     } catch (err) {
-      // The built-in model ships as regular dependencies; if they are gone, a session should still
-      // start (searching by words) rather than fail. An explicit choice fails loudly.
+      // The built-in model is an optional peer (a light core install leaves it out): a session
+      // still starts, searching by words, and the process says so once. An explicit choice fails loudly.
       if (options.embedder !== undefined || !(err instanceof EmbedderError)) throw err;
-      process.stderr.write(`ts-code-mode: search: ${err.message}; searching by words only\n`);
+      if (!modelNoticeShown) process.stderr.write(`ts-code-mode: search: ${err.message}; searching by words only\n`);
+      modelNoticeShown = true;
       embedder = null;
     }
     return new SearchSetup(embedder, storage, options);

