@@ -15,6 +15,7 @@ import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { NotFoundError, ValidationError } from "../errors.js";
+import { lazy } from "../lazy.js";
 import type { PendingCall } from "../execution/protocol.js";
 import { writeFileAtomic } from "../storage/atomic.js";
 
@@ -55,16 +56,19 @@ export class AgentRunPausedError extends Error {
 const MAX_STATE_BYTES = 32 * 1024 * 1024;
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-const pendingCall = z.object({ id: z.string(), tool: z.string(), callable: z.string().nullable(), args: z.unknown(), reason: z.string() });
-const stateSchema = z.object({
-  version: z.literal(1),
-  id: z.string().regex(ID),
-  agent: z.string().min(1),
-  messages: z.array(z.unknown()),
-  assistant: z.array(z.unknown()),
-  results: z.array(z.object({ toolCallId: z.string(), toolName: z.string(), output: z.object({ type: z.enum(["text", "error-text"]), value: z.string() }) })),
-  code: z.object({ toolCallId: z.string(), pending: z.array(pendingCall).min(1), continuation: z.string().min(1) }).nullable(),
-  createdAt: z.string(),
+// Module-level schemas are lazy: importing ts-code-mode evaluates no zod (test/perf/lazy-imports).
+const stateSchema = lazy(() => {
+  const pendingCall = z.object({ id: z.string(), tool: z.string(), callable: z.string().nullable(), args: z.unknown(), reason: z.string() });
+  return z.object({
+    version: z.literal(1),
+    id: z.string().regex(ID),
+    agent: z.string().min(1),
+    messages: z.array(z.unknown()),
+    assistant: z.array(z.unknown()),
+    results: z.array(z.object({ toolCallId: z.string(), toolName: z.string(), output: z.object({ type: z.enum(["text", "error-text"]), value: z.string() }) })),
+    code: z.object({ toolCallId: z.string(), pending: z.array(pendingCall).min(1), continuation: z.string().min(1) }).nullable(),
+    createdAt: z.string(),
+  });
 });
 
 /** A state as the runtime takes it back (from a file or an application's own store): checked, never trusted as is. */
