@@ -10,6 +10,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
 import { z } from "zod";
 import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
 
@@ -29,13 +30,25 @@ const EXECUTORS = [
   { name: "python", create: (o) => new PythonExecutor(o), python: true },
 ];
 
-const tsLoop = (call) => `(async () => { const t0 = performance.now(); for (let i = 0; i < ${CALLS}; i++) ${call}; return (performance.now() - t0) / ${CALLS}; })()`;
-const pyLoop = (call) => `import time\nt0 = time.perf_counter()\nfor i in range(${CALLS}):\n    ${call}\n(time.perf_counter() - t0) * 1000 / ${CALLS}`;
+// TypeScript guests are timed from the host (QuickJS has no performance.now()): a run of n calls
+// minus a run of none, over n, so the run's own cost cancels out.
+const tsLoop = (call) => ({ host: true, code: (n) => `for (let i = 0; i < ${n}; i++) ${call}; 0` });
+const pyLoop = (call) => ({ host: false, code: (n) => `import time\nt0 = time.perf_counter()\nfor i in range(${n}):\n    ${call}\n(time.perf_counter() - t0) * 1000 / ${n}` });
 
 async function value(session, code) {
   const r = await session.run(code, { timeoutMs: 600_000 });
   if (!r.ok) throw new Error(`bench snippet failed: ${code}\n${r.error?.name}: ${r.error?.message}`);
   return r.value;
+}
+
+/** ms per call of a loop of `n` calls: timed in the guest (Python) or from the host (TypeScript). */
+async function perCall(session, loop, n) {
+  if (!loop.host) return value(session, loop.code(n));
+  const t0 = performance.now();
+  await value(session, loop.code(n));
+  const t1 = performance.now();
+  await value(session, loop.code(0));
+  return (t1 - t0 - (performance.now() - t1)) / n;
 }
 
 const rows = [];
@@ -52,10 +65,10 @@ await withTempDir("tcm-bench-code-tools-", async (dir) => {
       await session.start();
       const code = e.python ? pyLoop("tools.add(a=1, b=2)") : tsLoop("await tools.add({ a: 1, b: 2 })");
       const cli = e.python ? pyLoop("tools.echo.say(text=['hi'])") : tsLoop("await tools.echo.say({ text: ['hi'] })");
-      await value(session, code);
-      const codeSamples = await measure(() => value(session, code), { iterations: ROUNDS, warmup: 1 });
+      await perCall(session, code, CALLS);
+      const codeSamples = await measure(() => perCall(session, code, CALLS), { iterations: ROUNDS, warmup: 1 });
       // The CLI tool spawns a process per call: fewer calls per sample.
-      const cliSamples = await measure(() => value(session, cli.replaceAll(String(CALLS), "20")), { iterations: Math.max(3, Math.ceil(ROUNDS / 3)), warmup: 1 });
+      const cliSamples = await measure(() => perCall(session, cli, 20), { iterations: Math.max(3, Math.ceil(ROUNDS / 3)), warmup: 1 });
       const codeRow = resultRow({
         name: `code tool call from guest, per call (loop of ${CALLS})`,
         executor: e.name,
