@@ -11,14 +11,8 @@ import { parse, type AnyNode, type Comment, type Expression, type Function as Fu
 import { transform } from "sucrase";
 import type { JsonValue, WorkflowParam } from "../storage/protocol.js";
 import { parseJsDoc, type JsDocBlock, type JsDocTag } from "./jsdoc.js";
-import { findParamTag, finite, jsDocDefault, setDefault, withDescription } from "./signature-parts.js";
+import { findParamTag, finite, identifierParams, jsDocDefault, setDefault, withDescription, type MemberInfo } from "./signature-parts.js";
 import type { WorkflowSignature, WorkflowSyntaxError } from "./signature.js";
-
-interface MemberInfo {
-  type: string;
-  optional: boolean;
-  description?: string;
-}
 
 interface RunSite {
   fn: FunctionNode;
@@ -190,15 +184,7 @@ class LightExtractor {
     const target = first.type === "AssignmentPattern" ? first.left : first;
     if (target.type === "ObjectPattern") return this.fromBinding(target.properties, members, paramTags);
     if (target.type !== "Identifier") return [];
-    if (members) return [...members].map(([name, m]) => withDescription({ name, type: m.type, required: !m.optional }, m.description ?? findParamTag(paramTags, name)?.text));
-    const prefix = `${target.name}.`;
-    return paramTags
-      .filter((tag) => tag.name?.startsWith(prefix) && !tag.name.slice(prefix.length).includes("."))
-      .map((tag) => {
-        const p: WorkflowParam = { name: tag.name!.slice(prefix.length), type: tag.type ?? "unknown", required: !tag.optional };
-        if (tag.default !== undefined) setDefault(p, jsDocDefault(tag.default));
-        return withDescription(p, tag.text);
-      });
+    return identifierParams(target.name, members, paramTags);
   }
 
   private fromBinding(properties: ReadonlyArray<AnyNode>, members: Map<string, MemberInfo> | null, tags: readonly JsDocTag[]): WorkflowParam[] {

@@ -38,3 +38,26 @@ export function withDescription(p: WorkflowParam, description: string | undefine
   if (description) p.description = description;
   return p;
 }
+
+/** What a parameter's declared type says of one member: its type text, optionality and doc. */
+export interface MemberInfo {
+  type: string;
+  optional: boolean;
+  description?: string;
+}
+
+/**
+ * The parameters of `run(args)` taking one identifier: the members of its declared type, or for
+ * untyped JavaScript the `@param {string} args.host - ...` tags, the only record there is.
+ */
+export function identifierParams(name: string, members: Map<string, MemberInfo> | null, paramTags: readonly JsDocTag[]): WorkflowParam[] {
+  if (members) return [...members].map(([member, m]) => withDescription({ name: member, type: m.type, required: !m.optional }, m.description ?? findParamTag(paramTags, member)?.text));
+  const prefix = `${name}.`;
+  return paramTags
+    .filter((tag) => tag.name?.startsWith(prefix) && !tag.name.slice(prefix.length).includes("."))
+    .map((tag) => {
+      const p: WorkflowParam = { name: tag.name!.slice(prefix.length), type: tag.type ?? "unknown", required: !tag.optional };
+      if (tag.default !== undefined) setDefault(p, jsDocDefault(tag.default));
+      return withDescription(p, tag.text);
+    });
+}

@@ -7,7 +7,7 @@
 import type ts from "typescript";
 import type { JsonValue, WorkflowParam } from "../storage/protocol.js";
 import { parseJsDoc, type JsDocBlock, type JsDocTag } from "./jsdoc.js";
-import { findParamTag, finite, jsDocDefault, setDefault, withDescription } from "./signature-parts.js";
+import { findParamTag, finite, identifierParams, jsDocDefault, setDefault, withDescription, type MemberInfo } from "./signature-parts.js";
 import { loadTypeScript } from "./typescript.js";
 
 export interface WorkflowSyntaxError {
@@ -54,12 +54,6 @@ interface RunSite {
   fn: FunctionLike;
   /** Top-level statement whose leading comments document `run`. */
   statement: ts.Statement;
-}
-
-interface MemberInfo {
-  type: string;
-  optional: boolean;
-  description?: string;
 }
 
 /** Guards against type aliases that refer to each other. */
@@ -190,20 +184,7 @@ class Extractor {
 
     if (t.isObjectBindingPattern(first.name)) return this.fromBinding(first.name, members, paramTags);
     if (!t.isIdentifier(first.name)) return [];
-    if (members) {
-      return [...members].map(([name, m]) =>
-        withDescription({ name, type: m.type, required: !m.optional }, m.description ?? findParamTag(paramTags, name)?.text),
-      );
-    }
-    // Untyped `run(args)` in JavaScript: `@param {string} args.host - ...` tags are the only record.
-    const prefix = `${first.name.text}.`;
-    return paramTags
-      .filter((tag) => tag.name?.startsWith(prefix) && !tag.name.slice(prefix.length).includes("."))
-      .map((tag) => {
-        const p: WorkflowParam = { name: tag.name!.slice(prefix.length), type: tag.type ?? "unknown", required: !tag.optional };
-        if (tag.default !== undefined) setDefault(p, jsDocDefault(tag.default));
-        return withDescription(p, tag.text);
-      });
+    return identifierParams(first.name.text, members, paramTags);
   }
 
   private fromBinding(pattern: ts.ObjectBindingPattern, members: Map<string, MemberInfo> | null, tags: readonly JsDocTag[]): WorkflowParam[] {
