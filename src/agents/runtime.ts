@@ -130,7 +130,7 @@ interface CallContext {
   cleanups: Array<() => void | Promise<void>>;
   /** The model step whose tools are running: what it was sent and what it answered (to suspend at a pause). */
   step: { messages: ModelMessage[]; content: unknown[] | null };
-  /** This step's tool calls by id, each settling to its result. */
+  /** This step's tool calls by id, each settling to its result (cleared when the next step starts). */
   inflight: Map<string, Promise<StepResult>>;
   /** Results of the step carried over from a suspended run. */
   carried: StepResult[];
@@ -461,7 +461,12 @@ export class AgentRuntime {
 
   /** A model tool call, its result kept by id while it runs: a suspended step saves its siblings' results. */
   private tracked(ctx: CallContext, opts: { toolCallId: string; messages: ModelMessage[] }, toolName: string, run: () => Promise<unknown>): Promise<unknown> {
-    ctx.step.messages = opts.messages;
+    // The SDK hands every call of a step the same messages array: a new one is a new step, whose
+    // siblings are the only calls a suspension needs.
+    if (opts.messages !== ctx.step.messages) {
+      ctx.step.messages = opts.messages;
+      ctx.inflight.clear();
+    }
     const out = run();
     const settled = out.then(
       (value): StepResult => ({ toolCallId: opts.toolCallId, toolName, output: { type: "text", value: typeof value === "string" ? value : (JSON.stringify(value) ?? "") } }),
