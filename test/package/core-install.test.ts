@@ -5,10 +5,11 @@
  * ONE one-line notice — and each optional feature fails with the install line it needs.
  */
 import { execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consumerProject } from "../helpers/consumer.js";
 import { ensureBuilt, REPO } from "../mcp/harness.js";
 
 let dir: string;
@@ -19,19 +20,8 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "tcm-core-install-"));
   const pkg = JSON.parse(await readFile(path.join(REPO, "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional?: boolean }> };
   const optional = new Set(Object.entries(pkg.peerDependenciesMeta).flatMap(([name, meta]) => (meta.optional ? [name] : [])));
-  const modules = path.join(dir, "node_modules");
-  await mkdir(path.join(modules, "ts-code-mode"), { recursive: true });
-  for (const part of ["dist", "examples", "package.json"]) await cp(path.join(REPO, part), path.join(modules, "ts-code-mode", part), { recursive: true });
-  for (const entry of await readdir(path.join(REPO, "node_modules"))) {
-    if (entry.startsWith(".")) continue;
-    const names = entry.startsWith("@") ? (await readdir(path.join(REPO, "node_modules", entry))).map((s) => `${entry}/${s}`) : [entry];
-    for (const name of names) {
-      if (optional.has(name)) continue;
-      await mkdir(path.dirname(path.join(modules, name)), { recursive: true });
-      await symlink(path.join(REPO, "node_modules", name), path.join(modules, name));
-    }
-  }
-  bin = path.join(modules, "ts-code-mode", "dist", "cli", "main.js");
+  const installed = await consumerProject(dir, REPO, optional);
+  bin = path.join(installed, "dist", "cli", "main.js");
   await writeFile(path.join(dir, "a.agent.md"), "---\nname: a\ndescription: a\nmodel: openai:gpt-4o-mini\ntools: []\n---\nhi\n");
 }, 180_000);
 

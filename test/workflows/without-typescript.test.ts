@@ -5,11 +5,12 @@
  * process says so once on stderr; nothing fails.
  */
 import { execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consumerProject } from "../helpers/consumer.js";
 import { ensureBuilt, REPO } from "../mcp/harness.js";
 
 const exec = promisify(execFile);
@@ -37,14 +38,7 @@ export async function run({ host, ports = "1-1024" }: Args) {
 describe("without the typescript package", () => {
   it("workflow signatures come from the light reader, the console highlights, and one notice says why", async () => {
     const project = path.join(dir, "project");
-    const modules = path.join(project, "node_modules");
-    await mkdir(path.join(modules, "ts-code-mode"), { recursive: true });
-    await cp(path.join(REPO, "dist"), path.join(modules, "ts-code-mode", "dist"), { recursive: true });
-    await cp(path.join(REPO, "package.json"), path.join(modules, "ts-code-mode", "package.json"));
-    for (const entry of await readdir(path.join(REPO, "node_modules"))) {
-      if (entry.startsWith(".") || entry === "typescript") continue;
-      await symlink(path.join(REPO, "node_modules", entry), path.join(modules, entry));
-    }
+    await consumerProject(project, REPO, new Set(["typescript"]));
     const script = path.join(project, "check.mjs");
     await writeFile(
       script,
