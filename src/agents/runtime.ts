@@ -28,7 +28,7 @@ import { modelSampler } from "./sampler.js";
 import { defaultSessionFactory, type SessionContext } from "./session-factory.js";
 import type { Sampler } from "../tools/adapters/toolable/host.js";
 import { agentToolsOf } from "./code-toolsets.js";
-import { codeToolset, resumed } from "./toolsets/code.js";
+import { codeToolset, pauseOf } from "./toolsets/code.js";
 import { directToolset } from "./toolsets/direct-tools.js";
 import { shellFileOpsToolset } from "./toolsets/file-ops.js";
 import { filesystemToolset } from "./toolsets/filesystem.js";
@@ -537,12 +537,7 @@ export class AgentRuntime {
       ctx.step = { messages: messages.data, content: state.assistant };
       ctx.carried = results;
       const session = await env.session();
-      const pause: CodePause = {
-        runId: state.id,
-        pending: code.pending,
-        continuation: code.continuation,
-        resume: (d) => resumed(session, code.continuation, d, this.maxOutputChars, signal),
-      };
+      const pause = pauseOf(session, { runId: state.id, pending: code.pending, continuation: code.continuation }, this.maxOutputChars, signal);
       const text = decisions ? await this.continueDecided(ctx, pause, decisions, { toolCallId: code.toolCallId }) : await this.settlePause(ctx, pause, { toolCallId: code.toolCallId });
       results = [...results, { toolCallId: code.toolCallId, toolName: "run_code", output: { type: "text", value: text } }];
       await hooks.onCodeResumed?.({ ...state, results, code: null });

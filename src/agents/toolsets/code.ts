@@ -10,7 +10,7 @@ import { RUN_CODE_DESCRIPTION } from "../../mcp/descriptions.js";
 import { formatRunResult, type RunCodeOutput } from "../../mcp/format.js";
 import type { Session } from "../../session.js";
 import type { AgentSpec } from "../files.js";
-import type { AgentTool, CodeReply, ToolsetEnv } from "./types.js";
+import type { AgentTool, CodePause, ToolsetEnv } from "./types.js";
 
 export function codeToolset(env: ToolsetEnv): AgentTool[] {
   return [
@@ -25,23 +25,24 @@ export function codeToolset(env: ToolsetEnv): AgentTool[] {
         const { status, runId, pending, continuation } = reply.structured as RunCodeOutput;
         if (!env.onPause || status !== "paused" || runId === undefined || !pending || continuation === undefined) return reply.text;
         // The model never sees the pause: the runtime has it decided (or suspends the agent run).
-        return env.onPause({ runId, pending: pending as PendingCall[], continuation, resume: (decisions) => resumed(session, continuation, decisions, env.maxOutputChars, signal) }, call);
+        return env.onPause(pauseOf(session, { runId, pending: pending as PendingCall[], continuation }, env.maxOutputChars, signal), call);
       },
     },
   ];
 }
 
-/** A paused run resumed with decisions: run_code's reply, and the next pause if it paused again. */
-export async function resumed(session: Session, continuation: string, decisions: Parameters<Session["resume"]>[1], maxOutput: number, signal?: AbortSignal): Promise<CodeReply> {
-  const result: ExecutionResult = await session.resume(continuation, decisions, signal ? { signal } : {});
-  return codeReply(session, result, maxOutput, signal);
-}
-
-function codeReply(session: Session, result: ExecutionResult, maxOutput: number, signal?: AbortSignal): CodeReply {
-  const { text } = formatRunResult(result, maxOutput, "maxOutput");
-  const { status, runId, pending, continuation } = result;
-  if (status !== "paused" || runId === undefined || !pending || continuation === undefined) return { text, paused: null };
-  return { text, paused: { runId, pending, continuation, resume: (decisions) => resumed(session, continuation, decisions, maxOutput, signal) } };
+/** A paused run of `session`: its resume() goes on with decisions and answers run_code's reply (and the next pause, if it paused again). */
+export function pauseOf(session: Session, paused: Omit<CodePause, "resume">, maxOutput: number, signal?: AbortSignal): CodePause {
+  return {
+    ...paused,
+    async resume(decisions) {
+      const result: ExecutionResult = await session.resume(paused.continuation, decisions, signal ? { signal } : {});
+      const { text } = formatRunResult(result, maxOutput, "maxOutput");
+      const { status, runId, pending, continuation } = result;
+      if (status !== "paused" || runId === undefined || !pending || continuation === undefined) return { text, paused: null };
+      return { text, paused: pauseOf(session, { runId, pending, continuation }, maxOutput, signal) };
+    },
+  };
 }
 
 /** How run_code's code calls the agents it may call: each one's description and input. */
