@@ -14,6 +14,7 @@ export interface RegisteredSdk {
 
 /** The optional packages `--otel` loads (named in the error when one is missing). */
 export const OTEL_SDK_PACKAGES = [
+  "@opentelemetry/api",
   "@opentelemetry/core",
   "@opentelemetry/resources",
   "@opentelemetry/sdk-trace-base",

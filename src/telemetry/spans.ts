@@ -5,15 +5,12 @@
  */
 import type { Attributes, Context, Span, SpanKind, Tracer } from "@opentelemetry/api";
 import { liveApi, type OtelApi } from "./api.js";
+import type { TraceContext } from "./trace-context.js";
 import { ATTR, SCOPE } from "./names.js";
 
 export type { Attributes, Span };
 
-/**
- * An opaque OpenTelemetry context captured at one point (a run's start) to parent spans started
- * elsewhere (its namespace calls, which arrive on an IPC listener outside the run's async context).
- */
-export type TraceContext = { readonly __otelContext: unique symbol };
+export type { TraceContext };
 
 export interface SpanOptions {
   kind?: "server" | "client" | "internal";

@@ -5,7 +5,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import type { JsonValue } from "../storage/protocol.js";
-import type { TraceContext } from "../telemetry/spans.js";
+import type { TraceContext } from "../telemetry/trace-context.js";
 
 export type ParamType = "string" | "boolean" | "integer" | "number" | "array" | "object" | "unknown";
 

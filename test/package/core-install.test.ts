@@ -64,6 +64,30 @@ describe("the core install, without the optional peers", () => {
     expect(agent.stderr).toMatch(/needs the package "ai", which is not installed.*npm install ai@\^6/);
     const otel = await inCore(["run", "--otel", "--base", "./b", "1+1"]);
     expect(otel.code).toBe(1);
-    expect(otel.stderr).toMatch(/--otel needs the OpenTelemetry SDK packages .*npm install @opentelemetry\/core/);
+    expect(otel.stderr).toMatch(/--otel needs the OpenTelemetry SDK packages .*npm install @opentelemetry\/api @opentelemetry\/core/);
+  }, 180_000);
+
+  it("an SDK registered where our package cannot load @opentelemetry/api: runs work, untraced, and it says so once", async () => {
+    // The API's global, as an SDK registered through some copy of the API we cannot resolve.
+    const script = path.join(dir, "registered.mjs");
+    await writeFile(
+      script,
+      [
+        'globalThis[Symbol.for("opentelemetry.js.api.1")] = { version: "1.9.0" };',
+        'const { Session, InProcessExecutor, FileStorage } = await import("ts-code-mode");',
+        "const session = new Session({ executor: new InProcessExecutor(), storage: new FileStorage({ basePath: './otel-base' }) });",
+        "const a = await session.run('1+1');",
+        "const b = await session.run('2+2');",
+        "await session.close();",
+        "console.log(JSON.stringify([a.value, b.value]));",
+      ].join("\n"),
+    );
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [script], { cwd: dir, timeout: 90_000 }, (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr })),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("[2,4]");
+    expect(r.stderr.match(/TCM_OTEL_API_MISSING/g)).toHaveLength(1);
+    expect(r.stderr).toMatch(/npm install @opentelemetry\/api/);
   }, 180_000);
 });

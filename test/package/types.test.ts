@@ -21,7 +21,7 @@ const PKG = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")) as
   exports: Record<string, { types?: string; import?: string; require?: string }>;
 };
 /** Packages a consumer may not have: optional integrations and dev-only type packages. */
-const NOT_IN_A_CORE_INSTALL = /^(dockerode|@types\/|ai$|ai\/|@ai-sdk\/|@openai\/agents|langchain|@langchain\/|pyodide|@energetic-ai\/|typescript$)/;
+const NOT_IN_A_CORE_INSTALL = /^(dockerode|@opentelemetry\/|@types\/|ai$|ai\/|@ai-sdk\/|@openai\/agents|langchain|@langchain\/|pyodide|@energetic-ai\/|typescript$)/;
 /** Entry points whose types a consumer that does not use agents' adapters meets. */
 const ENTRIES = [".", "./mcp", "./toolable"];
 
