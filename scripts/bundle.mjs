@@ -15,7 +15,7 @@
  *
  *   node scripts/bundle.mjs [--dist dist]   (run by `npm run build`, after tsc)
  */
-import { readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -115,4 +115,37 @@ for (const dir of ["_chunks", "_proc"]) rmSync(path.join(DIST, dir), { recursive
 for (const { bundle, output } of builds) {
   await bundle.write(output);
   await bundle.close();
+}
+writeNpmignore();
+
+/**
+ * tsc's modules that nothing runs once the bundles exist: the package leaves them out through
+ * dist/.npmignore (npm honours a .npmignore below the root even with "files"). The repository's
+ * dist/ keeps them: benches and some tests load modules one by one. What runs is found from the
+ * bundles and the files spawned or loaded by path (the toolable loader hook): every `./` or `../`
+ * path to a .js file written in one of them, transitively — a static or dynamic import, or a
+ * `new URL(…, import.meta.url)` — so a file named by a path anywhere in running code is kept.
+ */
+function writeNpmignore() {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  const roots = [...Object.values(pkg.exports).map((t) => t.import), ...Object.values(pkg.bin), "./dist/execution/subprocess/child.js", "./dist/execution/container/entry.js"]
+    .filter((f) => typeof f === "string")
+    .map((f) => path.join(ROOT, f));
+  const keep = new Set();
+  const stack = [...roots];
+  while (stack.length) {
+    const file = stack.pop();
+    if (keep.has(file) || !existsSync(file)) continue;
+    keep.add(file);
+    for (const m of readFileSync(file, "utf8").matchAll(/["'`](\.{1,2}\/[^"'`\n]+?\.(?:js|cjs|mjs))["'`]/g)) stack.push(path.resolve(path.dirname(file), m[1]));
+  }
+  const unused = [];
+  (function walk(dir) {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (/\.(js|cjs|mjs)$/.test(entry.name) && !keep.has(file)) unused.push(path.relative(DIST, file).split(path.sep).join("/"));
+    }
+  })(DIST);
+  writeFileSync(path.join(DIST, ".npmignore"), `# Written by scripts/bundle.mjs: tsc's modules the bundles replaced (see writeNpmignore there).\n${unused.sort().map((f) => `/${f}`).join("\n")}\n`);
 }

@@ -99,6 +99,21 @@ describe("npm pack + install from the tarball", () => {
     expect(run.stdout.trim()).toBe("42");
   });
 
+  it("leaves out tsc's modules the bundles replaced, and what runs by path still runs: a TypeScript toolable tool through the loader hook, the sandbox, a Python guest", async () => {
+    expect(packed).not.toContain("dist/tools/registry.js");
+    expect(packed).toContain("dist/toolable/ts-hook.js");
+    await cp(path.join(installed, "examples", "toolable"), path.join(app, "b", "tools"), { recursive: true });
+    const notes = runBin(["run", "--base", "./b", "(await tools.notes.count({})).counted"]);
+    expect(notes.status, notes.stderr).toBe(0);
+    expect(notes.stdout.trim()).toBe("3");
+    const sandbox = runBin(["run", "--base", "./b", "--executor", "sandbox", "await workflows.triple({ n: 2 })"]);
+    expect(sandbox.status, sandbox.stderr).toBe(0);
+    expect(sandbox.stdout.trim()).toBe("6");
+    const python = runBin(["run", "--base", "./b", "--language", "python", "sum([1, 2, 3])"]);
+    expect(python.status, python.stderr).toBe(0);
+    expect(python.stdout.trim()).toBe("6");
+  });
+
   it("serves MCP over stdio: tools/list answers with run_code", async () => {
     const conn = await connectStdio([], { cwd: app, command: bin, fullArgs: ["mcp", "--base", "./b"] });
     try {
