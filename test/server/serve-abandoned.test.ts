@@ -16,7 +16,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
-import { reportFaults } from "../helpers/fault-report.js";
+import { atIssueScale, reportFaults } from "../helpers/fault-report.js";
 import { api, cleanup, ensureBuilt, startServe, tempDir, type ServeProcess } from "./harness.js";
 
 const servers: ServeProcess[] = [];
@@ -81,7 +81,10 @@ it("closes the session and its child when the client closes the connection while
   servers.push(s);
   const serverPid = s.child.pid as number;
 
-  const clients = 5;
+  // The issue cut 10 requests: as many under npm run faults, 5 under npm test. Not more: every
+  // child is held at start-up together, and one held past the executor's startup limit (10 s)
+  // fails its creation before the client goes, which a loaded 2-core machine could reach.
+  const clients = Math.min(atIssueScale(5, 10), 10);
   const sockets = await Promise.all(Array.from({ length: clients }, () => startCreate(s.url)));
   const held = async () => (await readdir(dir)).filter((f) => f.startsWith("gate.held-")).map((f) => Number(f.slice("gate.held-".length)));
   await waitFor(async () => (await held()).length === clients, `${clients} session children held at start-up`, 30_000);

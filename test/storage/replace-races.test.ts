@@ -14,7 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileStorage } from "../../src/storage/file/storage.js";
-import { reportFaults, scaled } from "../helpers/fault-report.js";
+import { atIssueScale, reportFaults, scaled } from "../helpers/fault-report.js";
 import { transpileTree } from "./transpile.js";
 
 /** Shared by children and parent: versions that name themselves in every file, so a mix shows. */
@@ -31,16 +31,20 @@ function workflowRecord(language, tag) {
 }
 `;
 
-/** mode writer-skill: save until stopped; reader-skill: read and count. */
+/**
+ * mode writer-*: save until stopped; reader-*: read and count, and create the reached file once it
+ * has made its share of the reads (it reads on until stopped, so the writers never race alone).
+ * Each child ends by itself at its deadline should the parent never stop it.
+ */
 const RACE_SCRIPT = `
 import { existsSync, writeFileSync } from "node:fs";
-const [entry, basePath, id, mode, files, stopFile, readyFile] = process.argv.slice(2);
+const [entry, basePath, id, mode, files, stopFile, readyFile, reachedFile, share, deadlineMs] = process.argv.slice(2);
 const { FileStorage } = await import(entry);
 const storage = new FileStorage({ basePath });
 ${SKILL_VALUES}
 writeFileSync(readyFile, "");
 const out = { count: 0, absent: 0, mixed: 0, failed: 0, errors: [] };
-const deadline = Date.now() + 30_000;
+const deadline = Date.now() + Number(deadlineMs);
 while (!existsSync(stopFile) && Date.now() < deadline) {
   try {
     if (mode === "writer-skill") await storage.skills.save("racer", skillFiles(\`\${id}#\${out.count}\`, Number(files)));
@@ -66,6 +70,7 @@ while (!existsSync(stopFile) && Date.now() < deadline) {
     if (out.errors.length < 5) out.errors.push(String(err?.message ?? err));
   }
   out.count++;
+  if (mode.startsWith("reader") && out.count === Number(share)) writeFileSync(reachedFile, "");
 }
 process.stdout.write(JSON.stringify(out));
 await storage.close();
@@ -92,12 +97,12 @@ for (let k = 0; ; k++) {
 const ROUNDS_SCRIPT = `
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
-const [entry, basePath, id, language, rounds, dir] = process.argv.slice(2);
+const [entry, basePath, id, language, rounds, dir, deadlineMs] = process.argv.slice(2);
 const { FileStorage } = await import(entry);
 const storage = new FileStorage({ basePath });
 ${SKILL_VALUES}
 writeFileSync(path.join(dir, \`ready-\${id}\`), "");
-const deadline = Date.now() + 120_000;
+const deadline = Date.now() + Number(deadlineMs);
 for (let k = 0; k < Number(rounds) && Date.now() < deadline; k++) {
   while (!existsSync(path.join(dir, \`go-\${k}\`))) {
     if (Date.now() > deadline) process.exit(4);
@@ -147,11 +152,16 @@ function spawnChild(script: string, args: string[]): { child: ChildProcess; exit
   return { child, exited };
 }
 
+/** A trial's child that is not ready within this long is stuck (it is ready in well under a second). */
+const READY_DEADLINE_MS = 60_000;
+
 async function waitForFile(file: string, exited: Promise<Exit>): Promise<void> {
   let gone: Exit | null = null;
   void exited.then((r) => (gone = r));
+  const deadline = Date.now() + READY_DEADLINE_MS;
   while (!existsSync(file)) {
     if (gone) throw new Error(`child exited before it was ready (${(gone as Exit).code}): ${(gone as Exit).stderr}`);
+    if (Date.now() > deadline) throw new Error(`child not ready after ${READY_DEADLINE_MS} ms (${file})`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
@@ -164,15 +174,34 @@ interface Counts {
   errors: string[];
 }
 
-/** Runs writer and reader children on one base folder for `ms` once every one is ready; returns their counts. */
-async function race(basePath: string, modes: string[], files: number, ms: number): Promise<Array<Counts & { mode: string }>> {
+/**
+ * How long a race goes on, once every child is ready: until the readers have made `reads` reads
+ * between them and at least `minMs` have passed (the writers get time to replace many times even
+ * on a fast machine), or until `deadlineMs`, whichever comes first. Stopping on a read count makes
+ * the rows of `npm run faults` the issue's size however loaded the machine is.
+ */
+interface RaceLength {
+  reads: number;
+  minMs: number;
+  deadlineMs: number;
+}
+
+/** Runs writer and reader children on one base folder (see RaceLength); returns their counts. */
+async function race(basePath: string, modes: string[], files: number, length: RaceLength): Promise<Array<Counts & { mode: string }>> {
   const stop = path.join(basePath, "..", `stop-${randomInt(1e9)}`);
+  const share = Math.ceil(length.reads / modes.filter((m) => m.startsWith("reader")).length);
+  // The children's own deadline comes later: they stop on the parent's stop file, not on their clock.
+  const childDeadlineMs = length.deadlineMs + 60_000;
   const children = modes.map((mode, i) => {
     const ready = path.join(basePath, "..", `ready-${randomInt(1e9)}`);
-    return { mode, ready, ...spawnChild("race.mjs", [entry, basePath, `w${i}`, mode, String(files), stop, ready]) };
+    const reached = path.join(basePath, "..", `reached-${randomInt(1e9)}`);
+    return { mode, ready, reached, ...spawnChild("race.mjs", [entry, basePath, `w${i}`, mode, String(files), stop, ready, reached, String(share), String(childDeadlineMs)]) };
   });
   for (const c of children) await waitForFile(c.ready, c.exited);
-  await new Promise((r) => setTimeout(r, ms));
+  const started = Date.now();
+  const readers = children.filter((c) => c.mode.startsWith("reader"));
+  const done = () => Date.now() - started >= length.minMs && readers.every((c) => existsSync(c.reached));
+  while (!done() && Date.now() - started < length.deadlineMs) await new Promise((r) => setTimeout(r, 20));
   await writeFile(stop, "");
   const out = [];
   for (const c of children) {
@@ -222,16 +251,19 @@ async function skillState(basePath: string, files: number): Promise<{ tag: strin
 }
 
 describe("FileStorage skills: one commit point per replace (issue 35.1)", () => {
-  it("2 writer processes replacing a skill and 2 reader processes: 0 absent reads, 0 mixed, 0 failed saves", { timeout: 60_000 }, async () => {
+  // The issue gave rates, not a count (no skill in 3.7–27% of reads): the race runs for a time,
+  // with a floor of reads; a few hundred reads at the default faults scale would show ~10 absent.
+  const skillRace: RaceLength = { reads: 25, minMs: scaled(1_500), deadlineMs: 60_000 };
+  it("2 writer processes replacing a skill and 2 reader processes: 0 absent reads, 0 mixed, 0 failed saves", { timeout: skillRace.deadlineMs + 120_000 }, async () => {
     const basePath = await freshBase();
     const seed = new FileStorage({ basePath });
     await seed.skills.save("racer", skillFiles("seed#0", 12));
     await seed.close();
-    const counts = await race(basePath, ["writer-skill", "writer-skill", "reader-skill", "reader-skill"], 12, scaled(1_500));
+    const counts = await race(basePath, ["writer-skill", "writer-skill", "reader-skill", "reader-skill"], 12, skillRace);
     const readers = counts.filter((c) => c.mode.startsWith("reader"));
     const writers = counts.filter((c) => c.mode.startsWith("writer"));
     reportFaults({ trial: "skill: 2 writers + 2 readers", runs: readers.reduce((n, c) => n + c.count, 0), absentReads: readers.reduce((n, c) => n + c.absent, 0) });
-    expect(readers.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(20);
+    expect(readers.reduce((n, c) => n + c.count, 0)).toBeGreaterThanOrEqual(skillRace.reads);
     expect(writers.reduce((n, c) => n + c.count, 0)).toBeGreaterThan(5);
     expect(counts.map((c) => ({ mode: c.mode, absent: c.absent, mixed: c.mixed, failed: c.failed, errors: c.errors }))).toEqual(
       counts.map((c) => ({ mode: c.mode, absent: 0, mixed: 0, failed: 0, errors: [] })),
@@ -243,11 +275,15 @@ describe("FileStorage skills: one commit point per replace (issue 35.1)", () => 
     expect((await readdir(path.join(basePath, "skills", ".versions"))).length).toBe(1);
   });
 
-  it("a writer SIGKILLed at a random moment of a replace leaves the old or the new skill, whole (6 trials, 5 and 200 files)", { timeout: 300_000 }, async () => {
-    const trials = scaled(6);
+  // The issue lost the skill in 5 of 110 trials with 200-file skills and 20 of 80 with 5-file ones:
+  // as many of each at the default faults scale, 3 of each under npm test, alternating sizes.
+  const bigKills = atIssueScale(3, 110);
+  const smallKills = atIssueScale(3, 80);
+  const killSizes = Array.from({ length: Math.max(bigKills, smallKills) }, (_, i) => [...(i < smallKills ? [5] : []), ...(i < bigKills ? [200] : [])]).flat();
+  it(`a writer SIGKILLed at a random moment of a replace leaves the old or the new skill, whole (${smallKills} trials with 5 files, ${bigKills} with 200)`, { timeout: 60_000 + killSizes.length * 10_000 }, async () => {
+    const trials = killSizes.length;
     let lost = 0;
-    for (let trial = 0; trial < trials; trial++) {
-      const files = trial % 2 ? 200 : 5;
+    for (const files of killSizes) {
       const basePath = await freshBase();
       const ready = path.join(basePath, "..", "ready");
       const { child, exited } = spawnChild("killed.mjs", [entry, faults, basePath, "skill", String(files), ready, ""]);
@@ -257,7 +293,7 @@ describe("FileStorage skills: one commit point per replace (issue 35.1)", () => 
       await exited;
       if ((await skillState(basePath, files)) === null) lost++;
     }
-    reportFaults({ trial: "skill writer SIGKILL (5 and 200 files)", runs: trials, absentReads: lost, lostAckedSaves: lost });
+    reportFaults({ trial: `skill writer SIGKILL (${smallKills} × 5 files, ${bigKills} × 200 files)`, runs: trials, absentReads: lost, lostAckedSaves: lost });
     expect(lost).toBe(0);
   });
 
@@ -312,15 +348,19 @@ async function workflowState(basePath: string): Promise<{ language: string; tag:
 }
 
 describe("FileStorage workflows saved in TypeScript and Python at once (issue 35.2)", () => {
-  it("a TypeScript and a Python writer process on one name, 2 reader processes: 0 absent reads, 0 mixed, 0 failed saves", { timeout: 120_000 }, async () => {
+  // The issue counted 4,614 absent in 19,165 reads: the readers make that many at the default faults
+  // scale (a few minutes on a loaded 2-core machine, hence the deadline), 100 under npm test.
+  const workflowReads = atIssueScale(100, 19_165);
+  const workflowRace: RaceLength = { reads: workflowReads, minMs: scaled(2_000), deadlineMs: 120_000 + workflowReads * 25 };
+  it(`a TypeScript and a Python writer process on one name, 2 reader processes: 0 absent reads in ${workflowReads}, 0 mixed, 0 failed saves`, { timeout: workflowRace.deadlineMs + 120_000 }, async () => {
     const basePath = await freshBase();
     const seed = new FileStorage({ basePath });
     await seed.workflows.save({ name: "racer", source: 'export async function run() { return "seed#0"; }\n', description: "", createdAt: "t", updatedAt: "t" });
     await seed.close();
-    const counts = await race(basePath, ["writer-wf-ts", "writer-wf-py", "reader-wf", "reader-wf"], 0, scaled(2_000));
+    const counts = await race(basePath, ["writer-wf-ts", "writer-wf-py", "reader-wf", "reader-wf"], 0, workflowRace);
     const reads = counts.filter((c) => c.mode === "reader-wf").reduce((n, c) => n + c.count, 0);
     reportFaults({ trial: "workflow .ts/.py writers + readers", runs: reads, absentReads: counts.reduce((n, c) => n + c.absent, 0) });
-    expect(reads).toBeGreaterThan(20);
+    expect(reads).toBeGreaterThanOrEqual(workflowReads);
     expect(counts.filter((c) => c.mode.startsWith("writer")).every((c) => c.count > 2)).toBe(true);
     expect(counts.map((c) => ({ mode: c.mode, absent: c.absent, mixed: c.mixed, failed: c.failed, errors: c.errors }))).toEqual(
       counts.map((c) => ({ mode: c.mode, absent: 0, mixed: 0, failed: 0, errors: [] })),
@@ -330,12 +370,14 @@ describe("FileStorage workflows saved in TypeScript and Python at once (issue 35
     expect(left).toHaveLength(1);
   });
 
-  it("two processes save the same name at the same moment, one in each language: the name always holds one of that round's saves", { timeout: 180_000 }, async () => {
+  // The issue lost both acknowledged saves in 1 of 60 rounds; npm test runs 60, npm run faults 5 times as many.
+  const rounds = atIssueScale(60, 60);
+  const roundsDeadlineMs = 60_000 + rounds * 1_000;
+  it(`two processes save the same name at the same moment, one in each language: the name always holds one of that round's saves (${rounds} rounds)`, { timeout: roundsDeadlineMs + 60_000 }, async () => {
     const basePath = await freshBase();
     const dir = path.join(basePath, "..", "rounds");
     await mkdir(dir);
-    const rounds = scaled(60);
-    const writers = (["typescript", "python"] as const).map((language, i) => ({ id: `w${i}`, ...spawnChild("rounds.mjs", [entry, basePath, `w${i}`, language, String(rounds), dir]) }));
+    const writers = (["typescript", "python"] as const).map((language, i) => ({ id: `w${i}`, ...spawnChild("rounds.mjs", [entry, basePath, `w${i}`, language, String(rounds), dir, String(roundsDeadlineMs)]) }));
     for (const w of writers) await waitForFile(path.join(dir, `ready-${w.id}`), w.exited);
     let lost = 0;
     const failures: string[] = [];
@@ -361,8 +403,10 @@ describe("FileStorage workflows saved in TypeScript and Python at once (issue 35
     expect({ lost, failures }).toEqual({ lost: 0, failures: [] });
   });
 
-  it("a writer switching languages SIGKILLed at a random moment leaves a whole workflow, and the name stays writable (no stuck lock)", { timeout: 120_000 }, async () => {
-    const trials = scaled(6);
+  // The issue gave no count for this one (its lost workflows came from the two rounds above).
+  const workflowKills = scaled(6);
+  it("a writer switching languages SIGKILLed at a random moment leaves a whole workflow, and the name stays writable (no stuck lock)", { timeout: 60_000 + workflowKills * 10_000 }, async () => {
+    const trials = workflowKills;
     let absent = 0;
     for (let trial = 0; trial < trials; trial++) {
       const basePath = await freshBase();
