@@ -93,16 +93,21 @@ function memoryRunStore() {
 const loop = (n) => `for (let i = 0; i < ${n}; i++) await tools.noop.ping(); 1`;
 const PAUSING = `for (let i = 0; i < 100; i++) await tools.noop.ping(); await tools.noop.sleep20(); 2`;
 
-/** A plain session and a durable one of `kind` on `storage()`; noop.sleep20 needs a human in the durable one. */
+/**
+ * A plain session and a durable one of `kind` on `storage()`; noop.sleep20 needs a human in the
+ * durable one. Both have the same approval middleware (the plain one's approves at once): it runs
+ * on every tool call, ping included, so a middleware in the durable session only used to count
+ * the middleware chain's own cost (most of the old 12.8 µs "ledger cost", CPU) as the ledger's.
+ */
 function sessions(kind, storage) {
-  const executor = (middleware) => {
+  const executor = (decide) => {
     const tools = new ToolRegistry();
     tools.register(noopAdapter());
-    return EXECUTORS[kind]({ tools, ...(middleware ? { middleware } : {}) });
+    return EXECUTORS[kind]({ tools, middleware: [approval(decide, { only: ["noop.sleep20"] })] });
   };
   return {
-    plain: new Session({ storage: storage(), executor: executor() }),
-    durable: new Session({ storage: storage(), executor: executor([approval(() => "pending", { only: ["noop.sleep20"] })]), durable: { secret: SECRET } }),
+    plain: new Session({ storage: storage(), executor: executor(() => true) }),
+    durable: new Session({ storage: storage(), executor: executor(() => "pending"), durable: { secret: SECRET } }),
   };
 }
 

@@ -90,6 +90,14 @@ export interface RunOptions {
    * run (src/runs/) sets it so its ledger hook knows the run's calls.
    */
   runId?: string;
+  /**
+   * One line of plain JavaScript (not prepared: no TypeScript) run just before the code, in the
+   * same realm and turn, on the script's first line. A durable run's replay prologue goes here
+   * rather than into the code: the code's preparation then stays cached by its own text, and the
+   * prologue is never parsed as TypeScript. For executors whose `runsPreludes` is true, and only in
+   * TypeScript guests (a Python guest refuses a run with a prelude).
+   */
+  prelude?: string;
 }
 
 /** Honest notes on what a capability does and does not cover in this executor. */
@@ -107,6 +115,8 @@ export interface Executor {
    * through it are recorded with this level (see src/workflows/provenance.ts). Absent: untrusted.
    */
   readonly trust?: TrustLevel;
+  /** `run()` honours `RunOptions.prelude` (absent: it does not, and a caller must put it in the code). */
+  readonly runsPreludes?: boolean;
   capabilities(): CapabilityReport;
   /** Bind to storage and start. Called once by Session.start(). */
   start(storage: StorageBackend): Promise<void>;

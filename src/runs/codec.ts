@@ -24,12 +24,21 @@ const FAST_TREE_NODES = 4_096;
 const FAST_TREE_DEPTH = 32;
 const FAST_TREE_CHARS = 1_048_576;
 
-type Tagged = null | boolean | number | string | Tagged[];
+/** Strings up to this long are checked for characters JSON must escape and, if none, quoted as they are. */
+const PLAIN_STRING_CHARS = 256;
+/** What JSON.stringify escapes (quote, backslash, control characters) or may (surrogates: lone ones are escaped). */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(s)`: short strings without anything to escape (most names and outputs) skip its call. */
+function jsonString(s: string): string {
+  return s.length <= PLAIN_STRING_CHARS && !NEEDS_ESCAPE.test(s) ? `"${s}"` : JSON.stringify(s);
+}
 
 export function encodeValue(value: unknown): EncodedValue {
   switch (typeof value) {
     case "string":
-      if (value.length <= FAST_STRING_CHARS) return { json: JSON.stringify(value), buffers: [] };
+      if (value.length <= FAST_STRING_CHARS) return { json: jsonString(value), buffers: [] };
       break;
     case "number":
       if (Number.isFinite(value) && !Object.is(value, -0)) return { json: JSON.stringify(value), buffers: [] };
@@ -41,62 +50,88 @@ export function encodeValue(value: unknown): EncodedValue {
       break;
   }
   if (typeof value === "object" && value !== null) {
-    const tree = fastTree(value);
-    if (tree !== undefined) return { json: JSON.stringify(tree), buffers: [] };
+    const json = fastTreeJson(value);
+    if (json !== undefined) return { json, buffers: [] };
   }
   return toWire(value, "data");
 }
 
+/** What one fastTreeJson walk has counted so far, against the fast path's bounds. */
+interface Walk {
+  nodes: number;
+  chars: number;
+  /** Objects met: none, the one, or (past one) a Set; an object met twice leaves the fast path. */
+  seen: object | Set<object> | null;
+}
+
 /**
- * The codec's tagged tree of `value` (["a", ...] for an array, ["o", key, value, ...] for an
- * object, ["u"] for undefined) when it holds nothing but plain objects, arrays and primitives the
- * codec writes as themselves, each object once; undefined otherwise.
+ * The codec's text of `root` — its tagged tree (["a", ...] for an array, ["o", key, value, ...]
+ * for an object, ["u"] for undefined) as JSON — written directly, when `root` holds nothing but
+ * plain objects, arrays and primitives the codec writes as themselves, each object once;
+ * undefined otherwise. Written as text rather than built as a tree and stringified: a tool call's
+ * arguments are encoded on every call, and the tree's arrays were most of the ledger's garbage.
  */
-function fastTree(root: object): Tagged[] | undefined {
-  let nodes = 0;
-  let chars = 0;
-  const seen = new Set<object>();
-  const walk = (v: unknown, depth: number): Tagged | undefined => {
-    if (++nodes > FAST_TREE_NODES) return undefined;
-    switch (typeof v) {
-      case "string":
-        chars += v.length;
-        return chars > FAST_TREE_CHARS ? undefined : v;
-      case "number":
-        return Number.isFinite(v) && !Object.is(v, -0) ? v : undefined;
-      case "boolean":
-        return v;
-      case "undefined":
-        return ["u"];
-      case "object":
-        break;
-      default:
-        return undefined;
-    }
-    if (v === null) return null;
-    if (depth >= FAST_TREE_DEPTH || seen.has(v)) return undefined;
-    seen.add(v);
-    if (Array.isArray(v)) {
-      const out: Tagged[] = ["a"];
-      for (let i = 0; i < v.length; i++) {
-        const t = walk(v[i], depth + 1);
-        if (t === undefined) return undefined;
-        out.push(t);
-      }
-      return out;
-    }
+function fastTreeJson(root: object): string | undefined {
+  return treeJson(root, 0, { nodes: 0, chars: 0, seen: null });
+}
+
+function treeJson(v: unknown, depth: number, walk: Walk): string | undefined {
+  if (++walk.nodes > FAST_TREE_NODES) return undefined;
+  switch (typeof v) {
+    case "string":
+      walk.chars += v.length;
+      return walk.chars > FAST_TREE_CHARS ? undefined : jsonString(v);
+    case "number":
+      // A finite number other than -0: JSON.stringify writes what String() does.
+      return Number.isFinite(v) && !Object.is(v, -0) ? String(v) : undefined;
+    case "boolean":
+      return v ? "true" : "false";
+    case "undefined":
+      return '["u"]';
+    case "object":
+      break;
+    default:
+      return undefined;
+  }
+  if (v === null) return "null";
+  if (depth >= FAST_TREE_DEPTH) return undefined;
+  const isArray = Array.isArray(v);
+  if (!isArray) {
     const proto: unknown = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null) return undefined;
-    const out: Tagged[] = ["o"];
-    for (const key of Object.keys(v)) {
-      chars += key.length;
-      const t = walk((v as Record<string, unknown>)[key], depth + 1);
+  }
+  if (!firstMeeting(walk, v)) return undefined;
+  if (isArray) {
+    let out = '["a"';
+    for (let i = 0; i < v.length; i++) {
+      const t = treeJson(v[i], depth + 1, walk);
       if (t === undefined) return undefined;
-      out.push(key, t);
+      out += `,${t}`;
     }
-    return out;
-  };
-  return walk(root, 0) as Tagged[] | undefined;
+    return `${out}]`;
+  }
+  let out = '["o"';
+  for (const key of Object.keys(v)) {
+    walk.chars += key.length;
+    const t = treeJson((v as Record<string, unknown>)[key], depth + 1, walk);
+    if (t === undefined) return undefined;
+    out += `,${jsonString(key)},${t}`;
+  }
+  return `${out}]`;
+}
+
+/** True the first time `o` (a plain object or array) is met in this walk (no Set for the common case of one). */
+function firstMeeting(walk: Walk, o: object): boolean {
+  const seen = walk.seen;
+  if (seen === null) walk.seen = o;
+  else if (seen instanceof Set) {
+    if (seen.has(o)) return false;
+    seen.add(o);
+  } else {
+    if (seen === o) return false;
+    walk.seen = new Set([seen, o]);
+  }
+  return true;
 }
 
 export function decodeValue(encoded: EncodedValue): unknown {

@@ -16,8 +16,10 @@ export interface PruneOptions {
 
 /** Removes runs past the bounds, newest kept; returns the ids removed (or that would be). */
 export async function pruneRuns(store: RunStore, options: PruneOptions): Promise<string[]> {
-  const runs = await store.list();
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs;
+  // A store that can rank its runs without reading every header (FileStorage's stamps) does.
+  if (store.prune) return store.prune({ ...(cutoff !== undefined ? { cutoffMs: cutoff } : {}), ...(options.keep !== undefined ? { keep: options.keep } : {}), dryRun: options.dryRun === true });
+  const runs = await store.list();
   const doomed = runs.filter((r, i) => (options.keep !== undefined && i >= options.keep) || (cutoff !== undefined && Date.parse(r.updatedAt) < cutoff));
   if (!options.dryRun) for (const r of doomed) await store.delete(r.id);
   return doomed.map((r) => r.id);

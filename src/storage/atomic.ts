@@ -222,6 +222,7 @@ export function unreadableReason(err: unknown): string | null {
 
 /** The file's bytes, or null when there is no file there (missing, or a folder). */
 export async function readFileIfExists(target: string): Promise<Buffer | null> {
+  faultPoint("read", target);
   try {
     return await readFile(target);
   } catch (err) {

@@ -6,8 +6,9 @@
  *   temp-partial   half of the temp file written           (file stores)
  *   temp-written   temp file complete, not yet renamed     (file stores)
  *   committed      renamed into place, cleanup not yet done (file stores)
+ *   read           a file about to be read (file stores): lets a test count what a step reads
  */
-export type FaultPoint = "temp-partial" | "temp-written" | "committed";
+export type FaultPoint = "temp-partial" | "temp-written" | "committed" | "read";
 
 let hook: ((point: FaultPoint, target: string) => void) | undefined;
 

@@ -91,6 +91,20 @@ export interface RunStore {
   delete(id: string): Promise<boolean>;
   /** True the first time `token` is claimed for run `id`, false every later time, in any process. */
   claim(id: string, token: string): Promise<boolean>;
+  /**
+   * Removes the runs past the bounds (src/runs/retention.ts pruneRuns, which falls back to list()
+   * and delete() without it), reading less than every header; returns the ids removed (or that would be).
+   */
+  prune?(bounds: RunPruneBounds): Promise<string[]>;
+}
+
+export interface RunPruneBounds {
+  /** Remove runs whose last change (updatedAt) is before this (epoch ms). */
+  cutoffMs?: number;
+  /** Keep at most this many runs, the most recently changed. */
+  keep?: number;
+  /** Report what would go, change nothing. */
+  dryRun?: boolean;
 }
 
 /** Run ids are what src/runs generates (UUIDs); anything else is refused before touching storage. */

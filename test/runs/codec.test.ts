@@ -4,7 +4,7 @@ import { toWire } from "../../src/execution/remote/wire.js";
 import { decodeValue, encodeValue } from "../../src/runs/codec.js";
 
 test("primitives: the same text as toWire, the same value back; everything else goes through the codec", () => {
-  const values: unknown[] = ["", "13\n", "\u2028 \"quoted\" \\ ", "x".repeat(2_000_000), 0, -0, 5, 1.5e300, -7, NaN, Infinity, -Infinity, true, false, null, undefined, ["a", 1], { o: 1 }, new Uint8Array([1, 2]), new Date(0), new Map([[1, 2]]), 10n];
+  const values: unknown[] = ["", "13\n", "\ud800x", "\u0007", "😀", "\u2028 \"quoted\" \\ ", "x".repeat(2_000_000), 0, -0, 5, 1.5e300, -7, NaN, Infinity, -Infinity, true, false, null, undefined, ["a", 1], { o: 1 }, new Uint8Array([1, 2]), new Date(0), new Map([[1, 2]]), 10n];
   for (const v of values) {
     const fast = encodeValue(v);
     const wire = toWire(v, "data");
@@ -38,6 +38,10 @@ test("plain trees (a call's arguments): the same text as toWire; anything the fa
     Array.from({ length: 5_000 }, (_, i) => i),
     ["y".repeat(600_000), "z".repeat(600_000)],
     { [Symbol("s")]: 1, kept: 2 },
+    // Strings the fast path writes itself unless JSON must escape them: lone and paired surrogates, control characters, quotes.
+    ["\ud800", "a\udc00b", "😀", "\u0001\u001f", 'q"\\', "\u007f\u2029", `${"long ".repeat(60)}"`, "plain ".repeat(60)],
+    { "\ud83d": 1, "tab\tkey": "x", [`${"k".repeat(300)}"`]: 2 },
+    [1e21, 1e-7, -1.5, 2 ** 53, Number.MAX_VALUE, Number.MIN_VALUE, 0.1 + 0.2],
   ];
   for (const v of values) {
     const fast = encodeValue(v);

@@ -31,6 +31,18 @@ describe.each(executors)("durable runs in the %s executor", (_kind, make) => {
   });
   const open = () => new Session({ storage: new FileStorage({ basePath: fx.storage }), executor: make(fx.tools), durable: { secret: SECRET } });
 
+  test('the replay prologue runs before the code, not inside it: the code\'s own "use strict" still applies', async () => {
+    // It used to be prepended to the code (and prepared with it, per run): the directive then came second and did nothing.
+    const session = open();
+    try {
+      const r = await session.run('"use strict"; (function () { return this === undefined; })()', { timeoutMs: 60_000 });
+      expect(r.error ?? null).toBeNull();
+      expect(r.value).toBe(true);
+    } finally {
+      await session.close();
+    }
+  }, 120_000);
+
   test("Promise.all's pending calls are decided together; clock and random numbers replay", async () => {
     const a = open();
     const paused = await a.run(CODE);

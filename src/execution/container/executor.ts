@@ -154,6 +154,7 @@ export class ContainerExecutor implements Executor {
   readonly kind = "container";
   /** It exists to contain the code: workflows it saves are recorded as untrusted. */
   readonly trust = "untrusted" as const;
+  readonly runsPreludes = true;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>>;
   private readonly registry: ToolRegistry | undefined;
   private readonly codeTools: CodeToolSet | undefined;

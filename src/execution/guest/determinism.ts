@@ -11,6 +11,9 @@
  *   stores them with that call's ledger entry: everything the code read before a logged call is
  *   therefore in the ledger when the call is.
  *
+ * `take()` runs before every namespace call: it hands over the fresh readings without copying, and
+ * allocates nothing when there are none (the common case).
+ *
  * The prologue replaces the realm's `Date`, `Math.random` and `crypto` (a wrapper: the host's own
  * crypto object is never modified, which matters in process) until `determinismEpilogue` restores
  * them. It is a source string, not a function of this module, so no bundler helper can leak into it.
@@ -53,6 +56,7 @@ const SHIM = `(function (g, cfg) {
   var tape = cfg.tape.slice();
   var served = 0;
   var fresh = [];
+  var NONE = [];
   function now() {
     if (served < tape.length) return tape[served++];
     var v = realNow.call(RealDate);
@@ -89,7 +93,12 @@ const SHIM = `(function (g, cfg) {
   }
   var state = {
     RealDate: RealDate, realRandom: realRandom, realCrypto: realCrypto,
-    take: function () { return fresh.splice(0, fresh.length); },
+    take: function () {
+      if (fresh.length === 0) return NONE;
+      var taken = fresh;
+      fresh = [];
+      return taken;
+    },
     restore: function () {
       g.Date = RealDate;
       g.Math.random = realRandom;

@@ -39,6 +39,7 @@ export class InProcessExecutor implements Executor {
   readonly kind = "in-process";
   /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
   readonly trust = "trusted" as const;
+  readonly runsPreludes = true;
   /** skills.run may start a script on the host (this executor already runs code with the host's authority). */
   readonly runsCommands = true;
   private readonly options: ReturnType<typeof parseExecutorOptions>;
@@ -123,7 +124,7 @@ export class InProcessExecutor implements Executor {
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
     const engine = this.engine;
-    const admitted = admitRun(code, { closed: this.closed, started: engine !== null }, startedAt);
+    const admitted = admitRun(code, { closed: this.closed, started: engine !== null }, startedAt, undefined, options.prelude);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
     if (options.signal?.aborted) return errorResult(cancelledError("It had not started."), startedAt);

@@ -56,6 +56,8 @@ const pythonShape = lazy(() => z.strictObject({
 
 export class PythonExecutor extends SubprocessExecutor {
   override readonly kind: string = "python";
+  /** A prelude is JavaScript: the Python guest refuses it. */
+  override readonly runsPreludes: boolean = false;
   readonly language = "python" as const;
   protected override readonly interruptsAtDeadline: boolean = true;
   protected override readonly killGraceMs: number = PYTHON_KILL_GRACE_MS;
@@ -106,8 +108,8 @@ export class PythonExecutor extends SubprocessExecutor {
   }
 
   /** Python is not prepared on the host: the guest parses it, and reports its SyntaxError. */
-  protected override admit(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number): Admission {
-    return admitRun(code, state, startedAt, (c) => c);
+  protected override admit(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number, prelude?: string): Admission {
+    return admitRun(code, state, startedAt, (c) => c, prelude);
   }
 
   protected override guestProgram(): GuestProgram {

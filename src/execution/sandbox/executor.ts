@@ -137,6 +137,7 @@ export class SandboxExecutor implements Executor {
   readonly kind = "sandbox";
   /** Exists to contain code nobody vouches for, so workflows it saves are untrusted (src/workflows/provenance.ts). */
   readonly trust = "untrusted" as const;
+  readonly runsPreludes = true;
   /** The guest's language (HostServices reads it: tools.describe's form, which workflows run). */
   readonly language: "typescript" | "python";
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number; memoryMb: number; maxOutputBytes: number };
@@ -333,7 +334,7 @@ export class SandboxExecutor implements Executor {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt, undefined, options.prelude);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
     let instance: SandboxInstance;

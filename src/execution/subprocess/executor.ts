@@ -138,6 +138,7 @@ export class SubprocessExecutor implements Executor {
   readonly kind: string = "subprocess";
   /** Runs code with Node's authority, so workflows it saves are trusted (src/workflows/provenance.ts). */
   readonly trust = "trusted" as const;
+  readonly runsPreludes: boolean = true;
   /** skills.run may start a script on the host (this executor already runs code with the host's authority). */
   readonly runsCommands = true;
   private readonly options: z.infer<z.ZodObject<typeof optionsShape>> & { defaultTimeoutMs: number };
@@ -351,7 +352,7 @@ export class SubprocessExecutor implements Executor {
 
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
-    const admitted = this.admit(code, { closed: this.closed, started: this.hostServices !== null }, startedAt);
+    const admitted = this.admit(code, { closed: this.closed, started: this.hostServices !== null }, startedAt, options.prelude);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
     let child: GuestHandle;
@@ -485,8 +486,8 @@ export class SubprocessExecutor implements Executor {
   // Hooks for a guest in another language (PythonExecutor): what it runs, how code is admitted, how it is stopped.
 
   /** The checks before a run and the script sent; TypeScript is prepared on the host. */
-  protected admit(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number): Admission {
-    return admitRun(code, state, startedAt);
+  protected admit(code: unknown, state: { closed: boolean; started: boolean }, startedAt: number, prelude?: string): Admission {
+    return admitRun(code, state, startedAt, undefined, prelude);
   }
 
   /** The guest program; undefined: child.js under this Node. */

@@ -6,24 +6,33 @@
  *                                        replaces an earlier one of the same seq: a decision, a revert)
  *   <root>/runs/<id>/claims/<token>      created exclusively: a token is claimed once
  *   <root>/runs/.tmp/                    temp files of writes in progress
+ *   <root>/runs/.by-time/<updatedAt>-<id>  an empty stamp left by each header write (updatedAt in
+ *                                        epoch ms, 15 digits): pruning lists these instead of
+ *                                        reading every header
  *
- * Each record has one commit point, its rename (see ../atomic.ts); there is no index file, so
- * several processes may share the folder.
+ * Each record has one commit point, its rename (see ../atomic.ts); there is no index file to keep
+ * consistent, so several processes may share the folder. A stamp only ever says when a header was
+ * written: a run's newest stamp is its last change, older ones are removed by the next prune, and a
+ * run without one (written before stamps, or its stamp write failed) is read once and stamped.
  */
-import { mkdir, open, readdir, rm } from "node:fs/promises";
+import { mkdir, open, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ValidationError } from "../../errors.js";
 import { guardFs, isErrno, readFileIfExists, writeFileAtomic } from "../atomic.js";
-import { checkLedgerEntry, parseRunHeader, validateClaimToken, validateRunId, type LedgerEntry, type RunHeader, type RunListOptions, type RunStore } from "../runs.js";
+import { checkLedgerEntry, parseRunHeader, validateClaimToken, validateRunId, type LedgerEntry, type RunHeader, type RunListOptions, type RunPruneBounds, type RunStore } from "../runs.js";
 
 export const RUNS_TEMP_DIR = ".tmp";
+export const RUNS_STAMP_DIR = ".by-time";
+const STAMP = /^(\d{15})-([A-Za-z0-9][A-Za-z0-9_-]{0,63})$/;
 let batchCounter = 0;
 
 export class FileRunStore implements RunStore {
   private readonly tempDir: string;
+  private readonly stampDir: string;
 
   constructor(readonly dir: string) {
     this.tempDir = path.join(dir, RUNS_TEMP_DIR);
+    this.stampDir = path.join(dir, RUNS_STAMP_DIR);
   }
 
   private runDir(id: string): string {
@@ -33,6 +42,17 @@ export class FileRunStore implements RunStore {
   async putHeader(header: RunHeader): Promise<void> {
     const file = path.join(this.runDir(header.id), "run.json");
     await guardFs("write run", file, () => writeFileAtomic(file, JSON.stringify(header), { tempDir: this.tempDir }));
+    await this.stamp(header.id, Date.parse(header.updatedAt));
+  }
+
+  /** Leaves the stamp of a header written with this updatedAt (after its commit: a stamp never runs ahead of a header). */
+  private async stamp(id: string, updatedAtMs: number): Promise<void> {
+    if (!Number.isSafeInteger(updatedAtMs) || updatedAtMs < 0) return;
+    const file = path.join(this.stampDir, stampName(updatedAtMs, id));
+    await guardFs("stamp run", file, async () => {
+      await mkdir(this.stampDir, { recursive: true });
+      await writeFile(file, "");
+    });
   }
 
   async getHeader(id: string): Promise<RunHeader | null> {
@@ -84,6 +104,77 @@ export class FileRunStore implements RunStore {
     return options.limit === undefined ? headers : headers.slice(0, options.limit);
   }
 
+  /**
+   * Removes the runs past the bounds from the stamps: one listing of the runs and one of the stamps,
+   * and a header read only for a run about to be removed (to confirm its stamp: a writer killed
+   * between a header and its stamp leaves an older stamp) or a run without a stamp. Same result as
+   * ranking every header by updatedAt, which read every header of the ledger.
+   */
+  async prune(bounds: RunPruneBounds): Promise<string[]> {
+    const ids = new Set((await guardFs("list runs", this.dir, () => readdirIfExists(this.dir))).filter((n) => !n.startsWith(".")));
+    const stampNames = await guardFs("list run stamps", this.stampDir, () => readdirIfExists(this.stampDir));
+    const latest = new Map<string, number>();
+    const stale: string[] = [];
+    for (const name of stampNames) {
+      const m = STAMP.exec(name);
+      if (!m) continue;
+      const ms = Number(m[1]);
+      const id = m[2]!;
+      const known = latest.get(id);
+      if (!ids.has(id)) stale.push(name);
+      else if (known === undefined || ms > known) {
+        if (known !== undefined) stale.push(stampName(known, id));
+        latest.set(id, ms);
+      } else stale.push(name);
+    }
+    const read = new Map<string, RunHeader | null>();
+    const header = async (id: string): Promise<RunHeader | null> => {
+      if (!read.has(id)) read.set(id, await this.getHeader(id).catch(() => null));
+      return read.get(id) ?? null;
+    };
+    const restamp = async (id: string, ms: number): Promise<void> => {
+      if (bounds.dryRun) return;
+      await this.stamp(id, ms);
+      const old = latest.get(id);
+      if (old !== undefined && old !== ms) stale.push(stampName(old, id));
+    };
+    for (const id of ids) {
+      if (latest.has(id)) continue;
+      const h = await header(id);
+      const ms = h ? Date.parse(h.updatedAt) : NaN;
+      if (!Number.isSafeInteger(ms) || ms < 0) continue; // not a run, or one list() would skip too
+      await restamp(id, ms);
+      latest.set(id, ms);
+    }
+    // Rank by stamp; confirm each run to remove by its header, re-ranking when a stamp was behind.
+    for (;;) {
+      const ranked = [...latest].sort((a, b) => b[1] - a[1]);
+      const doomed = ranked.filter(([, ms], i) => (bounds.keep !== undefined && i >= bounds.keep) || (bounds.cutoffMs !== undefined && ms < bounds.cutoffMs));
+      let moved = false;
+      for (const [id, ms] of doomed) {
+        const h = await header(id);
+        const actual = h ? Date.parse(h.updatedAt) : NaN;
+        if (!h) {
+          latest.delete(id); // gone meanwhile, or not a run: list() would not show it
+          moved = true;
+        } else if (Number.isSafeInteger(actual) && actual !== ms) {
+          await restamp(id, actual);
+          latest.set(id, actual);
+          moved = true;
+        }
+      }
+      if (moved) continue;
+      const removed = doomed.map(([id]) => id);
+      if (bounds.dryRun) return removed;
+      for (const id of removed) {
+        await guardFs("delete run", this.runDir(id), () => rm(this.runDir(id), { recursive: true, force: true }));
+        stale.push(stampName(latest.get(id)!, id));
+      }
+      for (const name of stale) await unlink(path.join(this.stampDir, name)).catch(() => undefined);
+      return removed;
+    }
+  }
+
   async delete(id: string): Promise<boolean> {
     const dir = this.runDir(id);
     const existed = (await readFileIfExists(path.join(dir, "run.json"))) !== null;
@@ -106,6 +197,10 @@ export class FileRunStore implements RunStore {
       }
     });
   }
+}
+
+function stampName(updatedAtMs: number, id: string): string {
+  return `${String(updatedAtMs).padStart(15, "0")}-${id}`;
 }
 
 async function readdirIfExists(dir: string): Promise<string[]> {

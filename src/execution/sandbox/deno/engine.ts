@@ -244,7 +244,7 @@ export class DenoEngine {
   private async runNow(code: string, options: RunOptions): Promise<ExecutionResult> {
     const startedAt = performance.now();
     // Python is not prepared on the host: Pyodide parses it and reports its SyntaxError.
-    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt, this.config.python ? (c) => c : undefined);
+    const admitted = admitRun(code, { closed: this.closed, started: this.hostServices !== null }, startedAt, this.config.python ? (c) => c : undefined, options.prelude);
     if (admitted.result) return admitted.result;
     const { script } = admitted;
     let proc: DenoProcess;
