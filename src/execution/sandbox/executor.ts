@@ -409,7 +409,8 @@ export class SandboxExecutor implements Executor {
       const left = run.deadline - performance.now();
       deadline.timer = setTimeout(() => (performance.now() < run.deadline ? armDeadline() : run.wake?.()), Math.max(1, Math.ceil(left)));
     };
-    instance.evaluate(script);
+    // Replies parked between runs go in with the evaluation's own entry (when it evaluated).
+    if (instance.evaluate(script, run.replies, JOBS_PER_SLICE)) run.replies.length = 0;
     let lastYield = performance.now();
     for (;;) {
       if (run.outcome || !instance.usable || instance.interrupted || this.closed || run.cancelled) break;

@@ -125,11 +125,15 @@ export class SandboxInstance {
   }
 
   /**
-   * Evaluate a prepared snippet. Its outcome arrives through hooks.report: at once for an
-   * evaluation error or a snippet that settles synchronously, else from a later `step()`.
+   * Evaluate a prepared snippet and, if its promise is still pending, do in the same entry what the
+   * first `step()` would: deliver `replies`, run up to `maxJobs` promise jobs (each entry costs the
+   * watchdog an OS thread, so a snippet whose awaits settle at once now needs one entry, not two).
+   * Its outcome arrives through hooks.report: from this call when it settled, else from a later
+   * `step()`. Returns whether the replies were delivered (else they are kept for later).
    */
-  evaluate(script: string): void {
+  evaluate(script: string, replies: readonly EncodedReply[] = [], maxJobs = 0): boolean {
     this.releaseMain();
+    let delivered = false;
     this.enter(() => {
       const result = this.context.evalCode(script, "snippet.ts", { type: "global" });
       if (result.error) {
@@ -142,7 +146,14 @@ export class SandboxInstance {
       }
       this.main = result.value;
       this.reportIfSettled();
+      // Settled at once (`1+1`): replies wait, as they did for a run that needed no step.
+      if (!this.main) return;
+      delivered = true;
+      for (const reply of replies) this.deliver(reply);
+      if (maxJobs > 0) this.runJobsInside(maxJobs);
+      this.reportIfSettled();
     });
+    return delivered;
   }
 
   /**
