@@ -96,7 +96,6 @@ const hasOwn = Object.prototype.hasOwnProperty;
 const isArray = Array.isArray;
 const isView = ArrayBuffer.isView;
 const reflectApply = Reflect.apply;
-const arrayPush = Array.prototype.push;
 const mapForEach = Map.prototype.forEach;
 const mapSet = Map.prototype.set;
 const mapGet = Map.prototype.get;
@@ -109,7 +108,6 @@ const bufferSlice = ArrayBuffer.prototype.slice;
 const jsonStringify = JSON.stringify;
 const jsonParse = JSON.parse;
 const numberIsInteger = Number.isInteger;
-const objectIs = Object.is;
 
 const TYPED_ARRAYS: Record<string, new (buffer: ArrayBuffer) => ArrayBufferView> = {};
 for (const name of [
@@ -131,279 +129,360 @@ for (const name of [
 
 type Wire = null | boolean | number | string | Wire[];
 
+/**
+ * A Map whose get/set/clear are its own class's, captured at load: agent code replacing
+ * Map.prototype.get later cannot reach it, and calling them needs no Reflect.apply (which
+ * allocates an argument array per call — in QuickJS that, closures per call and path strings per
+ * element made encoding a tool call's arguments ~10x slower than JSON.stringify).
+ */
+class SafeMap extends MapCtor<object, number> {}
+for (const [name, fn] of [
+  ["get", mapGet],
+  ["set", mapSet],
+  ["clear", mapClear],
+] as const) {
+  defineProperty(SafeMap.prototype, name, { value: fn, writable: false, enumerable: false, configurable: false });
+}
+
+/** How a path segment is shown: `[i]`, `.key`, `.<key i>`, `.<value i>`, `.<item i>`. */
+const SEG_INDEX = 0;
+const SEG_KEY = 1;
+const SEG_MAP_KEY = 2;
+const SEG_MAP_VALUE = 3;
+const SEG_SET_ITEM = 4;
+type Seg = typeof SEG_INDEX | typeof SEG_KEY | typeof SEG_MAP_KEY | typeof SEG_MAP_VALUE | typeof SEG_SET_ITEM;
+
+/** One encode's state (no closures: creating them per call is slow in QuickJS, and encode re-enters through getters). */
+interface EncodeState {
+  readonly options: EncodeOptions;
+  readonly root: string;
+  readonly buffers: ArrayBuffer[];
+  readonly seen: SafeMap;
+  size: number;
+  refs: number;
+  /** The path to the value being walked, built into text only for an error message. */
+  readonly segKinds: Seg[];
+  readonly segKeys: (string | number)[];
+}
+
 /** `root` names the value in error messages (`arguments[2].callback`). */
 export function encode(value: unknown, options: EncodeOptions, root = "value"): Encoded {
-  const buffers: ArrayBuffer[] = [];
-  const seen = new MapCtor<object, number>();
-  let size = 0;
-  let refs = 0;
-
-  const grow = (n: number): void => {
-    size += n;
-    if (size > options.maxBytes) {
-      throw new BoundaryError(`the value is larger than ${Math.round(options.maxBytes / 1_048_576)} MB, the most that can cross the sandbox boundary`);
-    }
-  };
-
-  const opaque = (v: unknown, what: string, path: string): Wire => {
-    if (options.mode === "display") return ["f", describeOpaque(v)];
-    throw new BoundaryError(`${what} cannot be copied across the sandbox boundary (at ${path}); pass plain data: objects, arrays, strings, numbers, booleans, null, Map, Set, Date, RegExp, BigInt, Uint8Array`);
-  };
-
-  const walk = (v: unknown, depth: number, path: string): Wire => {
-    switch (typeof v) {
-      case "string":
-        grow(v.length + 2);
-        return v;
-      case "boolean":
-        grow(5);
-        return v;
-      case "number":
-        grow(8);
-        if (v !== v) return ["n", "NaN"];
-        if (v === Infinity) return ["n", "Infinity"];
-        if (v === -Infinity) return ["n", "-Infinity"];
-        if (objectIs(v, -0)) return ["n", "-0"];
-        return v;
-      case "bigint":
-        grow(16);
-        return ["i", StringFn(v)];
-      case "undefined":
-        grow(5);
-        return ["u"];
-      case "symbol":
-        return opaque(v, "a symbol", path);
-      case "function":
-        return opaque(v, "a function", path);
-    }
-    if (v === null) {
-      grow(4);
-      return null;
-    }
-    const obj = v as object;
-    const ref = reflectApply(mapGet, seen, [obj]) as number | undefined;
-    if (ref !== undefined) return ["@", ref];
-    if (depth >= options.maxDepth) {
-      throw new BoundaryError(`the value is nested more than ${options.maxDepth} levels deep (at ${path}), the most that can cross the sandbox boundary`);
-    }
-    grow(8);
-
-    if (obj instanceof PromiseCtor) return opaque(obj, "a Promise (await it first)", path);
-    if (obj instanceof WeakMapCtor || obj instanceof WeakSetCtor) return opaque(obj, "a WeakMap or WeakSet", path);
-    reflectApply(mapSet, seen, [obj, refs++]);
-    if (isArray(obj)) {
-      const out: Wire[] = ["a"];
-      const list = obj as unknown[];
-      for (let i = 0; i < list.length; i++) push(out, walk(list[i], depth + 1, `${path}[${i}]`));
-      return out;
-    }
-    if (isView(obj)) {
-      const view = obj as ArrayBufferView;
-      const tag = reflectApply(objectToString, view, []) as string;
-      const name = reflectApply(stringSlice, tag, [8, -1]) as string;
-      grow(view.byteLength);
-      const copy = reflectApply(bufferSlice, view.buffer, [view.byteOffset, view.byteOffset + view.byteLength]) as ArrayBuffer;
-      push(buffers, copy);
-      return ["b", name === "DataView" || hasOwnKey(TYPED_ARRAYS, name) ? name : "Uint8Array", buffers.length - 1];
-    }
-    if (obj instanceof ArrayBufferCtor) {
-      const buffer = obj as ArrayBuffer;
-      grow(buffer.byteLength);
-      push(buffers, reflectApply(bufferSlice, buffer, [0]) as ArrayBuffer);
-      return ["B", buffers.length - 1];
-    }
-    if (obj instanceof MapCtor) {
-      const out: Wire[] = ["m"];
-      let i = 0;
-      reflectApply(mapForEach, obj, [
-        (val: unknown, key: unknown) => {
-          push(out, walk(key, depth + 1, `${path}.<key ${i}>`), walk(val, depth + 1, `${path}.<value ${i}>`));
-          i++;
-        },
-      ]);
-      return out;
-    }
-    if (obj instanceof SetCtor) {
-      const out: Wire[] = ["s"];
-      let i = 0;
-      reflectApply(setForEach, obj, [(val: unknown) => void push(out, walk(val, depth + 1, `${path}.<item ${i++}>`))]);
-      return out;
-    }
-    if (obj instanceof DateCtor) {
-      const time = reflectApply(dateGetTime, obj, []) as number;
-      return ["d", time === time ? time : null];
-    }
-    if (obj instanceof RegExpCtor) {
-      const re = obj as RegExp;
-      grow(re.source.length);
-      return ["r", StringFn(re.source), StringFn(re.flags)];
-    }
-    if (obj instanceof ErrorCtor) {
-      const e = obj as Error;
-      const name = safeString(e.name, "Error");
-      const message = safeString(e.message, "");
-      const stack = safeString(e.stack, "");
-      grow(name.length + message.length + stack.length);
-      return ["e", name, message, stack];
-    }
-    const out: Wire[] = ["o"];
-    for (const key of objectKeys(obj)) {
-      grow(key.length + 2);
-      push(out, key, walk((obj as Record<string, unknown>)[key], depth + 1, `${path}.${key}`));
-    }
-    return out;
-  };
-
+  const state: EncodeState = { options, root, buffers: [], seen: new SafeMap(), size: 0, refs: 0, segKinds: [], segKeys: [] };
   try {
-    const tree = walk(value, 0, root);
-    return { json: jsonStringify(tree) as string, buffers };
+    const tree = encodeWalk(state, value, 0);
+    return { json: jsonStringify(tree) as string, buffers: state.buffers };
   } finally {
-    // `walk` refers to itself, so its closure is a reference cycle that only QuickJS's cycle
-    // collector frees — which may not run for a long time. Emptied here, `seen` does not keep the
-    // encoded value (a 1 MiB console line, say) alive meanwhile: 200 such lines grew the sandbox
-    // to its memory limit.
-    reflectApply(mapClear, seen, []);
+    // Emptied here, `seen` does not keep the encoded value (a 1 MiB console line, say) alive until
+    // QuickJS's cycle collector runs: 200 such lines grew the sandbox to its memory limit.
+    state.seen.clear();
   }
 }
 
-export function decode(json: string, inputBuffers: readonly ArrayBuffer[], options: DecodeOptions): Decoded {
-  let sawOpaque = false;
-  const refs: unknown[] = [];
-  // Dropped when done (see encode: the closures below form a cycle that would keep them alive).
-  let buffers: readonly ArrayBuffer[] = inputBuffers;
-  const bad = (why: string): never => {
-    throw new BoundaryError(`malformed value from the other side of the sandbox boundary: ${why}`);
-  };
-  const buffer = (index: Wire | undefined): ArrayBuffer => {
-    if (typeof index !== "number" || !numberIsInteger(index) || index < 0 || index >= buffers.length) return bad("bad buffer index");
-    return buffers[index] as ArrayBuffer;
-  };
-  const str = (v: Wire | undefined): string => (typeof v === "string" ? v : bad("expected a string"));
-  const define = (target: object, key: string, val: unknown): void => {
-    defineProperty(target, key, { value: val, writable: true, enumerable: true, configurable: true });
-  };
-
-  const walk = (w: Wire, depth: number): unknown => {
-    if (w === null || typeof w !== "object") return w;
-    if (!isArray(w) || w.length === 0) return bad("expected a tagged array");
-    if (depth > options.maxDepth) return bad(`nested more than ${options.maxDepth} levels deep`);
-    const tag = w[0];
-    switch (tag) {
-      case "u":
-        return undefined;
-      case "n": {
-        const n = w[1];
-        if (n === "NaN") return NaN;
-        if (n === "Infinity") return Infinity;
-        if (n === "-Infinity") return -Infinity;
-        if (n === "-0") return -0;
-        return bad("bad number");
-      }
-      case "i":
-        return BigIntFn(str(w[1]));
-      case "@": {
-        const index = w[1];
-        if (typeof index !== "number" || !numberIsInteger(index) || index < 0 || index >= refs.length) return bad("bad reference");
-        return refs[index];
-      }
-      case "f":
-        sawOpaque = true;
-        if (!options.opaque) return bad("a placeholder where data was expected");
-        return options.opaque(str(w[1]));
-      case "a": {
-        const out: unknown[] = [];
-        push(refs, out);
-        for (let i = 1; i < w.length; i++) push(out, walk(w[i] as Wire, depth + 1));
-        return out;
-      }
-      case "o": {
-        const out: Record<string, unknown> = {};
-        push(refs, out);
-        if (w.length % 2 !== 1) return bad("odd object entries");
-        for (let i = 1; i < w.length; i += 2) {
-          const key = str(w[i]);
-          const raw = w[i + 1] as Wire;
-          if (options.strictKeys && (key === "__proto__" || (key === "constructor" && raw !== null && typeof raw === "object" && !isScalarTag(raw)))) {
-            throw new BoundaryError(`the key ${jsonStringify(key) as string} is not allowed in data crossing the sandbox boundary (it could change prototypes on the host)`);
-          }
-          define(out, key, walk(raw, depth + 1));
-        }
-        return out;
-      }
-      case "m": {
-        const out = new MapCtor<unknown, unknown>();
-        push(refs, out);
-        if (w.length % 2 !== 1) return bad("odd map entries");
-        for (let i = 1; i < w.length; i += 2) {
-          const key = walk(w[i] as Wire, depth + 1);
-          reflectApply(mapSet, out, [key, walk(w[i + 1] as Wire, depth + 1)]);
-        }
-        return out;
-      }
-      case "s": {
-        const out = new SetCtor<unknown>();
-        push(refs, out);
-        for (let i = 1; i < w.length; i++) reflectApply(setAdd, out, [walk(w[i] as Wire, depth + 1)]);
-        return out;
-      }
-      case "d": {
-        const t = w[1];
-        const out = new DateCtor(typeof t === "number" ? t : NaN);
-        push(refs, out);
-        return out;
-      }
-      case "r": {
-        const out = new RegExpCtor(str(w[1]), str(w[2]));
-        push(refs, out);
-        return out;
-      }
-      case "e": {
-        const name = str(w[1]);
-        const message = str(w[2]);
-        const stack = str(w[3]);
-        const Ctor = hasOwnKey(ERROR_CTORS, name) ? (ERROR_CTORS[name] as ErrorConstructor) : ErrorCtor;
-        const out = new Ctor(message);
-        defineProperty(out, "name", { value: name, writable: true, enumerable: false, configurable: true });
-        // V8-style: the stack starts with "Name: message", as errorFromThrown / cleanStack expect.
-        defineProperty(out, "stack", { value: `${name}: ${message}${stack ? `\n${stack.replace(/\n$/, "")}` : ""}`, writable: true, enumerable: false, configurable: true });
-        push(refs, out);
-        return out;
-      }
-      case "b": {
-        const name = str(w[1]);
-        const bytes = reflectApply(bufferSlice, buffer(w[2]), [0]) as ArrayBuffer;
-        let out: unknown;
-        if (name === "DataView") out = new DataViewCtor(bytes);
-        else {
-          const Ctor = hasOwnKey(TYPED_ARRAYS, name) ? TYPED_ARRAYS[name] : undefined;
-          if (!Ctor) return bad(`unknown typed array ${name}`);
-          out = new Ctor(bytes);
-        }
-        push(refs, out);
-        return out;
-      }
-      case "B": {
-        const out = reflectApply(bufferSlice, buffer(w[1]), [0]) as ArrayBuffer;
-        push(refs, out);
-        return out;
-      }
+function pathOf(state: EncodeState, depth: number): string {
+  let path = state.root;
+  for (let i = 0; i < depth; i++) {
+    const key = state.segKeys[i];
+    switch (state.segKinds[i]) {
+      case SEG_INDEX:
+        path += `[${key as number}]`;
+        break;
+      case SEG_KEY:
+        path += `.${key as string}`;
+        break;
+      case SEG_MAP_KEY:
+        path += `.<key ${key as number}>`;
+        break;
+      case SEG_MAP_VALUE:
+        path += `.<value ${key as number}>`;
+        break;
       default:
-        return bad(`unknown tag ${StringFn(tag)}`);
+        path += `.<item ${key as number}>`;
     }
-  };
+  }
+  return path;
+}
 
+function grow(state: EncodeState, n: number): void {
+  state.size += n;
+  if (state.size > state.options.maxBytes) {
+    throw new BoundaryError(`the value is larger than ${Math.round(state.options.maxBytes / 1_048_576)} MB, the most that can cross the sandbox boundary`);
+  }
+}
+
+function opaque(state: EncodeState, v: unknown, what: string, depth: number): Wire {
+  if (state.options.mode === "display") return ["f", describeOpaque(v)];
+  throw new BoundaryError(
+    `${what} cannot be copied across the sandbox boundary (at ${pathOf(state, depth)}); pass plain data: objects, arrays, strings, numbers, booleans, null, Map, Set, Date, RegExp, BigInt, Uint8Array`,
+  );
+}
+
+/** Walk the child `v` of the container at `depth`, reached through segment (kind, key). */
+function encodeChild(state: EncodeState, v: unknown, depth: number, kind: Seg, key: string | number): Wire {
+  state.segKinds[depth] = kind;
+  state.segKeys[depth] = key;
+  return encodeWalk(state, v, depth + 1);
+}
+
+function encodeWalk(state: EncodeState, v: unknown, depth: number): Wire {
+  switch (typeof v) {
+    case "string":
+      grow(state, v.length + 2);
+      return v;
+    case "boolean":
+      grow(state, 5);
+      return v;
+    case "number":
+      grow(state, 8);
+      if (v !== v) return ["n", "NaN"];
+      if (v === Infinity) return ["n", "Infinity"];
+      if (v === -Infinity) return ["n", "-Infinity"];
+      if (v === 0 && 1 / v < 0) return ["n", "-0"];
+      return v;
+    case "bigint":
+      grow(state, 16);
+      return ["i", StringFn(v)];
+    case "undefined":
+      grow(state, 5);
+      return ["u"];
+    case "symbol":
+      return opaque(state, v, "a symbol", depth);
+    case "function":
+      return opaque(state, v, "a function", depth);
+  }
+  if (v === null) {
+    grow(state, 4);
+    return null;
+  }
+  const obj = v as object;
+  const ref = state.seen.get(obj);
+  if (ref !== undefined) return ["@", ref];
+  const { options } = state;
+  if (depth >= options.maxDepth) {
+    throw new BoundaryError(`the value is nested more than ${options.maxDepth} levels deep (at ${pathOf(state, depth)}), the most that can cross the sandbox boundary`);
+  }
+  grow(state, 8);
+
+  if (obj instanceof PromiseCtor) return opaque(state, obj, "a Promise (await it first)", depth);
+  if (obj instanceof WeakMapCtor || obj instanceof WeakSetCtor) return opaque(state, obj, "a WeakMap or WeakSet", depth);
+  state.seen.set(obj, state.refs++);
+  if (isArray(obj)) {
+    const list = obj as unknown[];
+    const out: Wire[] = ["a"];
+    for (let i = 0; i < list.length; i++) out[i + 1] = encodeChild(state, list[i], depth, SEG_INDEX, i);
+    return out;
+  }
+  if (isView(obj)) {
+    const view = obj as ArrayBufferView;
+    const tag = reflectApply(objectToString, view, []) as string;
+    const name = reflectApply(stringSlice, tag, [8, -1]) as string;
+    grow(state, view.byteLength);
+    const copy = reflectApply(bufferSlice, view.buffer, [view.byteOffset, view.byteOffset + view.byteLength]) as ArrayBuffer;
+    const { buffers } = state;
+    buffers[buffers.length] = copy;
+    return ["b", name === "DataView" || hasOwnKey(TYPED_ARRAYS, name) ? name : "Uint8Array", buffers.length - 1];
+  }
+  if (obj instanceof ArrayBufferCtor) {
+    const buffer = obj as ArrayBuffer;
+    grow(state, buffer.byteLength);
+    const { buffers } = state;
+    buffers[buffers.length] = reflectApply(bufferSlice, buffer, [0]) as ArrayBuffer;
+    return ["B", buffers.length - 1];
+  }
+  if (obj instanceof MapCtor) {
+    const out: Wire[] = ["m"];
+    let i = 0;
+    reflectApply(mapForEach, obj, [
+      (val: unknown, key: unknown) => {
+        out[out.length] = encodeChild(state, key, depth, SEG_MAP_KEY, i);
+        out[out.length] = encodeChild(state, val, depth, SEG_MAP_VALUE, i);
+        i++;
+      },
+    ]);
+    return out;
+  }
+  if (obj instanceof SetCtor) {
+    const out: Wire[] = ["s"];
+    let i = 0;
+    reflectApply(setForEach, obj, [(val: unknown) => void (out[out.length] = encodeChild(state, val, depth, SEG_SET_ITEM, i++))]);
+    return out;
+  }
+  if (obj instanceof DateCtor) {
+    const time = reflectApply(dateGetTime, obj, []) as number;
+    return ["d", time === time ? time : null];
+  }
+  if (obj instanceof RegExpCtor) {
+    const re = obj as RegExp;
+    grow(state, re.source.length);
+    return ["r", StringFn(re.source), StringFn(re.flags)];
+  }
+  if (obj instanceof ErrorCtor) {
+    const e = obj as Error;
+    const name = safeString(e.name, "Error");
+    const message = safeString(e.message, "");
+    const stack = safeString(e.stack, "");
+    grow(state, name.length + message.length + stack.length);
+    return ["e", name, message, stack];
+  }
+  const out: Wire[] = ["o"];
+  const keys = objectKeys(obj);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    grow(state, key.length + 2);
+    out[2 * i + 1] = key;
+    out[2 * i + 2] = encodeChild(state, (obj as Record<string, unknown>)[key], depth, SEG_KEY, key);
+  }
+  return out;
+}
+
+/** One decode's state (module functions, not closures per call: see encode). */
+interface DecodeState {
+  readonly options: DecodeOptions;
+  buffers: readonly ArrayBuffer[];
+  readonly refs: unknown[];
+  sawOpaque: boolean;
+  /**
+   * The descriptor of every property defined, its `value` replaced each time: null-prototype, so
+   * accessors agent code puts on Object.prototype (`get`, `set`) cannot turn it into another kind.
+   */
+  readonly field: { value: unknown; writable: true; enumerable: true; configurable: true };
+}
+
+export function decode(json: string, inputBuffers: readonly ArrayBuffer[], options: DecodeOptions): Decoded {
   let tree: Wire;
   try {
     tree = jsonParse(json) as Wire;
   } catch {
     return bad("not JSON");
   }
+  const field = { __proto__: null, value: undefined as unknown, writable: true, enumerable: true, configurable: true } as DecodeState["field"];
+  const state: DecodeState = { options, buffers: inputBuffers, refs: [], sawOpaque: false, field };
   try {
-    const value = walk(tree, 0);
-    return { value, opaque: sawOpaque };
+    const value = decodeWalk(state, tree, 0);
+    return { value, opaque: state.sawOpaque };
   } finally {
-    refs.length = 0;
-    buffers = [];
+    state.refs.length = 0;
+    state.buffers = [];
+    field.value = undefined;
+  }
+}
+
+function bad(why: string): never {
+  throw new BoundaryError(`malformed value from the other side of the sandbox boundary: ${why}`);
+}
+
+function bufferAt(state: DecodeState, index: Wire | undefined): ArrayBuffer {
+  if (typeof index !== "number" || !numberIsInteger(index) || index < 0 || index >= state.buffers.length) return bad("bad buffer index");
+  return state.buffers[index] as ArrayBuffer;
+}
+
+function str(v: Wire | undefined): string {
+  return typeof v === "string" ? v : bad("expected a string");
+}
+
+/** Remember container `out` for "@" references (numbered in the order they are met, as in encode). */
+function ref<T>(state: DecodeState, out: T): T {
+  const { refs } = state;
+  refs[refs.length] = out;
+  return out;
+}
+
+function decodeWalk(state: DecodeState, w: Wire, depth: number): unknown {
+  if (w === null || typeof w !== "object") return w;
+  if (!isArray(w) || w.length === 0) return bad("expected a tagged array");
+  const { options } = state;
+  if (depth > options.maxDepth) return bad(`nested more than ${options.maxDepth} levels deep`);
+  const tag = w[0];
+  switch (tag) {
+    case "u":
+      return undefined;
+    case "n": {
+      const n = w[1];
+      if (n === "NaN") return NaN;
+      if (n === "Infinity") return Infinity;
+      if (n === "-Infinity") return -Infinity;
+      if (n === "-0") return -0;
+      return bad("bad number");
+    }
+    case "i":
+      return BigIntFn(str(w[1]));
+    case "@": {
+      const index = w[1];
+      if (typeof index !== "number" || !numberIsInteger(index) || index < 0 || index >= state.refs.length) return bad("bad reference");
+      return state.refs[index];
+    }
+    case "f":
+      state.sawOpaque = true;
+      if (!options.opaque) return bad("a placeholder where data was expected");
+      return options.opaque(str(w[1]));
+    case "a": {
+      const out: unknown[] = ref(state, []);
+      for (let i = 1; i < w.length; i++) out[i - 1] = decodeWalk(state, w[i] as Wire, depth + 1);
+      return out;
+    }
+    case "o": {
+      const out: Record<string, unknown> = ref(state, {});
+      if (w.length % 2 !== 1) return bad("odd object entries");
+      const { field } = state;
+      for (let i = 1; i < w.length; i += 2) {
+        const key = str(w[i]);
+        const raw = w[i + 1] as Wire;
+        if (options.strictKeys && (key === "__proto__" || (key === "constructor" && raw !== null && typeof raw === "object" && !isScalarTag(raw)))) {
+          throw new BoundaryError(`the key ${jsonStringify(key) as string} is not allowed in data crossing the sandbox boundary (it could change prototypes on the host)`);
+        }
+        // Defined, not assigned: a key named __proto__ cannot change the prototype, and no setter runs.
+        field.value = decodeWalk(state, raw, depth + 1);
+        defineProperty(out, key, field);
+      }
+      field.value = undefined;
+      return out;
+    }
+    case "m": {
+      const out = ref(state, new MapCtor<unknown, unknown>());
+      if (w.length % 2 !== 1) return bad("odd map entries");
+      for (let i = 1; i < w.length; i += 2) {
+        const key = decodeWalk(state, w[i] as Wire, depth + 1);
+        reflectApply(mapSet, out, [key, decodeWalk(state, w[i + 1] as Wire, depth + 1)]);
+      }
+      return out;
+    }
+    case "s": {
+      const out = ref(state, new SetCtor<unknown>());
+      for (let i = 1; i < w.length; i++) reflectApply(setAdd, out, [decodeWalk(state, w[i] as Wire, depth + 1)]);
+      return out;
+    }
+    case "d": {
+      const t = w[1];
+      return ref(state, new DateCtor(typeof t === "number" ? t : NaN));
+    }
+    case "r":
+      return ref(state, new RegExpCtor(str(w[1]), str(w[2])));
+    case "e": {
+      const name = str(w[1]);
+      const message = str(w[2]);
+      const stack = str(w[3]);
+      const Ctor = hasOwnKey(ERROR_CTORS, name) ? (ERROR_CTORS[name] as ErrorConstructor) : ErrorCtor;
+      const out = new Ctor(message);
+      defineProperty(out, "name", { value: name, writable: true, enumerable: false, configurable: true });
+      // V8-style: the stack starts with "Name: message", as errorFromThrown / cleanStack expect.
+      defineProperty(out, "stack", { value: `${name}: ${message}${stack ? `\n${stack.replace(/\n$/, "")}` : ""}`, writable: true, enumerable: false, configurable: true });
+      return ref(state, out);
+    }
+    case "b": {
+      const name = str(w[1]);
+      const bytes = reflectApply(bufferSlice, bufferAt(state, w[2]), [0]) as ArrayBuffer;
+      let out: unknown;
+      if (name === "DataView") out = new DataViewCtor(bytes);
+      else {
+        const Ctor = hasOwnKey(TYPED_ARRAYS, name) ? TYPED_ARRAYS[name] : undefined;
+        if (!Ctor) return bad(`unknown typed array ${name}`);
+        out = new Ctor(bytes);
+      }
+      return ref(state, out);
+    }
+    case "B":
+      return ref(state, reflectApply(bufferSlice, bufferAt(state, w[1]), [0]) as ArrayBuffer);
+    default:
+      return bad(`unknown tag ${StringFn(tag)}`);
   }
 }
 
@@ -429,11 +508,6 @@ export function describeOpaque(v: unknown): string {
   } catch {
     return "[value]";
   }
-}
-
-/** Array.prototype.push as it was when the codec loaded (agent code may replace it). */
-function push(list: unknown[], ...items: unknown[]): void {
-  reflectApply(arrayPush, list, items);
 }
 
 function safeString(v: unknown, fallback: string): string {

@@ -392,7 +392,26 @@ export class SandboxExecutor implements Executor {
   private async drive(run: ActiveRun, script: string, timeoutMs: number): Promise<Pick<ExecutionResult, "ok" | "value" | "display" | "error">> {
     const { instance } = run;
     instance.setDeadline(run.deadline);
-    instance.evaluate(script);
+    const deadline = { timer: undefined as ReturnType<typeof setTimeout> | undefined };
+    try {
+      await this.driveLoop(run, script, deadline);
+    } finally {
+      clearTimeout(deadline.timer);
+    }
+    return this.conclude(run, timeoutMs);
+  }
+
+  private async driveLoop(run: ActiveRun, script: string, deadline: { timer: ReturnType<typeof setTimeout> | undefined }): Promise<void> {
+    const { instance } = run;
+    // One timer for the whole run, armed at its first wait, wakes a wait at the deadline (a timer
+    // per wait cost one per tool call). A timer can fire a little before performance.now() reaches
+    // the deadline: it re-arms.
+    const armDeadline = (): void => {
+      const left = run.deadline - performance.now();
+      deadline.timer = setTimeout(() => (performance.now() < run.deadline ? armDeadline() : run.wake?.()), Math.max(1, Math.ceil(left)));
+    };
+    // Replies parked between runs go in with the evaluation's own entry (when it evaluated).
+    if (instance.evaluate(script, run.replies, JOBS_PER_SLICE)) run.replies.length = 0;
     let lastYield = performance.now();
     for (;;) {
       if (run.outcome || !instance.usable || instance.interrupted || this.closed || run.cancelled) break;
@@ -407,10 +426,10 @@ export class SandboxExecutor implements Executor {
         }
         continue;
       }
-      await this.waitForEvent(run, run.deadline - now);
+      if (deadline.timer === undefined) armDeadline();
+      await this.waitForEvent(run);
       lastYield = performance.now();
     }
-    return this.conclude(run, timeoutMs);
   }
 
   private conclude(run: ActiveRun, timeoutMs: number): Pick<ExecutionResult, "ok" | "value" | "display" | "error"> {
@@ -484,15 +503,13 @@ export class SandboxExecutor implements Executor {
     this.router.drop((origin) => origin.run === run.seq || origin.target === run.instance);
   }
 
-  private waitForEvent(run: ActiveRun, ms: number): Promise<void> {
+  /** Until something wakes the run: a reply, a timer, its outcome, a cancel, or its deadline (see drive). */
+  private waitForEvent(run: ActiveRun): Promise<void> {
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.max(1, ms));
-      function done(): void {
-        clearTimeout(timer);
+      run.wake = () => {
         run.wake = null;
         resolve();
-      }
-      run.wake = done;
+      };
     });
   }
 

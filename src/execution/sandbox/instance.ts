@@ -66,8 +66,7 @@ export type PoisonReason = { kind: "hard-stop"; afterMs: number } | { kind: "nat
 interface EntryPoints {
   settle: QuickJSHandle;
   fireTimer: QuickJSHandle;
-  exportValue: QuickJSHandle;
-  reportError: QuickJSHandle;
+  outcome: QuickJSHandle;
   forget: QuickJSHandle;
 }
 
@@ -126,16 +125,20 @@ export class SandboxInstance {
   }
 
   /**
-   * Evaluate a prepared snippet. Its outcome arrives through hooks.report: at once for an
-   * evaluation error or a snippet that settles synchronously, else from a later `step()`.
+   * Evaluate a prepared snippet and, if its promise is still pending, do in the same entry what the
+   * first `step()` would: deliver `replies`, run up to `maxJobs` promise jobs (each entry costs the
+   * watchdog an OS thread, so a snippet whose awaits settle at once now needs one entry, not two).
+   * Its outcome arrives through hooks.report: from this call when it settled, else from a later
+   * `step()`. Returns whether the replies were delivered (else they are kept for later).
    */
-  evaluate(script: string): void {
+  evaluate(script: string, replies: readonly EncodedReply[] = [], maxJobs = 0): boolean {
     this.releaseMain();
+    let delivered = false;
     this.enter(() => {
       const result = this.context.evalCode(script, "snippet.ts", { type: "global" });
       if (result.error) {
         try {
-          this.callEntry(this.entry.reportError, [result.error]);
+          this.reportOutcome(false, result.error);
         } finally {
           result.error.dispose();
         }
@@ -143,7 +146,14 @@ export class SandboxInstance {
       }
       this.main = result.value;
       this.reportIfSettled();
+      // Settled at once (`1+1`): replies wait, as they did for a run that needed no step.
+      if (!this.main) return;
+      delivered = true;
+      for (const reply of replies) this.deliver(reply);
+      if (maxJobs > 0) this.runJobsInside(maxJobs);
+      this.reportIfSettled();
     });
+    return delivered;
   }
 
   /**
@@ -216,7 +226,7 @@ export class SandboxInstance {
     this.main = null;
     const settled = state.type === "fulfilled" ? state.value : state.error;
     try {
-      this.callEntry(state.type === "fulfilled" ? this.entry.exportValue : this.entry.reportError, [settled]);
+      this.reportOutcome(state.type === "fulfilled", settled);
     } finally {
       if (settled !== main && settled.alive) settled.dispose();
       if (main.alive) main.dispose();
@@ -293,15 +303,39 @@ export class SandboxInstance {
 
   /** Calls a guest entry point; a guest exception there is a bug of ours, so it poisons. */
   private callEntry(fn: QuickJSHandle, args: QuickJSHandle[]): void {
+    this.callEntryFor(fn, args, () => undefined);
+  }
+
+  /** callEntry, and `read` the entry's return value (a handle valid during the call) unless it threw. */
+  private callEntryFor<T>(fn: QuickJSHandle, args: QuickJSHandle[], read: (value: QuickJSHandle) => T): T | undefined {
     const result = this.context.callFunction(fn, this.context.undefined, ...args);
     if (result.error) {
       const text = this.describeGuestError(result.error);
       result.error.dispose();
       // The interrupt (a deadline) can land inside an entry point; that is not a fault.
-      if (this.interrupted) return;
+      if (this.interrupted) return undefined;
       throw new Error(`sandbox guest runtime failed: ${text}`);
     }
-    result.value.dispose();
+    try {
+      return read(result.value);
+    } finally {
+      result.value.dispose();
+    }
+  }
+
+  /**
+   * The snippet's outcome: the guest encodes it and returns "kind\n" + json (one host call fewer
+   * than reporting it through host.report, which it still does for a value with binary parts).
+   */
+  private reportOutcome(fulfilled: boolean, value: QuickJSHandle): void {
+    const text = this.callEntryFor(this.entry.outcome, [fulfilled ? this.context.true : this.context.false, value], (h) =>
+      this.context.typeof(h) === "string" ? this.context.getString(h) : undefined,
+    );
+    if (text === undefined) return;
+    // Anything thrown here escapes the entry, which poisons the instance (as a bad host.report did).
+    const cut = text.indexOf("\n");
+    if (cut < 0) throw new TypeError("sandbox: malformed outcome");
+    this.receiveReport(text.slice(0, cut), text.slice(cut + 1), []);
   }
 
   private describeGuestError(handle: QuickJSHandle): string {
@@ -343,8 +377,7 @@ export class SandboxInstance {
       this.entry = {
         settle: ctx.getProp(entry, "settle"),
         fireTimer: ctx.getProp(entry, "fireTimer"),
-        exportValue: ctx.getProp(entry, "exportValue"),
-        reportError: ctx.getProp(entry, "reportError"),
+        outcome: ctx.getProp(entry, "outcome"),
         forget: ctx.getProp(entry, "forget"),
       };
       entry.dispose();
@@ -443,26 +476,28 @@ export class SandboxInstance {
   }
 
   private hostReport(args: QuickJSHandle[]): void {
-    this.guard(() => {
-      const kind = this.str(args[0]);
-      if (kind === "unencodable") {
-        this.hooks.report("unencodable", { value: this.str(args[1]), opaque: true });
+    this.guard(() => this.receiveReport(this.str(args[0]), this.str(args[1]), this.bytes(args.slice(2))));
+  }
+
+  /** A report from the guest (host.report's arguments, or an outcome returned by the guest). */
+  private receiveReport(kind: string, json: string, buffers: ArrayBuffer[]): void {
+    if (kind === "unencodable") {
+      this.hooks.report("unencodable", { value: json, opaque: true });
+      return;
+    }
+    if (kind !== "value" && kind !== "error" && kind !== "uncaught") throw new TypeError("sandbox: unknown report");
+    let decoded: Decoded;
+    try {
+      decoded = this.decodeFromGuest(json, buffers, true);
+    } catch (err) {
+      // Data the host refuses (a __proto__ key, say) is reported, not trusted.
+      if (kind === "value") {
+        this.hooks.report("unencodable", { value: (err as Error).message, opaque: true });
         return;
       }
-      if (kind !== "value" && kind !== "error" && kind !== "uncaught") throw new TypeError("sandbox: unknown report");
-      let decoded: Decoded;
-      try {
-        decoded = this.decodeFromGuest(this.str(args[1]), this.bytes(args.slice(2)), true);
-      } catch (err) {
-        // Data the host refuses (a __proto__ key, say) is reported, not trusted.
-        if (kind === "value") {
-          this.hooks.report("unencodable", { value: (err as Error).message, opaque: true });
-          return;
-        }
-        decoded = { value: err, opaque: false };
-      }
-      this.hooks.report(kind, decoded);
-    });
+      decoded = { value: err, opaque: false };
+    }
+    this.hooks.report(kind, decoded);
   }
 
   private hostCompile(args: QuickJSHandle[]): QuickJSHandle | { error: QuickJSHandle } {

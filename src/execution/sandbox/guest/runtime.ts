@@ -42,6 +42,12 @@ export interface GuestEntryPoints {
   /** Report a thrown value (a synchronous evaluation error) through host.report. */
   reportError(reason: unknown): void;
   /**
+   * The snippet's outcome (its value, or what it threw) as exportValue / reportError report it, but
+   * returned as `kind + "\n" + json` instead — one host call fewer per run (QuickJS). A value with
+   * binary parts is still reported through host.report, and undefined is returned.
+   */
+  outcome(fulfilled: boolean, value: unknown): string | undefined;
+  /**
    * Drop the timers (they do not outlive their run) and, when `calls` is true, the pending
    * namespace calls too (after a timeout: the continuations of a stopped run must never resume).
    */
@@ -209,18 +215,19 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
   g["global"] = g;
 
   // ---- entry points for the host ---------------------------------------------------------------
-  const report = (kind: string, value: unknown): void => {
+  /** [kind, json, ...buffers]: what host.report receives for `value`. */
+  const reportOf = (kind: string, value: unknown): [string, string, ...ArrayBuffer[]] => {
     let encoded;
     try {
       encoded = encode(value, displayMode);
     } catch (err) {
-      if (kind === "value") {
-        reflectApply(hostReport, undefined, ["unencodable", jsonStringify(String((err as Error).message))]);
-        return;
-      }
+      if (kind === "value") return ["unencodable", jsonStringify(String((err as Error).message))];
       encoded = encode(namedError("Error", `a value was thrown that could not be copied out of the sandbox: ${(err as Error).message}`), displayMode);
     }
-    reflectApply(hostReport, undefined, [kind, encoded.json, ...encoded.buffers]);
+    return [kind, encoded.json, ...encoded.buffers];
+  };
+  const report = (kind: string, value: unknown): void => {
+    reflectApply(hostReport, undefined, reportOf(kind, value));
   };
 
   const entryPoints: GuestEntryPoints = {
@@ -253,6 +260,14 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
     },
     reportError(reason) {
       report("error", reason);
+    },
+    outcome(fulfilled, value) {
+      const args = reportOf(fulfilled ? "value" : "error", value);
+      if (args.length > 2) {
+        reflectApply(hostReport, undefined, args);
+        return undefined;
+      }
+      return `${args[0]}\n${args[1]}`;
     },
     forget(calls) {
       timers.clear();
