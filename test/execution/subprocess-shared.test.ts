@@ -4,7 +4,11 @@
  * what one session sees of another, what a timeout or a busy loop in one does to the others,
  * reset/close freeing only their own context, the per-child cap, and per-session output.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -14,6 +18,9 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { executorConformance } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
+import { EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
+
+const REPO = path.resolve(import.meta.dirname, "..", "..");
 
 // Four sessions a child: the suite's sessions fill several children, as a busy host's would.
 const suiteChildren = new SharedChildren({ sessionsPerChild: 4 });
@@ -172,5 +179,30 @@ describe("SubprocessExecutor with a shared child", () => {
     const next = await b.run("typeof kept");
     expect(next.value).toBe("undefined");
     expect(next.stderr).toMatch(/ended between runs \(over its memory limit/);
+  });
+
+  it("docs/executors.md's example runs as written", async () => {
+    const doc = readFileSync(path.join(REPO, "docs", "executors.md"), "utf8");
+    const block = /```ts\n(import \{ Session, SharedChildren[\s\S]*?)```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const script = path.join(dir, "example.mjs");
+    const dist = pathToFileURL(path.join(REPO, "dist", "index.js")).href;
+    const body = (block as string).replace(/from "ts-code-mode";/, `from ${JSON.stringify(dist)};`);
+    await writeFile(
+      script,
+      [
+        `import { FileStorage } from ${JSON.stringify(dist)};`,
+        `const storage = new FileStorage({ basePath: ${JSON.stringify(dir)} });`,
+        `const toolsPath = ${JSON.stringify(EXAMPLE_TOOLS_PATH)};`,
+        body,
+        "const other = new Session({ storage, executor: new SubprocessExecutor({ toolsPath, sharedChild: shared }) });",
+        "await other.start();",
+        "console.log(JSON.stringify({ sum: (await session.run('1 + 1')).value, stats: shared.stats() }));",
+        "await session.close(); await other.close(); await shared.close();",
+      ].join("\n"),
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [script], { timeout: 60_000 });
+    const out = JSON.parse(stdout.trim().split("\n").at(-1) as string) as { sum: number; stats: { children: number; sessions: number } };
+    expect(out).toMatchObject({ sum: 2, stats: { children: 1, sessions: 2 } });
   });
 });

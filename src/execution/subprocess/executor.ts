@@ -120,6 +120,13 @@ const optionsShape = lazy(() => ({
   spareChild: z.boolean().optional(),
 }));
 
+// capabilities() notes that hold alike for a child of its own and a shared one.
+const TOOL_CALLS_NOTE = "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.";
+const NETWORK_NOTE = "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor for that.";
+const CHILD_PROCESSES_NOTE =
+  "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.";
+const RUNS_END_NOTE = "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host.";
+
 /** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
 const KILL_GRACE_MS = 200;
 /**
@@ -208,18 +215,18 @@ export class SubprocessExecutor implements Executor {
   }
 
   capabilities(): CapabilityReport {
+    if (this.sharing) return this.sharedCapabilities();
     const notes = [
       "timeout: synchronous code before the first await is interrupted and variables are kept; any other runaway code is stopped by restarting the child process, which loses variables.",
-      "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
+      TOOL_CALLS_NOTE,
       "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
-      "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor for that.",
-      "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.",
-      "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host.",
+      NETWORK_NOTE,
+      CHILD_PROCESSES_NOTE,
+      RUNS_END_NOTE,
       this.freezes()
         ? "Between runs the child and every process it started (found as for killing) are frozen (SIGSTOP; the child is started through util-linux's setpriv with a parent-death signal, so it dies with the host even while frozen): code reaching Node's own timers, sockets or processes does not execute until the next run. A process that clears its environment and double-forks away is not frozen."
         : "Between runs the child is not frozen here (that needs Linux and util-linux's setpriv): code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close(), without reaching the host.",
     ];
-    if (this.sharing) return this.sharedCapabilities(notes);
     if (this.options.maxMemoryMb === undefined) notes.push("memoryLimit: no maxMemoryMb set, so only Node's default heap limit applies.");
     else if (canWatchMemory)
       notes.push(
@@ -232,20 +239,17 @@ export class SubprocessExecutor implements Executor {
     return { capabilities: caps, notes };
   }
 
-  /**
-   * A session in a child shared with others (sharedChild): what it gives up for its lower memory.
-   * The first notes (tool calls, child processes, runs end) hold as for a child of its own.
-   */
-  private sharedCapabilities(common: string[]): CapabilityReport {
+  /** A session in a child shared with others (sharedChild): what it gives up for its lower memory. */
+  private sharedCapabilities(): CapabilityReport {
     const sharing = this.sharing as SharedChildren;
     const notes = [
       `sharedChild: this session runs in its own vm context inside a child process shared with up to ${sharing.sessionsPerChild - 1} other sessions of the same SharedChildren (sessionsPerChild). Each session has its own globals and variables, but they share the child's heap, memory cap, event loop and Node's process-wide objects (process, require's module cache, Buffer, process.send): code of one session can reach another's through those. Share a child only between sessions of one trust domain; the host itself stays out of reach as with a child of its own.`,
       "timeout: synchronous code before the first await is stopped inside the child by vm's own timeout and its variables are kept, and the other sessions go on. Code that only ending the process stops (asynchronous code still busy at its deadline or cancel) ends the shared child: this session's run ends with TimeoutError or CancelledError, another session's run in progress with SessionLostError, and an idle session is told with its next result; every one of them goes on in a fresh context of a new child, its variables lost.",
-      common[1] as string,
+      TOOL_CALLS_NOTE,
       "processIsolation: a crash, process.exit() or an out-of-memory error ends the shared child and every session in it (their next runs get fresh contexts in a new child); the host is not affected.",
-      common[3] as string,
-      common[4] as string,
-      common[5] as string,
+      NETWORK_NOTE,
+      "Child processes: processes a session's code started belong to the shared child, not the session: they are killed (as for a child of its own: descendants, group, session and marker-carrying ones on Linux) when the child ends (its last session leaves, or a restart), not when one session resets or closes.",
+      RUNS_END_NOTE,
       this.freezes()
         ? "Between runs the shared child is frozen (SIGSTOP, as a child of its own) once none of its sessions is running; while another session runs, code this session left reaching Node's own timers or sockets may run too."
         : "Between runs the shared child is not frozen here (that needs Linux and util-linux's setpriv).",
