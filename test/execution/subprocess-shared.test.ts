@@ -94,6 +94,22 @@ describe("SubprocessExecutor with a shared child", () => {
     expect(shared.stats()).toEqual({ children: 0, sessions: 0, pids: [] });
   });
 
+  it("closing a session in the middle of a run that waits stops only that run; the others keep their child and variables", async () => {
+    const [a, b] = [await open(), await open()];
+    await b.run("var kept = 'b'");
+    const pid = pidOf(b);
+    let inRun = false;
+    const waiting = a.run("console.log('waiting'); await new Promise((r) => setTimeout(r, 60_000))", { onOutput: () => void (inRun = true) });
+    await waitFor(() => inRun, "a's run to be waiting in the child", 20_000);
+    await a.close();
+    expect((await waiting).error?.name).toBe("SessionClosedError");
+    const next = await b.run("kept");
+    expect(next.value).toBe("b");
+    expect(next.stderr).toBe("");
+    expect(pidOf(b)).toBe(pid);
+    expect(isAlive(pid)).toBe(true);
+  });
+
   it("a synchronous loop at its deadline is stopped inside the child: its variables are kept and the other sessions go on", async () => {
     const [a, b] = [await open(), await open()];
     await a.run("var kept = 'a'");

@@ -43,6 +43,9 @@ export interface SharedChildrenOptions {
 export const DEFAULT_SESSIONS_PER_CHILD = 8;
 const MAX_SESSIONS_PER_CHILD = 256;
 
+/** How long a session that leaves in the middle of a run waits for the run to end before the child must be ended (as IDLE_STOP_GRACE_MS). */
+const LEAVE_GRACE_MS = 1_000;
+
 /** What a session's context was left with when it left a child that goes on (reset, close). */
 const LEFT: ChildExit = { code: null, signal: null, stderrTail: "", fatal: null, memoryExceededMb: null, protocolViolation: null };
 
@@ -155,6 +158,10 @@ class SessionGuest implements GuestHandle {
   private left = false;
   /** A run sent whose result has not come back: its code may still be executing in the child. */
   private runInChild: number | null = null;
+  /** The host asked that run to stop (its deadline or a cancel) and then gave up on it: it is busy. */
+  private stopAsked = false;
+  /** Told when the result of runInChild arrives (a session leaving in the middle of a run waits for it). */
+  private onRunEnded: (() => void) | null = null;
 
   constructor(
     private readonly child: SharedChild,
@@ -187,13 +194,17 @@ class SessionGuest implements GuestHandle {
 
   send(message: HostToGuest): void {
     if (!this.isAlive) throw new Error("the executor process is not running");
-    if (message.type === "run") this.runInChild = message.runId;
+    if (message.type === "run") [this.runInChild, this.stopAsked] = [message.runId, false];
+    else if (message.type === "stop" && message.runId === this.runInChild) this.stopAsked = true;
     this.child.handle.send({ ...message, session: this.session });
   }
 
   receive(message: GuestToHost): void {
-    if (message.type === "result" && message.runId === this.runInChild) this.runInChild = null;
-    this.onMessage(message);
+    if (message.type === "result" && message.runId === this.runInChild) {
+      this.runInChild = null;
+      this.onRunEnded?.();
+    }
+    if (!this.left) this.onMessage(message);
   }
 
   freeze(): boolean {
@@ -212,33 +223,50 @@ class SessionGuest implements GuestHandle {
   }
 
   /**
-   * Leave the child: its context is closed and the child goes on for the other sessions. A run
-   * whose code is still executing (the executor gave up on it at its deadline or cancel) can be
-   * stopped only by ending the child, and with it every session in it; so does the last session
-   * leaving, and one leaving a child that never started.
+   * Leave the child: its context is closed and the child goes on for the other sessions. A session
+   * that leaves in the middle of a run (closed while its code waits) has the run stopped with its
+   * context and waits up to LEAVE_GRACE_MS for it to end. A run whose code is still executing
+   * after that, or that the executor already gave up on at its deadline or cancel, can be stopped
+   * only by ending the child, and with it every session in it; so does the last session leaving,
+   * and one leaving a child that never started.
    */
   async kill(): Promise<ChildExit> {
     if (this.left) return this.exited;
     this.left = true;
     this.running = false;
     const { child } = this;
-    child.sessions.delete(this.session);
-    if (child.handle.isAlive) {
-      const stuck = this.runInChild !== null;
-      if (stuck || child.sessions.size === 0 || !child.handle.isReady) {
-        if (stuck && child.sessions.size > 0) {
-          child.lostWith ??= "another session in the same shared executor process (SharedChildren) had code still executing at its deadline or cancel, which only ending the process stops";
-        }
-        await child.end();
-      } else {
-        try {
-          child.handle.send({ type: "close", session: this.session });
-        } catch {
-          // the child is gone: its exit reaches the other sessions
-        }
+    const others = () => [...child.sessions.values()].some((s) => s !== this);
+    let stuck = this.runInChild !== null && this.stopAsked;
+    if (child.handle.isAlive && child.handle.isReady && others() && !stuck) {
+      try {
+        child.handle.send({ type: "close", session: this.session });
+      } catch {
+        // the child is gone: its exit reaches the other sessions
       }
+      if (this.runInChild !== null) stuck = !(await this.runEnds(LEAVE_GRACE_MS));
+    }
+    child.sessions.delete(this.session);
+    if (child.handle.isAlive && (stuck || child.sessions.size === 0 || !child.handle.isReady)) {
+      if (stuck && child.sessions.size > 0) {
+        child.lostWith ??= "another session in the same shared executor process (SharedChildren) had code still executing at its deadline, cancel or close, which only ending the process stops";
+      }
+      await child.end();
     }
     this.resolveExit(LEFT);
     return this.exited;
+  }
+
+  /** Whether the run in the child ends (its result arrives, or the child dies) within `ms`. */
+  private runEnds(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      const done = () => {
+        clearTimeout(timer);
+        this.onRunEnded = null;
+        resolve(true);
+      };
+      this.onRunEnded = done;
+      void this.child.handle.exited.then(done);
+    });
   }
 }
