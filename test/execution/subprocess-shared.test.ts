@@ -14,6 +14,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { SharedChildren } from "../../src/execution/subprocess/shared-children.js";
+import { PythonExecutor } from "../../src/execution/python/executor.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { executorConformance } from "../conformance/executor.js";
@@ -183,6 +184,8 @@ describe("SubprocessExecutor with a shared child", () => {
     expect(() => new SubprocessExecutor({ sharedChild: shared, maxMemoryMb: 64 })).toThrow(/maxMemoryMb cannot be set with sharedChild/);
     expect(() => new SubprocessExecutor({ sharedChild: {} as SharedChildren })).toThrow(/sharedChild must be a SharedChildren/);
     expect(() => new SharedChildren({ sessionsPerChild: 0 })).toThrow(/sessionsPerChild must be a whole number from 1 to 256/);
+    // A Python guest is a python3 process of its own: sharing a node child would run its code as TypeScript.
+    expect(() => new PythonExecutor({ sharedChild: shared } as never)).toThrow(/sharedChild is not supported for Python guests/);
   });
 
   it("the SharedChildren's memory cap ends the child, and every session is told", async () => {

@@ -87,7 +87,13 @@ export class SharedChildren {
   readonly launch = (options: SpawnOptions): GuestHandle => {
     if (this.closed) throw new ValidationError("this SharedChildren was closed; its sessions cannot start a context");
     let child: SharedChild | undefined;
-    for (const c of this.children) if (c.takesSessions && c.sessions.size < this.sessionsPerChild) child = c;
+    // The oldest child with room first: sessions gather in as few children as they can.
+    for (const c of this.children) {
+      if (c.takesSessions && c.sessions.size < this.sessionsPerChild) {
+        child = c;
+        break;
+      }
+    }
     child ??= this.startChild();
     return new SessionGuest(child, this.nextSession++, options.importBases ?? [this.cwd], options.onMessage);
   };
