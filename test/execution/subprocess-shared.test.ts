@@ -111,6 +111,19 @@ describe("SubprocessExecutor with a shared child", () => {
     expect(isAlive(pid)).toBe(true);
   });
 
+  it("a session that leaves while the shared child is still starting leaves it to the sessions joining with it", async () => {
+    const spawn = { maxMemoryMb: undefined, permissions: undefined, env: {}, cwd: dir, onMessage: () => undefined };
+    const leaving = shared.launch(spawn);
+    const staying = shared.launch(spawn);
+    // In the same turn as the launch: the child cannot have said it is ready.
+    expect(leaving.isReady).toBe(false);
+    await leaving.kill();
+    await staying.ready;
+    expect(staying.isAlive).toBe(true);
+    expect(shared.stats()).toMatchObject({ children: 1, sessions: 1 });
+    await staying.kill();
+  });
+
   it("a synchronous loop at its deadline is stopped inside the child: its variables are kept and the other sessions go on", async () => {
     const [a, b] = [await open(), await open()];
     await a.run("var kept = 'a'");

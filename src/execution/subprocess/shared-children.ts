@@ -243,6 +243,7 @@ class SessionGuest implements GuestHandle {
     const { child } = this;
     const others = () => [...child.sessions.values()].some((s) => s !== this);
     let stuck = this.runInChild !== null && this.stopAsked;
+    // A child still starting has no context of this session yet (`ready` opens none once it left).
     if (child.handle.isAlive && child.handle.isReady && others() && !stuck) {
       try {
         child.handle.send({ type: "close", session: this.session });
@@ -252,7 +253,7 @@ class SessionGuest implements GuestHandle {
       if (this.runInChild !== null) stuck = !(await this.runEnds(LEAVE_GRACE_MS));
     }
     child.sessions.delete(this.session);
-    if (child.handle.isAlive && (stuck || child.sessions.size === 0 || !child.handle.isReady)) {
+    if (child.handle.isAlive && (stuck || child.sessions.size === 0)) {
       if (stuck && child.sessions.size > 0) {
         child.lostWith ??= "another session in the same shared executor process (SharedChildren) had code still executing at its deadline, cancel or close, which only ending the process stops";
       }
