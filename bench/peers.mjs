@@ -4,6 +4,9 @@
  *
  *   node bench/peers.mjs [--rounds 5] [--fresh] [--only NAME,...] [--write-docs]
  *
+ * --only names peers and/or our opt-in rows (subprocess-shared: sessions as contexts in one shared
+ * child, SubprocessExecutor({ sharedChild })); ours named are measured beside the default.
+ *
  * Peers, each installed from the npm registry into its own temporary folder (os.tmpdir()/tcm-peers-*,
  * reused by the next run; --fresh installs anew):
  *   - UTCP code-mode (@utcp/code-mode; code in isolated-vm, inside the host process). On Node 20 its
@@ -56,6 +59,8 @@ const INSTALL_TIMEOUT_MS = 20 * 60_000;
 const EXTRA_SESSIONS = 8;
 /** After its figures, how long a probe may take to exit before its process group is killed (isolated-vm 5 hangs at exit). */
 const EXIT_GRACE_MS = 3_000;
+/** sessionsPerChild of the sharedChild row: every session of a probe fits in one child. */
+const SHARED_SESSIONS_PER_CHILD = 16;
 /** Calls in the per-call loop, as in the issue's table. */
 const CALLS = 100;
 
@@ -121,8 +126,11 @@ const { noopAdapter } = await import(${JSON.stringify(LIB)});
 const dir = await (await import("node:fs/promises")).mkdtemp((await import("node:os")).tmpdir() + "/tcm-peers-ours-");
 const storage = new m.FileStorage({ basePath: dir });
 const registry = () => { const tools = new m.ToolRegistry(); tools.register(noopAdapter()); return tools; };
+// Several sessions in one child (issue 42 item 4): room for the first session and the ${EXTRA_SESSIONS} held ones, so the figure is a context's cost.
+const shared = ${JSON.stringify(executor)} === "subprocess-shared" ? new m.SharedChildren({ sessionsPerChild: ${SHARED_SESSIONS_PER_CHILD} }) : null;
 const executors = {
   subprocess: () => new m.SubprocessExecutor({ tools: registry() }),
+  "subprocess-shared": () => new m.SubprocessExecutor({ tools: registry(), sharedChild: shared }),
   sandbox: () => new m.SandboxExecutor({ tools: registry() }),
   deno: () => new m.SandboxExecutor({ engine: "deno", tools: registry() }),
   "in-process": () => new m.InProcessExecutor({ tools: registry() }),
@@ -318,6 +326,8 @@ export const OURS = [
   { name: "deno", title: "deno" },
   // Trusted code only (no isolation): what ours costs without a boundary.
   { name: "in-process", title: "in-process" },
+  // Opt-in: sessions as contexts in one shared child (SubprocessExecutor({ sharedChild })); measured with --only subprocess-shared.
+  { name: "subprocess-shared", title: `subprocess, sharedChild (${SHARED_SESSIONS_PER_CHILD} a child)`, optIn: true },
 ];
 
 /**
@@ -595,7 +605,7 @@ async function main() {
   });
   if (values.help) {
     process.stdout.write(
-      "usage: node bench/peers.mjs [--rounds N] [--fresh] [--only utcp,vercel,cloudflare] [--write-docs]\n" +
+      "usage: node bench/peers.mjs [--rounds N] [--fresh] [--only utcp,vercel,cloudflare,subprocess-shared] [--write-docs]\n" +
         "Installs UTCP code-mode, Vercel @ai-sdk/code-mode (on Node 22 from npm) and Cloudflare codemode (on workerd from npm) into temporary folders\n" +
         "and measures each beside ts-code-mode: fresh process → first result, new session → first result, per tool call, memory per idle session.\n" +
         "JSON lines on stdout, progress and the table on stderr; --write-docs writes docs/peers.md.\n",
@@ -605,8 +615,11 @@ async function main() {
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 100) throw new Error(`--rounds must be a whole number from 1 to 100, got ${values.rounds}`);
   const only = values.only?.split(",").map((s) => s.trim());
-  const unknown = only?.filter((n) => !PEERS.some((p) => p.name === n)) ?? [];
-  if (unknown.length) throw new Error(`--only: unknown peer ${unknown.join(", ")}; the peers are ${PEERS.map((p) => p.name).join(", ")}`);
+  const unknown = only?.filter((n) => !PEERS.some((p) => p.name === n) && !OURS.some((o) => o.name === n)) ?? [];
+  if (unknown.length) throw new Error(`--only: unknown peer ${unknown.join(", ")}; the peers are ${PEERS.map((p) => p.name).join(", ")}, and ours ${OURS.map((o) => o.name).join(", ")}`);
+  // Naming some of ours measures those beside the default (the base of every ratio); else every row that is not opt-in.
+  const oursNamed = only?.filter((n) => OURS.some((o) => o.name === n)) ?? [];
+  const oursMeasured = OURS.filter((o, i) => (oursNamed.length ? i === 0 || oursNamed.includes(o.name) : !o.optIn));
   const date = new Date().toISOString().slice(0, 16).replace("T", " ") + " UTC";
   const facts = machine();
 
@@ -622,7 +635,7 @@ async function main() {
     }
     peers.push(entry);
   }
-  const ours = OURS.map((o) => ({ ...o, samples: [], error: null }));
+  const ours = oursMeasured.map((o) => ({ ...o, samples: [], error: null }));
   const floorSamples = { node: [], ipc: [] };
   const short = (x) => FIGURES.map((f) => `${f.key.replace(/_.*/, "")} ${show(x[f.key] ?? null, f)}`).join(", ");
   try {

@@ -196,6 +196,8 @@ function editDistance(a: string, b: string): number {
 /**
  * A remote session is gone: its server stopped, restarted, did not answer in time, or closed the
  * session (idle timeout). Variables are lost; stored data is not. Open a new session to go on.
+ * Also a run's error when the subprocess child it shared with other sessions (sharedChild) was
+ * ended for another session's sake; that session goes on in a fresh context.
  */
 export class SessionLostError extends Error {
   override readonly name = "SessionLostError";

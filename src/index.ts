@@ -52,6 +52,7 @@ export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/e
 export type { HostFacade } from "./execution/protocol.js";
 export * from "./skills/index.js";
 export { setSpareChildren, spareChildren } from "./execution/subprocess/spare-children.js";
+export { SharedChildren, type SharedChildrenOptions } from "./execution/subprocess/shared-children.js";
 export { ExecutorPool, type ExecutorPoolOptions, type Prestartable } from "./execution/pool.js";
 export * from "./runs/index.js";
 export type { PendingCall } from "./execution/protocol.js";

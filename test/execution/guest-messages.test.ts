@@ -14,7 +14,7 @@ const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const wireError = z.object({ name: z.string().max(L.errorName), message: z.string().max(L.errorMessage), stack: z.string().max(L.errorStack).optional() });
 const reference = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
-  z.object({ type: z.literal("call"), callId: id, ns: z.string().max(L.ns), op: z.string().max(L.op), args: z.array(z.unknown()).max(L.args) }),
+  z.object({ type: z.literal("call"), callId: id, ns: z.string().max(L.ns), op: z.string().max(L.op), args: z.array(z.unknown()).max(L.args), session: id.optional() }),
   z.object({
     type: z.literal("result"),
     runId: id,
@@ -28,9 +28,10 @@ const reference = z.discriminatedUnion("type", [
       durationMs: z.number(),
     }),
     interrupted: z.literal(true).optional(),
+    session: id.optional(),
   }),
   z.object({ type: z.literal("fatal"), error: wireError }),
-  z.object({ type: z.literal("output"), runId: id, stream: z.enum(["stdout", "stderr"]), text: z.string().max(MAX_CHUNK_CHARS) }),
+  z.object({ type: z.literal("output"), runId: id, stream: z.enum(["stdout", "stderr"]), text: z.string().max(MAX_CHUNK_CHARS), session: id.optional() }),
 ]);
 
 const err = { name: "Error", message: "m", stack: "s" };
@@ -42,6 +43,10 @@ const valid: Record<string, unknown>[] = [
   { type: "result", runId: 4, result: { ok: false, value: undefined, display: "", stdout: "", stderr: "", error: err, durationMs: 1 }, interrupted: true },
   { type: "fatal", error: { name: "Error", message: "boom" } },
   { type: "output", runId: 0, stream: "stderr", text: "x" },
+  // A shared child's messages name their session (rpc/protocol.ts).
+  { type: "call", callId: 2, ns: "tools", op: "list", args: [], session: 5 },
+  { type: "result", runId: 5, result: { ok: true, value: 1, display: "1", stdout: "", stderr: "", error: null, durationMs: 1 }, session: 0 },
+  { type: "output", runId: 1, stream: "stdout", text: "y", session: 9 },
 ];
 
 /** Values that break a field: wrong types, bounds, non-finite and fractional numbers, too-long strings. */

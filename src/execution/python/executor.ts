@@ -30,7 +30,7 @@ import { deathSignalLauncher } from "../freeze.js";
 import { pythonGuestFile } from "./guest-files.js";
 import { MAX_FRAME_BYTES } from "../subprocess/frames.js";
 
-export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "permissions" | "deps" | "depsFile" | "depsDir" | "allowInstallScripts" | "allowLocalPaths"> {
+export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "sharedChild" | "permissions" | "deps" | "depsFile" | "depsDir" | "allowInstallScripts" | "allowLocalPaths"> {
   /**
    * Python packages the operator wants (PEP 508 names, extras and version specifiers, e.g.
    * "requests>=2"): checked here, installed with pip into the base's venv when the executor starts
@@ -80,6 +80,8 @@ export class PythonExecutor extends SubprocessExecutor {
     for (const key of ["permissions", "depsFile", "depsDir", "allowInstallScripts", "allowLocalPaths"]) {
       if (key in rest) throw new ValidationError(`Invalid PythonExecutor options: ${key} is not supported for Python guests (Node's permission model and npm deps do not apply to them).`);
     }
+    // A shared child is a node process holding TypeScript sessions' contexts; a Python guest is a python3 process of its own.
+    if ("sharedChild" in rest) throw new ValidationError("Invalid PythonExecutor options: sharedChild is not supported for Python guests (a shared child holds TypeScript sessions); each Python session has its own python3 process.");
     super(rest);
     this.python = own.data.python ?? "python3";
     this.allowDeps = rest.allowRuntimeDeps ?? true;

@@ -125,6 +125,8 @@ export class ReplEngine {
   /** The context's intrinsic indirect eval: what compiles snippets (see snippetTrampoline). */
   private evaluate!: (source: string) => unknown;
   private readonly requireFromBase: NodeRequire;
+  /** The context's own Promise: tells its rejections from another context's (see owns). */
+  private realmPromise!: PromiseConstructor;
 
   constructor(private readonly options: ReplEngineOptions) {
     this.requireFromBase = chainedRequire(options.importBases?.length ? options.importBases : [process.cwd()]);
@@ -223,6 +225,11 @@ export class ReplEngine {
     else if (this.late.length < LATE_NOTICE_CHARS) this.late += text.slice(0, LATE_NOTICE_CHARS - this.late.length);
   }
 
+  /** Whether `value` was made in this engine's context (a shared child reports a rejected promise to its session). */
+  owns(value: unknown): boolean {
+    return value instanceof this.realmPromise;
+  }
+
   /** Forget the agent's variables: a fresh context with fresh namespaces; timers are cleared. */
   reset(): void {
     this.clearTimers();
@@ -265,6 +272,7 @@ export class ReplEngine {
     this.evaluate = vm.runInContext("(0, eval)", context) as (source: string) => unknown;
     const ErrorCtor = vm.runInContext("Error", context) as ErrorConstructor;
     const GuestPromise = vm.runInContext("Promise", context) as PromiseConstructor;
+    this.realmPromise = GuestPromise;
     this.options.onContext?.(vm.runInContext("Object.prototype", context) as object);
     /** A host promise as one of the guest's realm, so that a rejection nobody awaits is known as the guest's. */
     const own = <T>(p: Promise<T>): Promise<T> => GuestPromise.resolve(p);

@@ -13,6 +13,14 @@
  *                  { type: "reply", callId, ok: false, error }          error: WireError
  *   guest → host   { type: "result", runId, result, interrupted? }     ExecutionResult of the run
  *   guest → host   { type: "fatal", error }                            uncaught exception; the guest exits next
+ *
+ * A shared child (subprocess/shared-children.ts) holds several sessions, each in its own context:
+ *
+ *   host → guest   { type: "open", session, importBases }             a new session's context
+ *   host → guest   { type: "close", session }                         forget that session's context
+ *
+ * and every run, stop, reply, call, output and result message then carries the `session` it
+ * belongs to. A child of one session never sees `session`.
  */
 import type { ExecutionResult } from "../protocol.js";
 import type { WireError } from "../wire-error.js";
@@ -20,7 +28,14 @@ import type { WireError } from "../wire-error.js";
 export interface ReadyMessage {
   type: "ready";
 }
-export interface RunMessage {
+/** Set (to "1") in a shared child's environment: it starts with no session and opens one per OpenMessage. */
+export const SHARED_CHILD_ENV = "TS_CODE_MODE_SHARED_CHILD";
+
+/** Which session of a shared child a message belongs to; absent in a child of one session. */
+interface SessionTagged {
+  session?: number;
+}
+export interface RunMessage extends SessionTagged {
   type: "run";
   runId: number;
   script: string;
@@ -28,21 +43,21 @@ export interface RunMessage {
   /** Send the run's output as it is produced (OutputMessage); only when the host listens. */
   stream?: boolean;
 }
-export interface OutputMessage {
+export interface OutputMessage extends SessionTagged {
   type: "output";
   runId: number;
   stream: "stdout" | "stderr";
   text: string;
 }
-export interface CallMessage {
+export interface CallMessage extends SessionTagged {
   type: "call";
   callId: number;
   ns: string;
   op: string;
   args: unknown[];
 }
-export type ReplyMessage = { type: "reply"; callId: number; ok: true; value: unknown } | { type: "reply"; callId: number; ok: false; error: WireError };
-export interface ResultMessage {
+export type ReplyMessage = ({ type: "reply"; callId: number; ok: true; value: unknown } | { type: "reply"; callId: number; ok: false; error: WireError }) & SessionTagged;
+export interface ResultMessage extends SessionTagged {
   type: "result";
   runId: number;
   result: ExecutionResult;
@@ -64,12 +79,23 @@ export interface FatalMessage {
  * TimeoutError/CancelledError and keeps its variables. A busy guest never reads it; the host then
  * interrupts or replaces the process.
  */
-export interface StopMessage {
+export interface StopMessage extends SessionTagged {
   type: "stop";
   runId: number;
   reason: "timeout" | "cancel";
 }
-export type HostToGuest = RunMessage | ReplyMessage | StopMessage;
+/** A shared child: make a context for a new session, importing packages from `importBases` (in order). */
+export interface OpenMessage {
+  type: "open";
+  session: number;
+  importBases: string[];
+}
+/** A shared child: the session left (closed, reset); its context and timers go. */
+export interface CloseMessage {
+  type: "close";
+  session: number;
+}
+export type HostToGuest = RunMessage | ReplyMessage | StopMessage | OpenMessage | CloseMessage;
 export type GuestToHost = ReadyMessage | CallMessage | ResultMessage | FatalMessage | OutputMessage;
 
 export function isGuestMessage(value: unknown): value is GuestToHost {
@@ -79,5 +105,5 @@ export function isGuestMessage(value: unknown): value is GuestToHost {
 
 export function isHostMessage(value: unknown): value is HostToGuest {
   const t = (value as { type?: unknown } | null)?.type;
-  return t === "run" || t === "reply" || t === "stop";
+  return t === "run" || t === "reply" || t === "stop" || t === "open" || t === "close";
 }

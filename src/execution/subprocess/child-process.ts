@@ -36,6 +36,14 @@ export interface SpawnOptions {
   onMessage(message: GuestToHost): void;
   /** A guest that is not child.js under this Node (the Python guest); default: child.js over Node's IPC channel. */
   program?: GuestProgram;
+  /** The folders the guest imports packages from, in order (also in env as TS_CODE_MODE_IMPORT_BASES); a shared child's session is opened with them. */
+  importBases?: string[];
+  /**
+   * A child that holds several sessions (./shared-children.ts): it opens a context per session on
+   * the host's word and is never interrupted with SIGINT, which would stop whichever session's
+   * script happened to run; each run's synchronous code is bounded by vm's own timeout instead.
+   */
+  shared?: boolean;
 }
 
 /**
@@ -60,6 +68,11 @@ export interface ChildExit {
   memoryExceededMb: number | null;
   /** Set when the host killed the child for sending a message outside the protocol: what was wrong. */
   protocolViolation: string | null;
+  /**
+   * A shared child (./shared-children.ts) that ended for another session's sake: why, as the
+   * sessions that lost their context with it are told.
+   */
+  lostWith?: string;
 }
 
 /**
@@ -316,7 +329,7 @@ function nodeChild(options: SpawnOptions): GuestProgram {
 }
 
 function execArgv(script: string, options: SpawnOptions): string[] {
-  const args: string[] = SIGINT_INTERRUPTS ? [SIGINT_INTERRUPT_FLAG] : [];
+  const args: string[] = SIGINT_INTERRUPTS && !options.shared ? [SIGINT_INTERRUPT_FLAG] : [];
   if (options.maxMemoryMb !== undefined) args.push(`--max-old-space-size=${options.maxMemoryMb}`);
   const p = options.permissions;
   if (p) {
@@ -328,4 +341,11 @@ function execArgv(script: string, options: SpawnOptions): string[] {
     if (p.childProcess) args.push("--allow-child-process");
   }
   return args;
+}
+
+/** The host's environment as the child's (Node's process.env may hold undefined values). */
+export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
 }

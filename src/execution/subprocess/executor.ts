@@ -39,9 +39,10 @@ import { RunBudget } from "../run-budget.js";
 import { SerialQueue } from "../../serial-queue.js";
 import { deathSignalLauncher } from "../freeze.js";
 import { canWatchMemory, MEMORY_POLL_MS } from "./memory-watch.js";
-import { ChildHandle, describeExit, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram, type SpawnOptions } from "./child-process.js";
+import { ChildHandle, describeExit, stringEnv, isOutOfMemory, type ChildExit, type ChildPermissions, type GuestHandle, type GuestLauncher, type GuestProgram, type SpawnOptions } from "./child-process.js";
 import { SIGINT_INTERRUPTS } from "./interrupt.js";
 import { launchWithSpare } from "./spare-children.js";
+import { SharedChildren } from "./shared-children.js";
 import { recordExecutorRestart } from "../../telemetry/metrics.js";
 
 export interface SubprocessExecutorOptions extends DepsConfig {
@@ -91,6 +92,14 @@ export interface SubprocessExecutorOptions extends DepsConfig {
    * killed after 30 s unused, never keeps the process alive). Default true; false starts no spare.
    */
   spareChild?: boolean;
+  /**
+   * Run this session in its own context inside a child shared with other sessions (see
+   * shared-children.ts): far less memory per session, but the sessions of one child share its
+   * heap, memory cap and process, and code that only ending the process stops ends them all (see
+   * capabilities()). The child's options (maxMemoryMb, env, cwd) are the SharedChildren's;
+   * permissions and spareChild do not apply.
+   */
+  sharedChild?: SharedChildren;
 }
 
 const optionsShape = lazy(() => ({
@@ -110,6 +119,13 @@ const optionsShape = lazy(() => ({
   cwd: z.string().min(1).optional(),
   spareChild: z.boolean().optional(),
 }));
+
+// capabilities() notes that hold alike for a child of its own and a shared one.
+const TOOL_CALLS_NOTE = "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.";
+const NETWORK_NOTE = "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor for that.";
+const CHILD_PROCESSES_NOTE =
+  "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.";
+const RUNS_END_NOTE = "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host.";
 
 /** How long after the run's deadline the host waits for the child's own TimeoutError before killing it. */
 const KILL_GRACE_MS = 200;
@@ -169,19 +185,24 @@ export class SubprocessExecutor implements Executor {
    * `launch` (internal): how a guest is started; ContainerExecutor passes one that starts a
    * container, and reuses all of this executor's policy (timeouts, crashes, restarts, streaming).
    */
+  /** The children this session shares (SubprocessExecutorOptions.sharedChild); null: a child of its own. */
+  private readonly sharing: SharedChildren | null;
+
   constructor(
     options: SubprocessExecutorOptions = {},
     private readonly launch: GuestLauncher = launchChild,
     /** Internal: who the host services serve when not this executor (ContainerExecutor: its own kind, trust and skills.run). */
     private readonly origin?: HostServicesOptions["origin"],
   ) {
-    const { tools, ...rest } = options;
+    const { tools, sharedChild, ...rest } = options;
+    this.sharing = sharedChildOption(sharedChild, rest, launch === launchChild, new.target.name);
+    if (this.sharing) this.launch = this.sharing.launch;
     const parsed = parseOptions(optionsShape, rest, new.target.name, FAST_EXECUTOR_CHECKS);
     this.options = { ...parsed, defaultTimeoutMs: parsed.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS };
     validateDepsConfig(this.options);
     ({ registry: this.registry, codeTools: this.codeTools } = toolsOption(tools, "SubprocessExecutor({ tools })"));
     // child.js is started to be interrupted with SIGINT (see interrupt.ts); another launcher's guest is not.
-    this.interruptsAtDeadline = launch === launchChild && SIGINT_INTERRUPTS;
+    this.interruptsAtDeadline = this.launch === launchChild && SIGINT_INTERRUPTS;
     this.interruptNeedsAck = this.interruptsAtDeadline;
   }
 
@@ -195,13 +216,14 @@ export class SubprocessExecutor implements Executor {
   }
 
   capabilities(): CapabilityReport {
+    if (this.sharing) return this.sharedCapabilities();
     const notes = [
       "timeout: synchronous code before the first await is interrupted and variables are kept; any other runaway code is stopped by restarting the child process, which loses variables.",
-      "Tool calls count toward the run's timeout: each gets min(its own timeout, time left in the run) and is aborted when the run is stopped.",
+      TOOL_CALLS_NOTE,
       "processIsolation: a crash, process.exit() or an out-of-memory error ends only the child; the next run gets a fresh one.",
-      "No network isolation: the child may open connections. Node 20's permission model does not restrict the network either; use SandboxExecutor for that.",
-      "Child processes: reset(), close() and every restart kill the child and, on Linux, every process it started that /proc shows as its descendant, in its group or session, or carrying its marker environment variable (plain, detached, nohup and setsid+double-fork ones included); on other platforms the child leads its own process group and the group is killed. A process that clears its environment and double-forks away escapes; use a container for that.",
-      "Runs end: timers and immediates the code left are cleared when its run ends, and a namespace call made after its run ended is refused by the host.",
+      NETWORK_NOTE,
+      CHILD_PROCESSES_NOTE,
+      RUNS_END_NOTE,
       this.freezes()
         ? "Between runs the child and every process it started (found as for killing) are frozen (SIGSTOP; the child is started through util-linux's setpriv with a parent-death signal, so it dies with the host even while frozen): code reaching Node's own timers, sockets or processes does not execute until the next run. A process that clears its environment and double-forks away is not frozen."
         : "Between runs the child is not frozen here (that needs Linux and util-linux's setpriv): code that reaches Node's own timers, sockets or processes may keep running inside the child until reset() or close(), without reaching the host.",
@@ -213,6 +235,30 @@ export class SubprocessExecutor implements Executor {
       );
     else notes.push("memoryLimit: on this platform maxMemoryMb caps only V8's heap (--max-old-space-size); Buffers and native allocations are not counted (the whole-process cap needs Linux's /proc).");
     if (this.options.permissions) notes.push("filesystem: restricted by Node's permission model to the folders given in permissions.");
+    const caps: Capability[] = ["timeout", "processIsolation", "memoryLimit", "reset"];
+    if (this.options.allowRuntimeDeps !== false) caps.push("depsInstall");
+    return { capabilities: caps, notes };
+  }
+
+  /** A session in a child shared with others (sharedChild): what it gives up for its lower memory. */
+  private sharedCapabilities(): CapabilityReport {
+    const sharing = this.sharing as SharedChildren;
+    const notes = [
+      `sharedChild: this session runs in its own vm context inside a child process shared with up to ${sharing.sessionsPerChild - 1} other sessions of the same SharedChildren (sessionsPerChild). Each session has its own globals and variables, but they share the child's heap, memory cap, event loop and Node's process-wide objects (process, require's module cache, Buffer, process.send): code of one session can reach another's through those. Share a child only between sessions of one trust domain; the host itself stays out of reach as with a child of its own.`,
+      "timeout: synchronous code before the first await is stopped inside the child by vm's own timeout and its variables are kept, and the other sessions go on. Code that only ending the process stops (asynchronous code still busy at its deadline, cancel or close) ends the shared child: this session's run ends with TimeoutError or CancelledError, another session's run in progress with SessionLostError, and an idle session is told with its next result; every one of them goes on in a fresh context of a new child, its variables lost.",
+      TOOL_CALLS_NOTE,
+      "processIsolation: a crash, process.exit() or an out-of-memory error ends the shared child and every session in it (their next runs get fresh contexts in a new child); the host is not affected.",
+      NETWORK_NOTE,
+      "Child processes: processes a session's code started belong to the shared child, not the session: they are killed (as for a child of its own: descendants, group, session and marker-carrying ones on Linux) when the child ends (its last session leaves, or a restart), not when one session resets or closes.",
+      RUNS_END_NOTE,
+      this.freezes()
+        ? "Between runs the shared child is frozen (SIGSTOP, as a child of its own) once none of its sessions is running; while another session runs, code this session left reaching Node's own timers or sockets may run too."
+        : "Between runs the shared child is not frozen here (that needs Linux and util-linux's setpriv).",
+      sharing.maxMemoryMb === undefined
+        ? "memoryLimit: no maxMemoryMb set on the SharedChildren, so only Node's default heap limit applies, to the whole shared child."
+        : `memoryLimit: the SharedChildren's maxMemoryMb (${sharing.maxMemoryMb} MB) caps each shared child as a whole (V8's heap${canWatchMemory ? " and its resident memory" : ""}): one session going over it ends every session in that child.`,
+      "reset() and close() free only this session's context; the child is ended when its last session leaves.",
+    ];
     const caps: Capability[] = ["timeout", "processIsolation", "memoryLimit", "reset"];
     if (this.options.allowRuntimeDeps !== false) caps.push("depsInstall");
     return { capabilities: caps, notes };
@@ -534,7 +580,7 @@ export class SubprocessExecutor implements Executor {
 
   private spawn(): Promise<GuestHandle> {
     const env = this.options.env ?? stringEnv(process.env);
-    const cwd = this.options.cwd ? path.resolve(this.options.cwd) : process.cwd();
+    const cwd = this.sharing ? this.sharing.cwd : this.options.cwd ? path.resolve(this.options.cwd) : process.cwd();
     const importBases = [...(this.depsDir ? [this.depsDir] : []), cwd];
     const permissions = this.options.permissions && { ...this.options.permissions, fsRead: [...(this.options.permissions.fsRead ?? []), ...importBases] };
     const program = this.guestProgram();
@@ -543,6 +589,7 @@ export class SubprocessExecutor implements Executor {
       permissions,
       env: { ...env, TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases), ...this.guestEnv() },
       cwd,
+      importBases,
       onMessage: (m) => this.onMessage(child, m),
       ...(program ? { program } : {}),
     };
@@ -606,12 +653,16 @@ export class SubprocessExecutor implements Executor {
   }
 
   private crashError(exit: ChildExit): ExecutionError {
-    const lost = "The executor process was restarted; variables from earlier runs were lost.";
+    if (exit.lostWith) {
+      return { name: "SessionLostError", message: `The executor process this session shared with other sessions ended: ${exit.lostWith}. Variables from earlier runs were lost; the next run starts in a fresh context.` };
+    }
+    const lost = `The executor process was restarted; variables from earlier runs were lost.${this.sharing ? " The process was shared with other sessions (SharedChildren), which lost theirs too, and the cause may have been another session's code." : ""}`;
     if (exit.protocolViolation !== null) {
       return { name: "ExecutorCrashError", message: `The executor process sent a message outside the protocol (${exit.protocolViolation}; e.g. a forged process.send()), so it was stopped. ${lost}` };
     }
     if (isOutOfMemory(exit)) {
-      const limit = this.options.maxMemoryMb !== undefined ? `the memory limit of ${this.options.maxMemoryMb} MB (maxMemoryMb)` : "Node's default heap limit";
+      const cap = this.options.maxMemoryMb ?? this.sharing?.maxMemoryMb;
+      const limit = cap !== undefined ? `the memory limit of ${cap} MB (maxMemoryMb${this.sharing ? ", shared by the sessions of one child" : ""})` : "Node's default heap limit";
       const reached = exit.memoryExceededMb !== null ? ` (the process's own resident memory reached ${Math.round(exit.memoryExceededMb)} MB)` : "";
       return { name: "MemoryLimitError", message: `The code ran out of memory: it exceeded ${limit}${reached}. ${lost}` };
     }
@@ -660,15 +711,30 @@ class StreamedOutput {
   }
 }
 function describeIdleExit(exit: ChildExit): string {
-  const why =
-    exit.memoryExceededMb !== null
+  const why = exit.lostWith ??
+    (exit.memoryExceededMb !== null
       ? `over its memory limit: ${Math.round(exit.memoryExceededMb)} MB resident`
       : exit.protocolViolation !== null
         ? `it sent a message outside the protocol: ${exit.protocolViolation}`
         : exit.fatal
           ? `uncaught ${exit.fatal.name}: ${exit.fatal.message}`
-          : describeExit(exit);
+          : describeExit(exit));
   return `[ts-code-mode] The executor process ended between runs (${why}); a fresh one ran this code, and variables from earlier runs were lost.`;
+}
+
+/**
+ * The sharedChild option, checked: a SharedChildren, given without the options that belong to the
+ * child (they are the SharedChildren's), to an executor that starts child.js.
+ */
+function sharedChildOption(value: unknown, rest: Record<string, unknown>, startsChildJs: boolean, executor: string): SharedChildren | null {
+  if (value === undefined) return null;
+  if (!(value instanceof SharedChildren)) throw new ValidationError(`Invalid ${executor} options: sharedChild must be a SharedChildren (new SharedChildren({ sessionsPerChild })).`);
+  if (!startsChildJs) throw new ValidationError(`Invalid ${executor} options: sharedChild applies only to SubprocessExecutor's own node children.`);
+  const childOptions = ["maxMemoryMb", "env", "cwd", "permissions", "spareChild"].filter((k) => rest[k] !== undefined);
+  if (childOptions.length) {
+    throw new ValidationError(`Invalid ${executor} options: ${childOptions.join(", ")} cannot be set with sharedChild: the child is shared, so maxMemoryMb, env and cwd are set on the SharedChildren, and permissions and spare children do not apply.`);
+  }
+  return value;
 }
 
 /** The default launcher: child.js (or a GuestProgram) as a child process. */
@@ -680,8 +746,3 @@ function launchChildHandle(options: SpawnOptions): ChildHandle {
   return new ChildHandle(options);
 }
 
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
-}

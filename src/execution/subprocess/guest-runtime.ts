@@ -5,9 +5,10 @@
  * a unix socket. It deliberately imports no compiler and no storage, which keeps start-up short and
  * leaves all authority over data with the host.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ReplEngine } from "../repl/engine.js";
 import { RpcClient } from "../rpc/client.js";
-import { isHostMessage, type GuestToHost } from "../rpc/protocol.js";
+import { isHostMessage, SHARED_CHILD_ENV, type GuestToHost } from "../rpc/protocol.js";
 import { renderDisplay } from "../result.js";
 import { toWireError } from "../wire-error.js";
 import { fitError, fitResult } from "./message-limits.js";
@@ -23,63 +24,98 @@ export interface GuestTransport {
   onDisconnect(listener: () => void): void;
 }
 
+/** One session's REPL in this guest: its context, its calls to the host, its run in progress. */
+interface GuestSession {
+  engine: ReplEngine;
+  client: RpcClient;
+  /** The run in progress and how to stop it while it waits (a StopMessage from the host). */
+  current: { runId: number; stop: AbortController } | null;
+}
+
 export function startGuestRuntime(transport: GuestTransport): void {
   const { send } = transport;
-  const client = new RpcClient(send);
-  const engine = new ReplEngine({
-    call: client.call,
+  const shared = process.env[SHARED_CHILD_ENV] === "1";
+  // Started with --trace-sigint (child-process.ts): the host interrupts at the deadline with SIGINT.
+  // A shared child never is (a SIGINT would stop whichever session's script runs): vm's own timeout.
+  const interrupt = process.execArgv.includes(SIGINT_INTERRUPT_FLAG) ? "sigint" : "timeout";
+  const sessions = new Map<number | undefined, GuestSession>();
+  const open = (session: number | undefined, importBases: string[]): GuestSession => {
+    // A shared child's messages name their session; a child of one session sends them as before.
+    const tagged = session === undefined ? send : (m: GuestToHost) => send({ ...m, session } as GuestToHost);
+    const client = new RpcClient(tagged);
     // The host enforces the deadline of asynchronous code by killing this process.
-    onAsyncTimeout: "none",
-    importBases: importBasesFromEnv(),
-    // Started with --trace-sigint (child-process.ts): the host interrupts at the deadline with SIGINT.
-    interrupt: process.execArgv.includes(SIGINT_INTERRUPT_FLAG) ? "sigint" : "timeout",
-  });
+    const engine = new ReplEngine({ call: client.call, onAsyncTimeout: "none", importBases, interrupt });
+    const entry: GuestSession = { engine, client, current: null };
+    sessions.set(session, entry);
+    return entry;
+  };
+  if (!shared) open(undefined, importBasesFromEnv());
+
+  // Which session's code is executing, across its awaits and timers, so that a direct write to
+  // process.stdout lands in its own run's output. Only a shared child pays for the async tracking.
+  const writer = shared ? new AsyncLocalStorage<ReplEngine>() : null;
+  const single = (): ReplEngine | undefined => sessions.get(undefined)?.engine;
 
   // Direct writes to stdout/stderr belong to the current run's output, like console's.
   for (const stream of ["stdout", "stderr"] as const) {
     const target = process[stream];
     target.write = ((chunk: unknown, ...rest: unknown[]) => {
-      engine.write(stream, typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8"));
+      (writer ? writer.getStore() : single())?.write(stream, typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8"));
       const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
       done?.();
       return true;
     }) as typeof target.write;
   }
 
-  // The run in progress and how to stop it while it waits (a StopMessage from the host).
-  let current: { runId: number; stop: AbortController } | null = null;
   transport.onMessage((message: unknown) => {
     if (!isHostMessage(message)) return;
+    if (message.type === "open") {
+      if (shared && !sessions.has(message.session)) open(message.session, message.importBases.length ? message.importBases : [process.cwd()]);
+      return;
+    }
+    const entry = sessions.get(message.session);
+    if (!entry) return;
+    if (message.type === "close") {
+      entry.current?.stop.abort("cancel");
+      entry.engine.dispose();
+      sessions.delete(message.session);
+      return;
+    }
     if (message.type === "reply") {
-      client.settle(message);
+      entry.client.settle(message);
       return;
     }
     if (message.type === "stop") {
       // Read only when the guest is idle; one for an earlier run is stale and ignored.
-      if (current?.runId === message.runId) current.stop.abort(message.reason);
+      if (entry.current?.runId === message.runId) entry.current.stop.abort(message.reason);
       return;
     }
-    // Cut to the host's limits (an error's message may be any length): the host refuses larger messages.
     const { runId } = message;
+    const tagged = message.session === undefined ? {} : { session: message.session };
     // Output chunks are batched by the engine (output-stream.ts) and all sent before the result.
-    const streaming = message.stream ? { onOutput: (c: OutputChunk) => send({ type: "output", runId, stream: c.stream, text: c.text }) } : {};
+    const streaming = message.stream ? { onOutput: (c: OutputChunk) => send({ type: "output", runId, stream: c.stream, text: c.text, ...tagged }) } : {};
     const stop = new AbortController();
-    current = { runId, stop };
+    entry.current = { runId, stop };
     let interrupted = false;
     const onInterrupted = () => void (interrupted = true);
-    void engine.run(message.script, message.timeoutMs, { ...streaming, stop: stop.signal, onInterrupted }).then((result) => {
-      if (current?.runId === runId) current = null;
+    const { engine } = entry;
+    const run = () => engine.run(message.script, message.timeoutMs, { ...streaming, stop: stop.signal, onInterrupted });
+    void (writer ? writer.run(engine, run) : run()).then((result) => {
+      if (entry.current?.runId === runId) entry.current = null;
+      // Cut to the host's limits (an error's message may be any length): the host refuses larger messages.
       // `interrupted`: this run took the host's SIGINT, so none is left to reach a later run.
-      send({ type: "result", runId, result: fitResult(result), ...(interrupted ? { interrupted: true as const } : {}) });
+      send({ type: "result", runId, result: fitResult(result), ...(interrupted ? { interrupted: true as const } : {}), ...tagged });
     });
   });
 
   // A floating rejected promise is reported in the run's stderr (or the next run's) instead of ending the process.
-  process.on("unhandledRejection", (reason) => {
+  process.on("unhandledRejection", (reason, promise) => {
     // Guest errors come from the vm context's realm, so `instanceof Error` would be false here.
     const e = reason as { name?: unknown; message?: unknown } | null;
     const text = typeof e === "object" && e !== null && typeof e.message === "string" ? `${String(e.name)}: ${e.message}` : renderDisplay(reason, 2_000);
-    engine.report(`Unhandled promise rejection: ${text}\n`);
+    // In a shared child, the session whose context made the promise; a host-made one, nobody's.
+    const owner = shared ? [...sessions.values()].find((s) => s.engine.owns(promise))?.engine : single();
+    owner?.report(`Unhandled promise rejection: ${text}\n`);
   });
 
   // An exception thrown from a timer or callback ends the process, after telling the host why.

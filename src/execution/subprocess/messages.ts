@@ -68,6 +68,11 @@ function result(value: unknown): ExecutionResult {
   };
 }
 
+/** A shared child's session tag (rpc/protocol.ts), copied only when present. */
+function sessionOf(m: Fields): { session?: number } {
+  return m["session"] === undefined ? {} : { session: id(m["session"], "session") };
+}
+
 function parse(raw: unknown): GuestToHost {
   const m = record(raw, "message");
   switch (m["type"]) {
@@ -75,17 +80,17 @@ function parse(raw: unknown): GuestToHost {
       const args = m["args"];
       if (!Array.isArray(args)) throw new Bad("args", "expected an array");
       if (args.length > L.args) throw new Bad("args", `an array of at most ${L.args} items`);
-      return { type: "call", callId: id(m["callId"], "callId"), ns: text(m["ns"], "ns", L.ns), op: text(m["op"], "op", L.op), args };
+      return { type: "call", callId: id(m["callId"], "callId"), ns: text(m["ns"], "ns", L.ns), op: text(m["op"], "op", L.op), args, ...sessionOf(m) };
     }
     case "result": {
       const interrupted = m["interrupted"];
       if (interrupted !== undefined && interrupted !== true) throw new Bad("interrupted", "expected true or no field");
-      return { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]), ...(interrupted ? { interrupted } : {}) };
+      return { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]), ...(interrupted ? { interrupted } : {}), ...sessionOf(m) };
     }
     case "output": {
       const stream = m["stream"];
       if (stream !== "stdout" && stream !== "stderr") throw new Bad("stream", 'expected "stdout" or "stderr"');
-      return { type: "output", runId: id(m["runId"], "runId"), stream, text: text(m["text"], "text", MAX_CHUNK_CHARS) };
+      return { type: "output", runId: id(m["runId"], "runId"), stream, text: text(m["text"], "text", MAX_CHUNK_CHARS), ...sessionOf(m) };
     }
     case "ready":
       return { type: "ready" };
