@@ -88,7 +88,9 @@ describe("Python workflows", () => {
     const refused = await ts.run("await workflows.triple({ n: 4 })");
     expect(refused.error?.name).toBe("ValidationError");
     expect(refused.error?.message).toMatch(/"triple" is a Python workflow; a TypeScript session cannot run it/);
-    await ts.run("await workflows.create({ name: 'tsdouble', source: 'export async function run({ n }: { n: number }) { return n * 2; }' })");
+    // The TypeScript workflow is type-checked on the host (the checker loads on first use): seconds on a loaded machine.
+    const created = await ts.run("await workflows.create({ name: 'tsdouble', source: 'export async function run({ n }: { n: number }) { return n * 2; }' })", { timeoutMs: 60_000 });
+    expect(created.error ?? undefined).toBeUndefined();
     const back = await py.run("workflows.tsdouble(n=1)");
     expect(back.error?.name).toBe("ValidationError");
     expect(back.error?.message).toMatch(/"tsdouble" is a TypeScript workflow; a Python session cannot run it/);

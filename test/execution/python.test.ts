@@ -236,7 +236,10 @@ describe("PythonExecutor", () => {
 
     it("running a (TypeScript) workflow from Python is refused clearly; listing and creating (language typescript) work", async () => {
       await open();
-      const created = await session.run("workflows.create(name='triple', source='export async function run({ n }: { n: number }) { return n * 3; }', language='typescript')['name']");
+      // Creating a TypeScript workflow type-checks it on the host (the checker loads on first use):
+      // seconds on a loaded machine, so this run gets more than the session's 5 s default.
+      const created = await session.run("workflows.create(name='triple', source='export async function run({ n }: { n: number }) { return n * 3; }', language='typescript')['name']", { timeoutMs: 60_000 });
+      expect(created.error ?? undefined).toBeUndefined();
       expect(created.value).toBe("triple");
       expect((await session.run("[w['name'] for w in workflows.list()]")).value).toEqual(["triple"]);
       const r = await session.run("workflows.triple(n=4)");

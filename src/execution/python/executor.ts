@@ -11,6 +11,7 @@
  * PYTHON_KILL_GRACE_MS (it catches BaseException, sits in a C call, ignores SIGINT) is killed with
  * its process, and the error says the variables were lost.
  */
+import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../../lazy.js";
 import type { DepsService } from "../../deps/service.js";
@@ -29,6 +30,7 @@ import { MESSAGE_LIMITS } from "../subprocess/message-limits.js";
 import { deathSignalLauncher } from "../freeze.js";
 import { pythonGuestFile } from "./guest-files.js";
 import { MAX_FRAME_BYTES } from "../subprocess/frames.js";
+import { realPython } from "../../real-python.js";
 
 export interface PythonExecutorOptions extends Omit<SubprocessExecutorOptions, "sharedChild" | "permissions" | "deps" | "depsFile" | "depsDir" | "allowInstallScripts" | "allowLocalPaths"> {
   /**
@@ -64,6 +66,9 @@ export class PythonExecutor extends SubprocessExecutor {
   /** runtime.py's SIGINT handler ignores a signal that arrives between runs: a late one harms no later run. */
   protected override readonly interruptNeedsAck: boolean = false;
   private readonly python: string;
+  /** `python` resolved past a pyenv/asdf shim (real-python.ts), found before the first start. */
+  private startedPython: string | undefined;
+  private readonly guestPlace: { cwd: string | undefined; env: Record<string, string> | undefined };
   private readonly maxMemory: number | undefined;
   private readonly allowDeps: boolean;
   private readonly configuredDeps: string[];
@@ -84,6 +89,7 @@ export class PythonExecutor extends SubprocessExecutor {
     if ("sharedChild" in rest) throw new ValidationError("Invalid PythonExecutor options: sharedChild is not supported for Python guests (a shared child holds TypeScript sessions); each Python session has its own python3 process.");
     super(rest);
     this.python = own.data.python ?? "python3";
+    this.guestPlace = { cwd: rest.cwd, env: rest.env };
     this.allowDeps = rest.allowRuntimeDeps ?? true;
     this.maxMemory = rest.maxMemoryMb;
     this.configuredDeps = deps ?? [];
@@ -114,9 +120,24 @@ export class PythonExecutor extends SubprocessExecutor {
     return admitRun(code, state, startedAt, (c) => c, prelude);
   }
 
+  override async prestart(likely?: StorageBackend): Promise<void> {
+    await this.findPython();
+    return super.prestart(likely);
+  }
+
+  override async start(storage: StorageBackend): Promise<void> {
+    await this.findPython();
+    return super.start(storage);
+  }
+
+  /** Every later (re)start of the guest skips the shim: a restart after a timeout is not a second slower. */
+  private async findPython(): Promise<void> {
+    this.startedPython ??= await realPython(this.python, { cwd: this.guestPlace.cwd ? path.resolve(this.guestPlace.cwd) : process.cwd(), env: this.guestPlace.env ?? process.env });
+  }
+
   protected override guestProgram(): GuestProgram {
     // -u: unbuffered; -X utf8: UTF-8 whatever the locale. The runtime replaces sys.stdout itself.
-    return { command: this.python, args: ["-u", "-X", "utf8", pythonRuntimePath()] };
+    return { command: this.startedPython ?? this.python, args: ["-u", "-X", "utf8", pythonRuntimePath()] };
   }
 
   protected override depsService(storage: StorageBackend): DepsService {

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { ToolError, type ToolErrorCode } from "../../../errors.js";
+import { withRealPython } from "../../../real-python.js";
 
 /** stdout beyond this many bytes kills the process: an agent cannot use more, and memory is finite. */
 export const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
@@ -61,7 +62,12 @@ function abortError(label: string, tool: string, callable: string | null, signal
 }
 
 /** Resolve to stdout (UTF-8) when the command exits with an ok code; otherwise reject with ToolError. */
-export function runCommand(argv: readonly string[], opts: RunCommandOptions): Promise<string> {
+export async function runCommand(argv: readonly string[], opts: RunCommandOptions): Promise<string> {
+  // A Python started through a pyenv/asdf shim costs a second per call: start the real one (real-python.ts).
+  return runArgv(await withRealPython(argv, { cwd: opts.cwd ?? process.cwd(), env: process.env }), opts);
+}
+
+function runArgv(argv: readonly string[], opts: RunCommandOptions): Promise<string> {
   const { tool, callable } = opts;
   const label = opts.label ?? (callable === null ? `tools.${tool}` : `tools.${tool}.${callable}`);
   const executable = argv[0] ?? "";

@@ -22,6 +22,7 @@ import type { CallContext, CallableInfo, CommandPlace, ParamSpec, ToolAdapter, T
 import { callLabel, recipeNameProblem } from "../../validate.js";
 import type { ToolSource } from "../index.js";
 import { serverEnv } from "../mcp/connection.js";
+import { withRealPython } from "../../../real-python.js";
 import { paramsFromInputSchema } from "../mcp/json-schema.js";
 import { cut, eventBody, isObject, parseAnswer, settleEnvelope } from "./envelope.js";
 import type { SampleRequest, ToolableHostOptions } from "./host.js";
@@ -131,7 +132,7 @@ export class ToolableToolAdapter implements ToolAdapter {
     if (!entry.session) throw new ToolError({ tool: this.name, callable, code: "INVALID_INPUT", message: `${label} is not a session tool; call it as ${label}(input)` });
     const timeoutMs = Math.max(1, Math.min(this.spec.timeoutMs, options.timeoutMs ?? this.spec.timeoutMs));
     const place = this.placeOf(options.place);
-    const session = new ToolableSession([...this.argvPrefix(entry.unit, place), callable, "--session", JSON.stringify(args)], {
+    const session = new ToolableSession([...(await this.argvPrefix(entry.unit, place)), callable, "--session", JSON.stringify(args)], {
       tool: this.name,
       callable,
       label,
@@ -172,7 +173,7 @@ export class ToolableToolAdapter implements ToolAdapter {
   /** --resource / --prompt: the whole answer is JSON; an error envelope is thrown. */
   private async readOnce(unit: Unit, words: string[], ctx: CallContext, at: { tool: string; callable: string | null; label: string }): Promise<unknown> {
     const place = this.placeOf(ctx.place);
-    const outcome = await this.runProcess([...this.argvPrefix(unit, place), ...words], at, this.budget(ctx), ctx.signal, true, {}, place, unit);
+    const outcome = await this.runProcess([...(await this.argvPrefix(unit, place)), ...words], at, this.budget(ctx), ctx.signal, true, {}, place, unit);
     const answer = parseAnswer(outcome.stdout, outcome.lastJson);
     if (!answer) throw this.noEnvelope(at, outcome);
     if (answer["status"] === "error" || answer["status"] === "success" || answer["status"] === "partial") return settleEnvelope(answer, at);
@@ -231,7 +232,7 @@ export class ToolableToolAdapter implements ToolAdapter {
     let queue = Promise.resolve();
     let proc: ToolableProcess | null = null;
     try {
-      const outcome = await this.runProcess([...this.argvPrefix(entry.unit, place), entry.name, ...flags, JSON.stringify(args)], at, this.budget(ctx), ctx.signal, false, {
+      const outcome = await this.runProcess([...(await this.argvPrefix(entry.unit, place)), entry.name, ...flags, JSON.stringify(args)], at, this.budget(ctx), ctx.signal, false, {
         onStdoutLine: (value) => {
           if (!isObject(value)) return;
           const type = value["type"];
@@ -324,10 +325,12 @@ export class ToolableToolAdapter implements ToolAdapter {
   /**
    * The executable's argv prefix for `place`: inside a container, command words that name files
    * relative to the tool's cwd become absolute, since those files are mounted at the same paths
-   * (hostFiles) while the working folder is the container's.
+   * (hostFiles) while the working folder is the container's. On the host, a Python started through
+   * a pyenv/asdf shim (`python3 tool.py`, a `#!/usr/bin/env python3` file) starts the real
+   * interpreter instead (real-python.ts): discovery alone starts the executable once per tool.
    */
-  private argvPrefix(unit: Unit, place: CommandPlace | undefined): string[] {
-    if (!place) return unit.command;
+  private async argvPrefix(unit: Unit, place: CommandPlace | undefined): Promise<string[]> {
+    if (!place) return withRealPython(unit.command, { cwd: this.spec.cwd, env: serverEnv(this.spec.env) });
     return unit.command.map((w, i) => (i > 0 && w.includes("/") && !path.isAbsolute(w) && existsSync(path.resolve(this.spec.cwd, w)) ? path.resolve(this.spec.cwd, w) : w));
   }
 
@@ -415,7 +418,7 @@ export class ToolableToolAdapter implements ToolAdapter {
     const promptDocs: string[] = [];
     for (const unit of units) {
       const at = { callable: null, label: `tools.${this.name} (${path.basename(unit.command[unit.command.length - 1]!)} --discover)` };
-      const out = await this.runProcess([...unit.command, "--discover"], at, this.spec.discoverTimeoutMs, undefined, true);
+      const out = await this.runProcess([...(await this.argvPrefix(unit, undefined)), "--discover"], at, this.spec.discoverTimeoutMs, undefined, true);
       const doc = parseAnswer(out.stdout, out.lastJson);
       if (!doc || !Array.isArray(doc["tools"])) {
         throw new ToolError({ tool: this.name, callable: null, code: "DEPENDENCY", message: `${at.label}: the answer is not a toolable discovery document${out.noise ? `: ${cut(out.noise, 300)}` : ""}` });
@@ -429,7 +432,7 @@ export class ToolableToolAdapter implements ToolAdapter {
         return ok;
       });
       const manifests = await mapLimit(valid, MANIFEST_CONCURRENCY, async (n) => {
-        const m = await this.runProcess([...unit.command, n, "--manifest"], { callable: n, label: `tools.${this.name}.${n} --manifest` }, this.spec.discoverTimeoutMs, undefined, true);
+        const m = await this.runProcess([...(await this.argvPrefix(unit, undefined)), n, "--manifest"], { callable: n, label: `tools.${this.name}.${n} --manifest` }, this.spec.discoverTimeoutMs, undefined, true);
         return parseAnswer(m.stdout, m.lastJson) ?? {};
       });
       valid.forEach((n, i) => {
