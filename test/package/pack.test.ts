@@ -4,7 +4,7 @@
  * way a user runs it: --version, init, run, and `mcp` answering tools/list over stdio.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,16 +35,6 @@ async function cleanCopy(to: string): Promise<void> {
   }
   // The build tools only; `npm ci` would give the same.
   await symlink(path.join(REPO, "node_modules"), path.join(to, "node_modules"));
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
-    else out.push(full);
-  }
-  return out;
 }
 
 beforeAll(async () => {
