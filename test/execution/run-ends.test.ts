@@ -5,7 +5,8 @@
  * namespace call reaches the host once the run's result is out. Real executors, a real probe tool
  * counting the calls it gets.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +19,20 @@ import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `0` until the guest has written `file`: code left behind by an earlier run gets its turn
+ * only while a run is going (the subprocess child is frozen between runs). Returns those runs'
+ * stderr. Bounded: a guest that never writes the file fails the test.
+ */
+async function runUntilFile(session: Session, file: string): Promise<string> {
+  let stderr = "";
+  for (const started = Date.now(); !existsSync(file); await sleep(5)) {
+    if (Date.now() - started > 30_000) throw new Error(`${file} was not written within 30 s`);
+    stderr += (await session.run("0")).stderr;
+  }
+  return stderr;
+}
 
 const executors: [string, (tools: ToolRegistry) => Executor][] = [
   ["InProcessExecutor", (tools) => new InProcessExecutor({ tools, defaultTimeoutMs: 5_000 })],
@@ -73,15 +88,20 @@ for (const [name, create] of executors) {
 
     it("code resumed after the result (by Node's own timers) makes no host call; the refusal is reported", async () => {
       const before = probe.contexts.length;
+      // The code resumes when the test says so, after it has the result (a fixed delay could fire
+      // first on a loaded machine), and leaves a file once its call has failed.
+      const go = path.join(dir, "resume-go");
+      const refused = path.join(dir, "resume-refused");
       const r = await session.run(
-        "(async () => { await new Promise((r) => require('node:timers').setTimeout(r, 30)); await tools.probe.echo({ value: 'after the result' }) })(); 'returned'",
+        `(async () => { const fs = require('node:fs'); await new Promise((r) => { const poll = () => (fs.existsSync(${JSON.stringify(go)}) ? r() : require('node:timers').setTimeout(poll, 5)); poll(); }); await tools.probe.echo({ value: 'after the result' }).catch((e) => { fs.writeFileSync(${JSON.stringify(refused)}, ''); throw e; }) })(); 'returned'`,
       );
       expect(r.value).toBe("returned");
-      await sleep(150);
+      await writeFile(go, "");
+      const between = await runUntilFile(session, refused);
       expect(probe.contexts.length).toBe(before);
       // The refused call rejected the floating promise: the agent hears of it with the next run.
       const next = await session.run("1");
-      expect(`${r.stderr}${next.stderr}`).toMatch(/Unhandled promise rejection: RunEndedError: tools\.call: the run that made this call has ended/);
+      expect(`${r.stderr}${between}${next.stderr}`).toMatch(/Unhandled promise rejection: RunEndedError: tools\.call: the run that made this call has ended/);
     });
 
     it("a tool call still in flight when the run returns is aborted", async () => {
@@ -99,18 +119,24 @@ for (const [name, create] of executors) {
 }
 
 describe("SubprocessExecutor: the host refuses calls the child sends outside a run", () => {
-  it("a call forged with process.send from Node's own timers after the run never reaches a tool", async () => {
+  it("a call forged with process.send right behind the run's result never reaches a tool", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-run-ends-"));
     const probe = new ProbeAdapter();
     const tools = new ToolRegistry();
     tools.register(probe);
     const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SubprocessExecutor({ tools }) });
     try {
+      // The forged message follows the run's result at once, on the same channel: the host has
+      // ended the run when it reads it, whatever the load (a fixed delay could fire while the run
+      // is still open, where a call is a call, or after the child is frozen, where nothing runs).
+      const sent = path.join(dir, "forge-sent");
       const r = await session.run(
-        "require('node:timers').setTimeout(() => process.send({ type: 'call', callId: 1e9, ns: 'tools', op: 'call', args: ['probe', 'echo', { value: 'forged' }] }), 20); 'returned'",
+        `const fs = require('node:fs'); const send = process.send.bind(process); process.send = (message, ...rest) => { const out = send(message, ...rest); if (message && message.type === 'result') { process.send = send; send({ type: 'call', callId: 1e9, ns: 'tools', op: 'call', args: ['probe', 'echo', { value: 'forged' }] }, undefined, undefined, () => fs.writeFileSync(${JSON.stringify(sent)}, '')); } return out; }; 'returned'`,
       );
       expect(r.value).toBe("returned");
-      await sleep(200);
+      await runUntilFile(session, sent);
+      // The message was written before the file: one more turn of this event loop reads it.
+      await sleep(50);
       expect(probe.contexts.length).toBe(0);
       expect((await session.run("1 + 1")).value).toBe(2);
     } finally {

@@ -144,6 +144,12 @@ interface PendingRun {
   resolve(result: ExecutionResult): void;
   /** The guest's result of this run arrived. */
   finished(message: ResultMessage): void;
+  /**
+   * Set when the result is read: from then on the run takes no call, although `pending` is only
+   * cleared once the result has made its way out (a call the child sends right behind its result
+   * arrives in the same read, before that).
+   */
+  resultRead?: true;
   /** The child died during the run. */
   crashed(exit: ChildExit): void;
   /** Output the child streamed for this run (only when the caller listens). */
@@ -506,7 +512,10 @@ export class SubprocessExecutor implements Executor {
   private onMessage(child: GuestHandle, message: GuestToHost): void {
     if (child !== this.child) return;
     if (message.type === "call") this.onCall(child, message);
-    else if (message.type === "result" && this.pending?.runId === message.runId) this.pending.finished(message);
+    else if (message.type === "result" && this.pending?.runId === message.runId) {
+      this.pending.resultRead = true;
+      this.pending.finished(message);
+    }
     else if (message.type === "output" && this.pending?.runId === message.runId) this.pending.output?.(message);
   }
 
@@ -516,7 +525,7 @@ export class SubprocessExecutor implements Executor {
    * tools or storage.
    */
   private onCall(child: GuestHandle, message: CallMessage): void {
-    if (!this.pending || !this.provider) {
+    if (!this.pending || this.pending.resultRead || !this.provider) {
       try {
         child.send({ type: "reply", callId: message.callId, ok: false, error: { name: "RunEndedError", message: `${message.ns}.${message.op}: the run that made this call has ended; code left running after a run cannot call the host.` } });
       } catch {
