@@ -139,6 +139,8 @@ export class SearchSetup {
     readonly embedder: Embedder | null,
     private readonly storage: StorageBackend,
     private readonly options: SearchOptions,
+    /** Why the built-in model could not be loaded (a light core install): said at the first search. */
+    private readonly missingModel?: string,
   ) {}
 
   static create(storage: StorageBackend, options: SearchOptions = {}): SearchSetup {
@@ -157,9 +159,7 @@ export class SearchSetup {
       // The built-in model is an optional peer (a light core install leaves it out): a session
       // still starts, searching by words, and the process says so once. An explicit choice fails loudly.
       if (options.embedder !== undefined || !(err instanceof EmbedderError)) throw err;
-      if (!modelNoticeShown) process.stderr.write(`ts-code-mode: search: ${err.message}; searching by words only\n`);
-      modelNoticeShown = true;
-      embedder = null;
+      return new SearchSetup(null, storage, options, err.message);
     }
     return new SearchSetup(embedder, storage, options);
   }
@@ -194,7 +194,7 @@ export class SearchSetup {
    */
   private ranker(scope: string[]): Ranker {
     const { readyTimeoutMs, indexTimeoutMs } = this.options;
-    const key = [scope.join("/"), this.embedder ? embedderKey(this.embedder) : "lexical", readyTimeoutMs ?? "", indexTimeoutMs ?? ""].join("\0");
+    const key = [scope.join("/"), this.embedder ? embedderKey(this.embedder) : this.missingModel ? "lexical, no model" : "lexical", readyTimeoutMs ?? "", indexTimeoutMs ?? ""].join("\0");
     let rankers = sharedRankers.get(this.storage);
     if (!rankers) {
       rankers = new Map();
@@ -209,7 +209,7 @@ export class SearchSetup {
   }
 
   private newRanker(scope: string[]): Ranker {
-    if (!this.embedder) return new LexicalRanker();
+    if (!this.embedder) return this.missingModel ? lexicalSayingWhy(this.missingModel) : new LexicalRanker();
     const { readyTimeoutMs, indexTimeoutMs } = this.options;
     return new SemanticRanker({
       embedder: this.embedder,
@@ -218,4 +218,19 @@ export class SearchSetup {
       ...(indexTimeoutMs !== undefined ? { indexTimeoutMs } : {}),
     });
   }
+}
+
+/**
+ * Words-only ranking because the built-in model is missing (an optional peer). The process says so
+ * once, at its first search: a session that never searches (`run '1+1'`) says nothing.
+ */
+function lexicalSayingWhy(reason: string): Ranker {
+  const lexical = new LexicalRanker();
+  return {
+    rank(query, docs, limit) {
+      if (!modelNoticeShown) process.stderr.write(`ts-code-mode: search: ${reason}; searching by words only\n`);
+      modelNoticeShown = true;
+      return lexical.rank(query, docs, limit);
+    },
+  };
 }

@@ -46,6 +46,8 @@ describe("the core install, without the optional peers", () => {
     const run = await inCore(["run", "--base", "./b", "await workflows.triple({ n: 2 })"]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe("6");
+    // A run that searches nothing says nothing about the search model.
+    expect(run.stderr).not.toMatch(/embedding model/);
     const search = await inCore(["tools", "search", "count words in files", "--base", "./b"]);
     expect(search.code, search.stderr).toBe(0);
     expect(search.stdout.split("\n")[1]).toMatch(/\bwc\b/);
