@@ -20,6 +20,12 @@ import { ProbeAdapter } from "../helpers/adapters.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** True once `file` exists, false after `ms` without it (nothing is run meanwhile). */
+async function fileWithin(file: string, ms: number): Promise<boolean> {
+  for (const started = Date.now(); !existsSync(file); await sleep(5)) if (Date.now() - started > ms) return false;
+  return true;
+}
+
 /**
  * Runs `0` until the guest has written `file`: code left behind by an earlier run gets its turn
  * only while a run is going (the subprocess child is frozen between runs). Returns those runs'
@@ -127,17 +133,29 @@ describe("SubprocessExecutor: the host refuses calls the child sends outside a r
     const session = new Session({ storage: new FileStorage({ basePath: dir }), executor: new SubprocessExecutor({ tools }) });
     try {
       // The forged message follows the run's result at once, on the same channel: the host has
-      // ended the run when it reads it, whatever the load (a fixed delay could fire while the run
-      // is still open, where a call is a call, or after the child is frozen, where nothing runs).
-      const sent = path.join(dir, "forge-sent");
-      const r = await session.run(
-        `const fs = require('node:fs'); const send = process.send.bind(process); process.send = (message, ...rest) => { const out = send(message, ...rest); if (message && message.type === 'result') { process.send = send; send({ type: 'call', callId: 1e9, ns: 'tools', op: 'call', args: ['probe', 'echo', { value: 'forged' }] }, undefined, undefined, () => fs.writeFileSync(${JSON.stringify(sent)}, '')); } return out; }; 'returned'`,
-      );
-      expect(r.value).toBe("returned");
-      await runUntilFile(session, sent);
-      // The message was written before the file: one more turn of this event loop reads it.
-      await sleep(50);
-      expect(probe.contexts.length).toBe(0);
+      // read the result, and ended the run for calls, when it reads the forged one. The child
+      // writes a file once both are written. On a loaded machine the host may freeze the child
+      // between the two writes (it freezes an idle child one turn after a result): the forged
+      // message then goes out when a later run thaws it, inside that run, where the host cannot
+      // tell it from the run's own calls. Such a trial proves nothing and is repeated.
+      let proven = 0;
+      for (let trial = 0; trial < 5 && proven < 2; trial++) {
+        const sent = path.join(dir, `forge-sent-${trial}`);
+        const before = probe.contexts.length;
+        const r = await session.run(
+          `const fs = require('node:fs'); const send = process.send.bind(process); process.send = (message, ...rest) => { const out = send(message, ...rest); if (message && message.type === 'result') { process.send = send; send({ type: 'call', callId: 1e9, ns: 'tools', op: 'call', args: ['probe', 'echo', { value: 'forged' }] }); fs.writeFileSync(${JSON.stringify(sent)}, ''); } return out; }; 'returned'`,
+        );
+        expect(r.value).toBe("returned");
+        if (await fileWithin(sent, 2_000)) {
+          // Both messages were written before the file: one more turn of this event loop reads them.
+          await sleep(50);
+          expect(probe.contexts.length).toBe(before);
+          proven++;
+        } else {
+          await runUntilFile(session, sent);
+        }
+      }
+      expect(proven).toBeGreaterThan(0);
       expect((await session.run("1 + 1")).value).toBe(2);
     } finally {
       await session.close();

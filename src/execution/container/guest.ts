@@ -219,10 +219,25 @@ export class ContainerGuest implements GuestHandle {
       // The guest closed its end: usually it is exiting (its exit code tells why, so wait for it);
       // if its code closed the socket and lives on, it cannot be reached any more and is stopped.
       socket.on("close", () => {
-        if (this.alive) setTimeout(() => void this.kill(), CLOSE_GRACE_MS).unref();
+        if (this.alive) setTimeout(() => void this.stopIfStillRunning(), CLOSE_GRACE_MS).unref();
       });
       void this.exited.then((exit) => reject(startError(exit)));
     });
+  }
+
+  /**
+   * After the guest closed its socket: a container still running is stopped (its code closed the
+   * socket and cannot be reached). One that has exited is not: on a loaded machine the engine may
+   * report its exit after the grace, and a kill then would hide its exit code (a guest SIGKILL, 137)
+   * behind "stopped by the host".
+   */
+  private async stopIfStillRunning(): Promise<void> {
+    if (!this.alive || this.killed || !this.container) return;
+    const running = await this.container.inspect().then(
+      (info) => info.State?.Running === true,
+      () => false,
+    );
+    if (running && this.alive) await this.kill();
   }
 
   private violation(problem: string): void {

@@ -38,6 +38,14 @@ describe("exit 137 in a container", { timeout: 120_000 }, () => {
     expect((await s.run("1 + 1")).value).toBe(2);
   });
 
+  it("a guest whose code closes its connection to the host is an ExecutorCrashError, and the next run gets a fresh container", async () => {
+    const r = await s.run(
+      "const net = require('node:net'); for (const h of process._getActiveHandles()) if (h instanceof net.Socket && !h._isStdio && h.fd !== 1 && h.fd !== 2) h.destroy(); await new Promise(() => {})",
+    );
+    expect(r.error?.name).toBe("ExecutorCrashError");
+    expect((await s.run("1 + 1")).value).toBe(2);
+  });
+
   it("process.exit(137) is an ExecutorCrashError too", async () => {
     const r = await s.run("process.exit(137)");
     expect(r.error?.name).toBe("ExecutorCrashError");
