@@ -25,7 +25,17 @@ const ENV_PYTHON_SHEBANG = /^#!\s*\/usr\/bin\/env\s+(python(?:3(?:\.\d+)?)?)\s*$
 const PROBE_TIMEOUT_MS = 30_000;
 const PROBE = "import sys; print(sys.executable)";
 
+/**
+ * Answers kept, oldest forgotten first: a server running commands in a folder per session would
+ * otherwise keep one entry per folder for its whole life.
+ */
+const MAX_CACHED = 256;
 const cache = new Map<string, Promise<string>>();
+
+/** How many answers are kept (tests: the cache stays bounded). */
+export function cachedPythonAnswers(): number {
+  return cache.size;
+}
 
 export interface PythonPlace {
   /** The folder the program runs in (a shim reads `.python-version` from it). */
@@ -63,6 +73,7 @@ export function realPython(command: string, place: PythonPlace): Promise<string>
   let found = cache.get(key);
   if (!found) {
     found = probe(command, place);
+    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
     cache.set(key, found);
   }
   return found;

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { realPython, withRealPython } from "../../src/real-python.js";
+import { cachedPythonAnswers, realPython, withRealPython } from "../../src/real-python.js";
 import { runCommand } from "../../src/tools/adapters/cli/run.js";
 
 const root = mkdtempSync(path.join(tmpdir(), "tcm-real-python-"));
@@ -43,6 +43,12 @@ describe("the real Python behind a shim", () => {
     // So may another PYENV_VERSION.
     expect(await realPython("python3", { cwd: b, env: { ...env, PYENV_VERSION: "system" } })).toBe(REAL);
     expect(starts(log)).toBe(3);
+  });
+
+  it("keeps at most 256 answers, oldest forgotten first (a folder per session would grow it for good)", async () => {
+    const env = { PATH: path.join(root, "nowhere") };
+    for (let i = 0; i < 300; i++) await realPython("python3", { cwd: path.join(root, `session-${i}`), env });
+    expect(cachedPythonAnswers()).toBe(256);
   });
 
   it("leaves a python that is no script, a missing one and other commands as they are", async () => {
