@@ -1,7 +1,8 @@
 /** The ledger codec's fast path for primitives writes exactly what the value codec writes, and reads it back. */
-import { expect, test } from "vitest";
+import { describe, expect, it, test } from "vitest";
 import { toWire } from "../../src/execution/remote/wire.js";
 import { decodeValue, encodeValue } from "../../src/runs/codec.js";
+import { isoAt } from "../../src/runs/recorder.js";
 
 test("primitives: the same text as toWire, the same value back; everything else goes through the codec", () => {
   const values: unknown[] = ["", "13\n", "\ud800x", "\u0007", "😀", "\u2028 \"quoted\" \\ ", "x".repeat(2_000_000), 0, -0, 5, 1.5e300, -7, NaN, Infinity, -Infinity, true, false, null, undefined, ["a", 1], { o: 1 }, new Uint8Array([1, 2]), new Date(0), new Map([[1, 2]]), 10n];
@@ -49,4 +50,12 @@ test("plain trees (a call's arguments): the same text as toWire; anything the fa
     expect(fast.json, JSON.stringify(wire.json.slice(0, 60))).toBe(wire.json);
     expect(fast.buffers).toEqual(wire.buffers);
   }
+});
+
+describe("the ledger's timestamps", () => {
+  it("isoAt formats as toISOString, across milliseconds, seconds and days, in any order", () => {
+    const start = Date.UTC(2026, 10, 27, 23, 59, 58, 990);
+    const times = [...Array.from({ length: 3_000 }, (_, i) => start + i), start + 5, start - 86_400_001, start + 999, start];
+    for (const ms of times) expect(isoAt(ms)).toBe(new Date(ms).toISOString());
+  });
 });
