@@ -19,6 +19,7 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { executorConformance } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
+import { isAlive as pidAlive } from "../mcp/harness.js";
 import { EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 
 const REPO = path.resolve(import.meta.dirname, "..", "..");
@@ -28,15 +29,7 @@ const suiteChildren = new SharedChildren({ sessionsPerChild: 4 });
 afterAll(() => suiteChildren.close());
 executorConformance("SubprocessExecutor (sharedChild)", (opts) => new SubprocessExecutor({ ...opts, sharedChild: suiteChildren }));
 
-const isAlive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const isAlive = (pid: number | undefined): boolean => pid !== undefined && pidAlive(pid);
 
 describe("SubprocessExecutor with a shared child", () => {
   let dir: string;

@@ -15,18 +15,11 @@ import { ToolRegistry } from "../../src/tools/registry.js";
 import { ProbeAdapter } from "../helpers/adapters.js";
 import { executorConformance } from "../conformance/executor.js";
 import { waitFor } from "../helpers/processes.js";
+import { isAlive as pidAlive } from "../mcp/harness.js";
 
 executorConformance("SubprocessExecutor", (opts) => new SubprocessExecutor(opts));
 
-const isAlive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const isAlive = (pid: number | undefined): boolean => pid !== undefined && pidAlive(pid);
 
 describe("SubprocessExecutor", () => {
   let dir: string;
