@@ -93,8 +93,10 @@ export const MAX_ARG_KEY_CHARS = 1_024;
 /**
  * A hook around every namespace call of a run (the run ledger, src/runs/). It returns null for a
  * call it does not take (a run it does not know); otherwise it answers the call itself, calling
- * `next` to run it for real (with a context it may extend, and arguments a reviewer may have
- * edited). Installed with `setRunHook`.
+ * `next` to run it for real (with arguments a reviewer may have edited). `call.ctx` is this call's
+ * own object (RunBudget.callContext makes one per call), so the hook sets what it adds (`pause`,
+ * `approved`) on it rather than copying it: a copy per call was the ledger's largest cost in a
+ * container, whose every call passes here. Installed with `setRunHook`.
  */
 export type RunHook = (
   call: { ns: string; op: string; args: readonly unknown[]; ctx: CallContext },
