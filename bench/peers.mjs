@@ -44,7 +44,7 @@ import { performance } from "node:perf_hooks";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { closeIpcEcho, ipcEcho, printJsonLine, summarize } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, printJsonLine, summarize, treePssKiB } from "./lib.mjs";
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -472,6 +472,34 @@ async function nodeFloor() {
   return performance.now() - t0;
 }
 
+/**
+ * PSS (KiB) each of EXTRA_SESSIONS more idle `node` processes adds to this process's tree: a child
+ * with an IPC channel, waiting, holding nothing of ours. What a session costs at least when each
+ * session is a process of its own (the default subprocess executor), whatever its code does.
+ */
+async function processFloor() {
+  const settled = async () => {
+    globalThis.gc?.();
+    await new Promise((r) => setTimeout(r, 500));
+    return treePssKiB(process.pid);
+  };
+  const before = await settled();
+  const children = [];
+  try {
+    for (let i = 0; i < EXTRA_SESSIONS; i++) {
+      const child = spawn(process.execPath, ["-e", "process.on('message', (m) => process.send(m)); process.send('ready')"], { stdio: ["ignore", "ignore", "ignore", "ipc"] });
+      children.push(child);
+      await new Promise((resolve, reject) => {
+        child.once("message", resolve);
+        child.once("exit", (code) => reject(new Error(`an idle node child exited (${code}) before it was ready`)));
+      });
+    }
+    return ((await settled()) - before) / EXTRA_SESSIONS;
+  } finally {
+    for (const child of children) child.kill("SIGKILL");
+  }
+}
+
 /** Mean of CALLS bare IPC round trips to a warm child node, ms. */
 async function ipcFloor() {
   const echo = ipcEcho();
@@ -518,6 +546,9 @@ const ratio = (a, b) => (a === null || b === null || b === 0 ? null : a / b);
 const ratioText = (r) => (r === null ? "n/a" : `${r >= 10 ? r.toFixed(0) : r.toFixed(2)}×`);
 const showRatio = (r) => (r === null ? "" : ` (${ratioText(r)})`);
 
+/** What each figure's floor is, as the table names it. */
+const FLOOR_NAMES = { cold_ms: "`node -e 0`", call_ms: "IPC round trip", session_kib: "an idle `node` process" };
+
 /**
  * The markdown table: a row per figure; ours (default executor first, then the others), each peer
  * with its ratio to our default, the floor. A peer that failed is a column whose cells say so, and
@@ -529,7 +560,7 @@ export function renderTable({ rounds, ours, peers, floors, python }) {
   for (const figure of FIGURES) {
     const mine = ours.map((o) => ({ ...o, value: o.error ? null : median(o.samples.map((s) => s[figure.key])) }));
     const base = mine[0].value;
-    const floor = figure.key === "cold_ms" ? floors.node : figure.key === "call_ms" ? floors.ipc : null;
+    const floor = figure.key === "cold_ms" ? floors.node : figure.key === "call_ms" ? floors.ipc : figure.key === "session_kib" ? floors.process : null;
     const oursCell = mine
       .map((o) => `${o === mine[0] ? "" : `${o.title} `}${o.error ? "failed" : show(o.value, figure)}${o === mine[0] ? ` ${o.title}` : ""}`)
       .join("; ");
@@ -539,7 +570,7 @@ export function renderTable({ rounds, ours, peers, floors, python }) {
       return `${show(v, figure)}${showRatio(ratio(v, base))}`;
     });
     // Beside the floor, how far ours (default executor) is above it: what issue 42's targets are stated in.
-    const floorCell = floor === null ? "—" : `${show(floor, figure)} (${figure.key === "cold_ms" ? "`node -e 0`" : "IPC round trip"}; ours ${ratioText(ratio(base, floor))})`;
+    const floorCell = floor == null ? "—" : `${show(floor, figure)} (${FLOOR_NAMES[figure.key]}; ours ${ratioText(ratio(base, floor))})`;
     lines.push(`| ${figure.label} | ${oursCell} | ${peerCells.join(" | ")} | ${python === null ? "" : "not measured"} | ${floorCell} |`);
   }
   return lines.join("\n");
@@ -589,7 +620,7 @@ How each figure is taken:
 - **new session in a warm process → first result**: in the same process, the peer's unit of isolation made anew and a first \`1+1\` answered (ours: a \`Session\` with a new executor, which takes the spare child the default subprocess executor keeps).
 - **per tool call**: (a run of ${CALLS} sequential awaited calls of a tool that answers at once − a run of none) / ${CALLS}, timed by the host.
 - **memory per extra idle session**: PSS of the process tree with ${EXTRA_SESSIONS} more idle sessions, minus without, / ${EXTRA_SESSIONS}.
-- **floors**: \`node -e 0\` spawned to its exit; one message to a child node over IPC and its answer (the subprocess executor's per-call floor).
+- **floors**: \`node -e 0\` spawned to its exit; one message to a child node over IPC and its answer (the subprocess executor's per-call floor); the PSS each of ${EXTRA_SESSIONS} more idle \`node\` children with an IPC channel adds (what a session costs at least when it is a process of its own, as in the default subprocess executor).
 `;
 }
 
@@ -636,13 +667,14 @@ async function main() {
     peers.push(entry);
   }
   const ours = oursMeasured.map((o) => ({ ...o, samples: [], error: null }));
-  const floorSamples = { node: [], ipc: [] };
+  const floorSamples = { node: [], ipc: [], process: [] };
   const short = (x) => FIGURES.map((f) => `${f.key.replace(/_.*/, "")} ${show(x[f.key] ?? null, f)}`).join(", ");
   try {
     for (let r = 0; r < rounds; r++) {
       floorSamples.node.push(await nodeFloor());
       floorSamples.ipc.push(await ipcFloor());
-      process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, IPC round trip ${(floorSamples.ipc.at(-1) * 1000).toFixed(1)} µs\n`);
+      floorSamples.process.push(await processFloor());
+      process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, IPC round trip ${(floorSamples.ipc.at(-1) * 1000).toFixed(1)} µs, idle node process ${(floorSamples.process.at(-1) / 1024).toFixed(2)} MiB\n`);
       const sides = [
         // Ours imports dist/ by its path: its probe file goes to the temporary folder, not into the checkout.
         ...ours.map((o) => ({ entry: o, what: `ts-code-mode ${o.title}`, run: () => probe(ourProbe(o.name), { cwd: os.tmpdir(), node: process.execPath, what: `ts-code-mode ${o.title}` }) })),
@@ -665,13 +697,13 @@ async function main() {
   }
   for (const side of [...ours, ...peers]) if (!side.error && side.samples.length === 0) side.error = side.lastError ?? "no figures";
   const python = await pythonPeer().catch((err) => String(err.message ?? err));
-  const floors = { node: median(floorSamples.node), ipc: median(floorSamples.ipc) };
+  const floors = { node: median(floorSamples.node), ipc: median(floorSamples.ipc), process: median(floorSamples.process) };
   for (const side of [...ours.map((o) => ({ ...o, title: `ts-code-mode ${o.title}` })), ...peers]) {
     const row = { side: side.title, rounds: side.samples.length, error: side.error };
     for (const f of FIGURES) row[f.key] = side.error ? null : median(side.samples.map((s) => s[f.key]));
     printJsonLine(row);
   }
-  printJsonLine({ side: "floors", node_e0_ms: floors.node, ipc_round_trip_ms: floors.ipc });
+  printJsonLine({ side: "floors", node_e0_ms: floors.node, ipc_round_trip_ms: floors.ipc, idle_process_kib: floors.process });
   const table = renderTable({ rounds, ours, peers, floors, python });
   const notes = renderNotes({ ours, peers, python });
   process.stderr.write(`\n${table}\n\n${notes.map((n) => `- ${n}`).join("\n")}\n`);

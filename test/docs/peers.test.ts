@@ -28,7 +28,7 @@ describe("docs/peers.md", () => {
     const rounds = Number(/median of (\d+) rounds/.exec(lines[0] ?? "")?.[1]);
     expect(rounds).toBeGreaterThan(0);
     const side = (title: string) => ({ title, samples: [{ cold_ms: 1, warm_ms: 1, call_ms: 1, session_kib: 1 }], error: null });
-    const expected = renderTable({ rounds, ours: OURS.map((o) => side(o.title)), peers: PEERS.map((p) => side(p.title)), floors: { node: 1, ipc: 1 }, python: "reason" }).split("\n");
+    const expected = renderTable({ rounds, ours: OURS.map((o) => side(o.title)), peers: PEERS.map((p) => side(p.title)), floors: { node: 1, ipc: 1, process: 1 }, python: "reason" }).split("\n");
     expect(lines[0]).toBe(expected[0]);
     expect(lines.slice(2).map((l) => cells(l)[0])).toEqual(FIGURES.map((f) => f.label));
     const width = cells(expected[0]!).length;
