@@ -50,6 +50,10 @@ const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LIB = pathToFileURL(path.join(ROOT, "bench", "lib.mjs")).href;
 const DOCS = path.join(ROOT, "docs", "peers.md");
+const README = path.join(ROOT, "README.md");
+/** The README's copy of the table lies between these lines (--write-docs rewrites it with docs/peers.md). */
+export const README_TABLE_START = "<!-- bench:peers table: written by `npm run bench:peers -- --write-docs` -->";
+export const README_TABLE_END = "<!-- bench:peers table end -->";
 
 /** Longest one probe may take; past it the probe's process group is killed and the round records why. */
 const PROBE_TIMEOUT_MS = 180_000;
@@ -624,6 +628,14 @@ How each figure is taken:
 `;
 }
 
+/** `readme` with the text between its table markers replaced by `table` and the date it was measured. */
+export function withReadmeTable(readme, table, date) {
+  const start = readme.indexOf(README_TABLE_START);
+  const end = readme.indexOf(README_TABLE_END);
+  if (start < 0 || end < start) throw new Error(`README.md has no peers table markers (${README_TABLE_START} … ${README_TABLE_END})`);
+  return `${readme.slice(0, start + README_TABLE_START.length)}\n(${date})\n\n${table}\n${readme.slice(end)}`;
+}
+
 async function main() {
   const { values } = parseArgs({
     options: {
@@ -639,7 +651,7 @@ async function main() {
       "usage: node bench/peers.mjs [--rounds N] [--fresh] [--only utcp,vercel,cloudflare,subprocess-shared] [--write-docs]\n" +
         "Installs UTCP code-mode, Vercel @ai-sdk/code-mode (on Node 22 from npm) and Cloudflare codemode (on workerd from npm) into temporary folders\n" +
         "and measures each beside ts-code-mode: fresh process → first result, new session → first result, per tool call, memory per idle session.\n" +
-        "JSON lines on stdout, progress and the table on stderr; --write-docs writes docs/peers.md.\n",
+        "JSON lines on stdout, progress and the table on stderr; --write-docs writes docs/peers.md and the table in README.md.\n",
     );
     return;
   }
@@ -709,7 +721,8 @@ async function main() {
   process.stderr.write(`\n${table}\n\n${notes.map((n) => `- ${n}`).join("\n")}\n`);
   if (values["write-docs"]) {
     await writeFile(DOCS, renderDoc({ table, notes, date, machine: facts }));
-    process.stderr.write(`\nwrote ${path.relative(ROOT, DOCS)}\n`);
+    await writeFile(README, withReadmeTable(readFileSync(README, "utf8"), table, date));
+    process.stderr.write(`\nwrote ${path.relative(ROOT, DOCS)} and the table in ${path.relative(ROOT, README)}\n`);
   }
 }
 

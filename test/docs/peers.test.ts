@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { FIGURES, OURS, PEERS, renderTable } from "../../bench/peers.mjs";
+import { FIGURES, OURS, PEERS, README_TABLE_END, README_TABLE_START, renderTable, withReadmeTable } from "../../bench/peers.mjs";
 import { REPO } from "../cli/harness.js";
 
 const DOC = readFileSync(path.join(REPO, "docs", "peers.md"), "utf8");
@@ -48,5 +48,22 @@ describe("bench/peers.mjs", () => {
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(REPO, "bench", "peers.mjs"), "--help"], { timeout: 60_000 });
     expect(stdout).toContain("--write-docs");
     for (const p of PEERS) expect(stdout).toContain(p.name);
+  });
+});
+
+describe("README.md", () => {
+  it("shows the same table as docs/peers.md, between the markers --write-docs rewrites", () => {
+    const readme = readFileSync(path.join(REPO, "README.md"), "utf8");
+    const start = readme.indexOf(README_TABLE_START);
+    const end = readme.indexOf(README_TABLE_END);
+    expect(start).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start);
+    const tableOf = (text: string) => text.split("\n").filter((l) => l.startsWith("|")).join("\n");
+    expect(tableOf(readme.slice(start, end))).toBe(tableOf(DOC));
+    // What --write-docs does to the README changes only the text between the markers.
+    const rewritten = withReadmeTable(readme, "| new |", "2030-01-01 00:00 UTC");
+    expect(rewritten.slice(0, start)).toBe(readme.slice(0, start));
+    expect(rewritten.slice(rewritten.indexOf(README_TABLE_END))).toBe(readme.slice(end));
+    expect(tableOf(rewritten.slice(0, rewritten.indexOf(README_TABLE_END)).slice(start))).toBe("| new |");
   });
 });
