@@ -128,6 +128,8 @@ const projectSchema = lazy(() => z
         durable: z.boolean().optional(),
         /** Read-only folders of Agent Skills (relative to project.json), after <base>/skills; a later one wins a name clash. */
         skills: z.array(z.string().min(1)).optional(),
+        /** Executor "subprocess" (TypeScript): the project's agents' sessions share node children, up to this many to a child (as --sessions-per-child). */
+        sessions_per_child: z.number().int().min(1).max(256).optional(),
       })
       .strict()
       .superRefine((c, ctx) => {
@@ -140,6 +142,9 @@ const projectSchema = lazy(() => z
           if (c[key] !== undefined && executor !== "container") ctx.addIssue({ code: "custom", path: [key], message: `${key} applies to executor "container" only` });
         }
         if (c.engine !== undefined && executor !== "sandbox") ctx.addIssue({ code: "custom", path: ["engine"], message: 'engine applies to executor "sandbox" only' });
+        if (c.sessions_per_child !== undefined && (executor !== "subprocess" || c.language === "python")) {
+          ctx.addIssue({ code: "custom", path: ["sessions_per_child"], message: 'sessions_per_child applies to executor "subprocess" with TypeScript only (several sessions in one node child)' });
+        }
         if (c.language === "python" && executor !== "subprocess" && executor !== "sandbox") {
           ctx.addIssue({ code: "custom", path: ["language"], message: 'language "python" runs with executor "subprocess" (CPython) or "sandbox" (Pyodide)' });
         }

@@ -11,7 +11,7 @@
  */
 import path from "node:path";
 import { ValidationError } from "../errors.js";
-import { createExecutor, loadExecutor, type ContainerFlags } from "../execution/by-name.js";
+import { createExecutor, loadExecutor, sharedChildrenFor, type ContainerFlags } from "../execution/by-name.js";
 import type { AgentsHost } from "../execution/host.js";
 import { parseMountSpec, parseWorkspaceDir } from "../execution/container/mount-spec.js";
 import type { Executor } from "../execution/protocol.js";
@@ -97,6 +97,8 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
   if (name === "remote") return { base, make: await remoteMaker(project, context.env ?? process.env), remote: true };
   const language = config.language ?? "typescript";
   await loadExecutor(name, language);
+  // sessions_per_child: the project's sessions (one per agent and caller) share these children.
+  const sharedChild = sharedChildrenFor(config.sessions_per_child, undefined);
   const make = (slot: CallSlot): Executor => {
     try {
       return createExecutor(name, {
@@ -108,6 +110,7 @@ async function executorOf(project: Project, context: SessionContext): Promise<{ 
         ...(config.engine !== undefined ? { engine: config.engine } : {}),
         ...(name === "container" ? { container: containerFolders(project) } : {}),
         ...(config.memory_mb !== undefined ? { memoryMb: config.memory_mb } : {}),
+        ...(sharedChild ? { sharedChild } : {}),
       });
     } catch (err) {
       // createExecutor speaks in CLI flags; the user wrote project.json.

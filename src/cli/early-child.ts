@@ -12,7 +12,7 @@ import { ChildHandle } from "../execution/subprocess/child-process.js";
 import { offerChild, setSpareChildren } from "../execution/subprocess/spare-children.js";
 
 /** `run` flags after which the child would differ (or there is none): no early child then. */
-const CHANGES_THE_CHILD = new Set(["--storage", "--language", "--remote", "--workspace", "--help", "-h"]);
+const CHANGES_THE_CHILD = new Set(["--storage", "--language", "--remote", "--workspace", "--sessions-per-child", "--help", "-h"]);
 /** As DEFAULT_BASE in ./shared.ts (not imported: that module loads what this one runs before). */
 const DEFAULT_BASE = "./.code-mode";
 

@@ -22,6 +22,7 @@ export interface RemoteFlags {
   sampler?: string;
   memoryMb?: number;
   skills?: string[];
+  sessionsPerChild?: number;
 }
 
 /** `--remote URL` and the token flag: --token for `run`, --remote-token for `mcp` (whose --token is its own). */
@@ -37,6 +38,7 @@ export function remoteExecutor(flags: RemoteFlags, options: { executorWasSet: bo
   const token = flags.token;
   if (options.executorWasSet || flags.engine !== undefined) throw new CliUsageError("--remote runs the code on the server's executor; drop --executor/--engine (choose it on the server: serve --executor ...)");
   if (flags.sampler !== undefined) throw new CliUsageError("--remote: sampling requests are answered on the server; drop --sampler (give it to serve: serve --sampler ...)");
+  if (flags.sessionsPerChild !== undefined) throw new CliUsageError("--remote: the server decides how its sessions run; drop --sessions-per-child (give it to serve: serve --sessions-per-child N)");
   if (flags.memoryMb !== undefined || flags.skills !== undefined) {
     throw new CliUsageError("--remote: the server's executor sets the memory cap and offers the skills; drop --memory-mb/--skills (give them to serve: serve --memory-mb N --skills DIR)");
   }

@@ -20,7 +20,8 @@ import { auditLog, callsPerRun, policy } from "../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
 import { eventLine } from "../tools/adapters/toolable/host.js";
 import { samplerFromFlag, samplerOption } from "./sampler.js";
-import { createExecutor, DEFAULT_EXECUTOR, executorFlagsOf, loadExecutor, EXECUTOR_NAMES, executorNameProblem, IN_PROCESS_MEMORY_PROBLEM, isExecutorName, type ExecutorName } from "../execution/by-name.js";
+import { createExecutor, DEFAULT_EXECUTOR, executorFlagsOf, loadExecutor, EXECUTOR_NAMES, executorNameProblem, IN_PROCESS_MEMORY_PROBLEM, isExecutorName, sessionsPerChildProblem, sharedChildrenFor, type ExecutorName } from "../execution/by-name.js";
+import type { SharedChildren } from "../execution/subprocess/shared-children.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -74,6 +75,8 @@ export interface ExecutorFlags {
   skills?: string[];
   /** --sampler provider:model: answers toolable tools' sampling requests. */
   sampler?: string;
+  /** --sessions-per-child N: the subprocess executor's sessions share node children, N to a child. */
+  sessionsPerChild?: number;
 }
 
 export interface ResolvedPaths {
@@ -114,8 +117,35 @@ export function addExecutorOptions(cmd: Command): Command {
       ).argParser(parseMemoryMb),
     )
     .addOption(new Option("--skills <dir>", "also offer the Agent Skills in this read-only folder (repeatable; after <base>/skills, a later folder wins a name clash)").argParser(collectFolder))
+    .addOption(
+      new Option(
+        "--sessions-per-child <n>",
+        `subprocess executor, TypeScript: put up to N sessions in one node child, each in its own vm context, instead of a child each (about 0.2 MiB a session instead of 9; the sessions share the child's heap, memory cap and process-wide objects, so use it for one trust domain: docs/executors.md "Many cheap sessions"); 1 to ${MAX_SESSIONS_PER_CHILD}`,
+      ).argParser(intIn(1, MAX_SESSIONS_PER_CHILD, "a number of sessions")),
+    )
     .addOption(searchOption())
     .addOption(samplerOption());
+}
+
+/** The most --sessions-per-child takes (SharedChildren's own bound). */
+const MAX_SESSIONS_PER_CHILD = 256;
+
+/** A whole number from min to max, or commander's usage error saying so (`what`: "a port number"). */
+export function intIn(min: number, max: number, what: string): (value: string) => number {
+  return (value) => {
+    const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!(n >= min && n <= max)) throw new InvalidArgumentError(`expected ${what} from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/**
+ * The children of --sessions-per-child, made once for every session a command (a server) starts
+ * with these flags; undefined without it. Call after loadExecutor.
+ */
+export function sharedChildOf(flags: Partial<ExecutorFlags>): { sharedChild?: SharedChildren } {
+  const shared = sharedChildrenFor(flags.sessionsPerChild, flags.memoryMb);
+  return shared ? { sharedChild: shared } : {};
 }
 
 /** `--tools-module <file>` (run, mcp, serve): tools defined in code, see src/cli/tools-module.ts. */
@@ -168,6 +198,10 @@ export function checkExecutorFlags(flags: Partial<ExecutorFlags>): void {
     throw new CliUsageError(`${containerFlag} applies to --executor container only; got --executor ${flags.executor ?? DEFAULT_EXECUTOR}`);
   }
   if (flags.memoryMb !== undefined && executor === "in-process") throw new CliUsageError(IN_PROCESS_MEMORY_PROBLEM);
+  if (flags.sessionsPerChild !== undefined) {
+    const problem = sessionsPerChildProblem(executor, flags.language);
+    if (problem) throw new CliUsageError(problem);
+  }
   skillRootsOf(flags);
 }
 
@@ -393,6 +427,7 @@ export async function withSession<T>(
       toolable: { onEvent: (e) => process.stderr.write(`${eventLine(e)}\n`), ...(sampler ? { sampler } : {}) },
       ...(flags.language !== undefined ? { language: flags.language } : {}),
       ...executorOptionsOf(flags),
+      ...sharedChildOf(flags),
       ...codeTools,
     });
     session = new Session({ storage, executor, ...(options.durable ? { durable: true as const } : {}) });

@@ -18,6 +18,7 @@ import type { ToolableHostOptions } from "../tools/adapters/toolable/host.js";
 import type { AgentsHost } from "./host.js";
 import type { SandboxExecutor } from "./sandbox/executor.js";
 import type { SubprocessExecutor } from "./subprocess/executor.js";
+import type { SharedChildren } from "./subprocess/shared-children.js";
 import type { PythonExecutor } from "./python/executor.js";
 import type { ContainerExecutor } from "./container/executor.js";
 
@@ -30,11 +31,17 @@ interface ExecutorClasses {
   ContainerExecutor: typeof ContainerExecutor;
 }
 const classes: Partial<ExecutorClasses> = {};
+/** Loaded with SubprocessExecutor: the children --sessions-per-child shares. */
+let sharedChildrenClass: typeof SharedChildren | undefined;
 
 const EXECUTOR_MODULES: { [K in keyof ExecutorClasses]: () => Promise<void> } = {
   InProcessExecutor: async () => void (classes.InProcessExecutor = (await import("./in-process/executor.js")).InProcessExecutor),
   SandboxExecutor: async () => void (classes.SandboxExecutor = (await import("./sandbox/executor.js")).SandboxExecutor),
-  SubprocessExecutor: async () => void (classes.SubprocessExecutor = (await import("./subprocess/executor.js")).SubprocessExecutor),
+  SubprocessExecutor: async () => {
+    const [executor, shared] = await Promise.all([import("./subprocess/executor.js"), import("./subprocess/shared-children.js")]);
+    classes.SubprocessExecutor = executor.SubprocessExecutor;
+    sharedChildrenClass = shared.SharedChildren;
+  },
   PythonExecutor: async () => void (classes.PythonExecutor = (await import("./python/executor.js")).PythonExecutor),
   ContainerExecutor: async () => void (classes.ContainerExecutor = (await import("./container/executor.js")).ContainerExecutor),
 };
@@ -117,8 +124,31 @@ export interface CliExecutorOptions {
   /**
    * --memory-mb: the memory cap of what runs the code, for every executor that has one (subprocess
    * and python: maxMemoryMb; sandbox and container: memoryMb). The in-process executor refuses it.
+   * With sharedChild the cap is the shared children's (set it there).
    */
   memoryMb?: number;
+  /**
+   * --sessions-per-child: the children the sessions made with these options share (made once per
+   * server by sharedChildrenFor, so its sessions land in the same children). Subprocess executor,
+   * TypeScript only; any other is refused.
+   */
+  sharedChild?: SharedChildren;
+}
+
+/** Why --sessions-per-child does not go with an executor or language (also the CLI's usage error). */
+export function sessionsPerChildProblem(name: string, language: "typescript" | "python" | undefined): string | null {
+  if (name === "subprocess" && language !== "python") return null;
+  return `--sessions-per-child puts several TypeScript sessions in one node child of the subprocess executor; got ${language === "python" ? "--language python" : `--executor ${name}`} (leave the flag out: each session then has a process, sandbox or container of its own)`;
+}
+
+/**
+ * The SharedChildren of --sessions-per-child N (with --memory-mb as each child's cap), for the
+ * sessions of one server; undefined without the flag. Call loadExecutor("subprocess") first.
+ */
+export function sharedChildrenFor(sessionsPerChild: number | undefined, memoryMb: number | undefined): SharedChildren | undefined {
+  if (sessionsPerChild === undefined) return undefined;
+  if (!sharedChildrenClass) throw new Error("sharedChildrenFor: the subprocess executor was not loaded (await loadExecutor(...) first)");
+  return new sharedChildrenClass({ sessionsPerChild, ...(memoryMb !== undefined ? { maxMemoryMb: memoryMb } : {}) });
 }
 
 export interface ContainerFlags {
@@ -179,12 +209,16 @@ export function createExecutor(name: string, options: CliExecutorOptions): Execu
   if (!python && options.container && name !== "container") {
     throw new ValidationError(`--image, --network, --workspace and --mount apply to --executor container only; got --executor ${name}`);
   }
-  // Each executor names its cap its own way (see CliExecutorOptions.memoryMb).
-  const maxMemoryMb = options.memoryMb !== undefined ? { maxMemoryMb: options.memoryMb } : {};
+  if (options.sharedChild) {
+    const problem = sessionsPerChildProblem(name, options.language);
+    if (problem) throw new ValidationError(problem);
+  }
+  // Each executor names its cap its own way (see CliExecutorOptions.memoryMb); shared children carry their own.
+  const maxMemoryMb = options.memoryMb !== undefined && !options.sharedChild ? { maxMemoryMb: options.memoryMb } : {};
   const memoryMb = options.memoryMb !== undefined ? { memoryMb: options.memoryMb } : {};
   switch (classFor(name, options.language)) {
     case "SubprocessExecutor":
-      return new (loaded("SubprocessExecutor"))({ toolsPath: options.toolsPath, ...common, ...maxMemoryMb });
+      return new (loaded("SubprocessExecutor"))({ toolsPath: options.toolsPath, ...common, ...maxMemoryMb, ...(options.sharedChild ? { sharedChild: options.sharedChild } : {}) });
     case "PythonExecutor":
       // No allowRuntimeDeps: Python sessions refuse deps.add/remove anyway (npm packages).
       return new (loaded("PythonExecutor"))({ toolsPath: options.toolsPath, ...middleware, ...timeout, ...maxMemoryMb });

@@ -6,7 +6,7 @@
  * so the table in the docs is the table the tests hold.
  */
 
-export const EXECUTORS = ["in-process", "subprocess", "sandbox-quickjs", "sandbox-deno", "container", "remote", "python", "python-sandbox"] as const;
+export const EXECUTORS = ["in-process", "subprocess", "subprocess-shared", "sandbox-quickjs", "sandbox-deno", "container", "remote", "python", "python-sandbox"] as const;
 export type ExecutorId = (typeof EXECUTORS)[number];
 
 export const CAPABILITIES = [
@@ -83,6 +83,11 @@ const EXCEPTIONS: Partial<Record<ExecutorId, Partial<Record<CapabilityId, Outcom
   subprocess: {
     exec: refuses("ValidationError", "session.exec runs commands in a container: use --executor container"),
   },
+  "subprocess-shared": {
+    "timeout-busy": works("a synchronous loop is stopped by vm's timeout inside the shared child; the context is kept, the child's other sessions go on"),
+    "memory-cap": works("the cap is the shared child's (SharedChildren maxMemoryMb, --memory-mb): going over it ends every session of that child"),
+    exec: refuses("ValidationError", "session.exec runs commands in a container: use --executor container"),
+  },
   "sandbox-quickjs": {
     "skills-run": refuses("ValidationError", "the sandbox runs no commands: use subprocess or container to run skill scripts"),
     exec: refuses("ValidationError", "session.exec runs commands in a container: use --executor container"),
@@ -154,6 +159,7 @@ export function renderMatrixDoc(): string {
     "Every executor with every capability and every front end. Each cell is run by the tests in",
     "`test/matrix/` against what this page says: it works, or it refuses at once with the error",
     "named here (never a silent failure). Executors: `in-process`, `subprocess` (default),",
+    "`subprocess-shared` (sessions sharing node children: `sharedChild`, `--sessions-per-child N`),",
     "`sandbox-quickjs` (`--executor sandbox`), `sandbox-deno` (`--engine deno`), `container`,",
     "`remote` (`serve` + `RemoteExecutor` / `--remote`), `python` (`--language python`, CPython),",
     "`python-sandbox` (`--language python --executor sandbox`, Pyodide in deno).",

@@ -11,6 +11,7 @@ import { PythonExecutor } from "../../src/execution/python/executor.js";
 import { RemoteExecutor } from "../../src/execution/remote/executor.js";
 import { SandboxExecutor } from "../../src/execution/sandbox/executor.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
+import { SharedChildren } from "../../src/execution/subprocess/shared-children.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../agents/fake-openai.js";
 import { ensurePythonTestImage } from "../helpers/container.js";
 import { ensureBuilt, startServe, TOKEN, type ServeProcess } from "../server/harness.js";
@@ -28,6 +29,14 @@ function common(o: ExecutorOptions) {
 const CODE_TOOLS_MODULE = fileURLToPath(new URL("../fixtures/code-tools/tools.ts", import.meta.url));
 const CODE_TOOLS = { weather: codeTools.weather, add: codeTools.add };
 
+/** One SharedChildren per memory cap (undefined: uncapped), 4 sessions to a child. */
+const sharedChildren = new Map<number | undefined, SharedChildren>();
+function sharedChildrenFor(memoryMb: number | undefined): SharedChildren {
+  let shared = sharedChildren.get(memoryMb);
+  if (!shared) sharedChildren.set(memoryMb, (shared = new SharedChildren({ sessionsPerChild: 4, ...(memoryMb !== undefined ? { maxMemoryMb: memoryMb } : {}) })));
+  return shared;
+}
+
 let server: ServeProcess | null = null;
 let fake: FakeOpenAI | null = null;
 let image = "";
@@ -36,6 +45,16 @@ export const MATRIX_EXECUTORS: Record<ExecutorId, MatrixExecutor> = {
   // The in-process executor has no memory cap: the option is passed as a user would try it.
   "in-process": { id: "in-process", language: "typescript", make: (o) => new InProcessExecutor({ ...common(o), ...(o.memoryMb !== undefined ? ({ maxMemoryMb: o.memoryMb } as object) : {}) }) },
   subprocess: { id: "subprocess", language: "typescript", make: (o) => new SubprocessExecutor({ ...common(o), ...(o.memoryMb !== undefined ? { maxMemoryMb: o.memoryMb } : {}) }) },
+  // The matrix's sessions of this executor share children, as a server's do; the capped one gets children of its own cap.
+  "subprocess-shared": {
+    id: "subprocess-shared",
+    language: "typescript",
+    teardown: async () => {
+      for (const shared of sharedChildren.values()) await shared.close();
+      sharedChildren.clear();
+    },
+    make: (o) => new SubprocessExecutor({ ...common(o), sharedChild: sharedChildrenFor(o.memoryMb) }),
+  },
   "sandbox-quickjs": { id: "sandbox-quickjs", language: "typescript", make: (o) => new SandboxExecutor({ ...common(o), ...(o.memoryMb !== undefined ? { memoryMb: o.memoryMb } : {}) }) },
   "sandbox-deno": { id: "sandbox-deno", language: "typescript", make: (o) => new SandboxExecutor({ engine: "deno", ...common(o), ...(o.memoryMb !== undefined ? { memoryMb: o.memoryMb } : {}) }) },
   container: {

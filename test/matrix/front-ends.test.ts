@@ -55,6 +55,8 @@ function flags(executor: ExecutorId, command: "run" | "mcp"): string[] {
       return ["--executor", "in-process"];
     case "subprocess":
       return [];
+    case "subprocess-shared":
+      return ["--sessions-per-child", "4"];
     case "sandbox-quickjs":
       return ["--executor", "sandbox"];
     case "sandbox-deno":
@@ -125,7 +127,9 @@ const FRONT_ENDS: Partial<Record<FrontEndId, (executor: ExecutorId) => Promise<s
                 ? { executor: "sandbox", language: "python" }
                 : executor === "container"
                   ? { executor: "container", image }
-                  : { executor };
+                  : executor === "subprocess-shared"
+                    ? { executor: "subprocess", sessions_per_child: 4 }
+                    : { executor };
     const project = await writeProject([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", ...codeMode } });
     try {
       await cp(EXAMPLE_TOOLS_PATH, path.join(project, ".code-mode", "tools"), { recursive: true });

@@ -6,8 +6,8 @@
 import { Option, type Command } from "commander";
 import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import { FileStorage } from "../../storage/file/storage.js";
-import { addExecutorOptions, addStorageOptions, addToolsModuleOption, checkExecutorFlags, checkToolFiles, CliUsageError, examples, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
-import { consoleUrl, executorFactory, intIn, openConsoleSession } from "./serve.js";
+import { addExecutorOptions, addStorageOptions, addToolsModuleOption, checkExecutorFlags, checkToolFiles, CliUsageError, examples, intIn, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { consoleUrl, executorFactory, openConsoleSession } from "./serve.js";
 
 const DEFAULT_TOKEN_ENV = "TS_CODE_MODE_TOKEN";
 const DEFAULT_PORT = 8788;

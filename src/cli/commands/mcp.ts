@@ -23,7 +23,7 @@ import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
-import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, sharedChildOf, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 import { count } from "../../values/count.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
@@ -197,7 +197,8 @@ async function serve(flags: McpFlags): Promise<void> {
   // --sampler: this model answers toolable sampling requests instead of the client's.
   const sampler = flags.remote === undefined ? await samplerFromFlag(flags.sampler) : undefined;
   // --memory-mb, --image, --network, --skills: the same for every session (the folders checked once).
-  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags)) };
+  // --sessions-per-child: one set of shared children for every session of this server.
+  const executorExtras = { ...executorOptionsOf(flags), ...(flags.remote === undefined ? sharedChildOf(flags) : {}), ...(await toolsModuleOption(flags)) };
   const newExecutor = (approvals: ClientApprovals, language: Language = defaultLanguage): Executor =>
     flags.remote !== undefined ? remoteExecutor(remoteFlagsOf(flags), { executorWasSet: false, checkStorage: true }) : createExecutor(flags.executor, {
         toolsPath,
@@ -347,6 +348,10 @@ function remoteFlagsOf(flags: McpFlags): RemoteFlags {
     ...(flags.timeout !== undefined ? { timeout: flags.timeout } : {}),
     ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
     ...(flags.sampler !== undefined ? { sampler: flags.sampler } : {}),
+    // Flags that belong to the server's executor, so that remoteExecutor refuses them by name.
+    ...(flags.memoryMb !== undefined ? { memoryMb: flags.memoryMb } : {}),
+    ...(flags.skills !== undefined ? { skills: flags.skills } : {}),
+    ...(flags.sessionsPerChild !== undefined ? { sessionsPerChild: flags.sessionsPerChild } : {}),
   };
 }
 

@@ -4,7 +4,7 @@
  * is given, and --no-auth is refused anywhere but loopback. hono is loaded only by this command.
  */
 import { toolsModuleOption } from "../tools-module.js";
-import { InvalidArgumentError, Option, type Command } from "commander";
+import { Option, type Command } from "commander";
 import { isLoopbackHost, MIN_TOKEN_LENGTH } from "../../mcp/auth.js";
 import type { StorageBackend } from "../../storage/protocol.js";
 import type { Executor } from "../../execution/protocol.js";
@@ -17,7 +17,7 @@ import { samplerFromFlag } from "../sampler.js";
 import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, intIn, middlewareFromFlags, resolvePaths, sharedChildOf, type ExecutorFlags, type StorageFlags } from "../shared.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable.js";
 
@@ -103,6 +103,9 @@ function checkFlags(flags: ServeFlags): void {
       throw new CliUsageError(`--workspace-header ${flags.workspaceHeader}: that header already means something; use e.g. X-Workspace`);
     }
     if (flags.clientStorage) throw new CliUsageError("--workspace-header and --client-storage contradict each other: the server or the client chooses the storage, not both");
+    if (flags.sessionsPerChild !== undefined) {
+      throw new CliUsageError("--sessions-per-child with --workspace-header would put different tenants' sessions in one child, where one tenant's code can reach another's; leave out --sessions-per-child (each session then has a child of its own)");
+    }
   }
 }
 
@@ -192,13 +195,6 @@ async function serve(flags: ServeFlags): Promise<void> {
   await storage.close();
 }
 
-export function intIn(min: number, max: number, what: string): (value: string) => number {
-  return (value) => {
-    const n = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-    if (!(n >= min && n <= max)) throw new InvalidArgumentError(`expected ${what} from ${min} to ${max}`);
-    return n;
-  };
-}
 
 /**
  * How the server (and the console) make an executor for a session: --memory-mb, --image, --network,
@@ -207,7 +203,8 @@ export function intIn(min: number, max: number, what: string): (value: string) =
 export async function executorFactory(flags: ExecutorFlags, toolsPath: string, log: (line: string) => void): Promise<() => Executor> {
   await loadExecutor(flags.executor, flags.language);
   const sampler = await samplerFromFlag(flags.sampler);
-  const executorExtras = { ...executorOptionsOf(flags), ...(await toolsModuleOption(flags)) };
+  // --sessions-per-child: one set of shared children for every session of this server.
+  const executorExtras = { ...executorOptionsOf(flags), ...sharedChildOf(flags), ...(await toolsModuleOption(flags)) };
   const middleware = middlewareFromFlags(flags);
   return () =>
     createExecutor(flags.executor, {

@@ -1,0 +1,4 @@
+import { capabilityMatrix } from "./harness.js";
+import { MATRIX_EXECUTORS } from "./executors.js";
+
+capabilityMatrix(MATRIX_EXECUTORS["subprocess-shared"]);
