@@ -11,6 +11,7 @@ import { EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 import { cleanup, connectHttp, ensureBuilt, REPO, runCli, startHttpServer, tempDir, textOf } from "../mcp/harness.js";
 import { api, startServe, TOKEN } from "../server/harness.js";
 import { removeProject, writeProject } from "../agents/project.js";
+import { scripted, toolResults } from "../agents/scripted.js";
 
 /** The guest's child process: sessions that share a child see the same pid. */
 const PID = "process.pid";
@@ -96,6 +97,19 @@ describe("--sessions-per-child", () => {
     const r = await runCli(args, { cwd: dir, timeoutMs: 60_000 });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(why);
+  }, 120_000);
+
+  it("project.json code_mode.sessions_per_child: the agent's run_code runs in a shared child", async () => {
+    const project = await writeProject([{ name: "main", tools: ["code"] }], { code_mode: { base: ".code-mode", sessions_per_child: 4 } });
+    try {
+      // A shared child is started with TS_CODE_MODE_SHARED_CHILD=1; a child of its own is not.
+      const model = scripted([{ tool: "run_code", args: { code: "process.env.TS_CODE_MODE_SHARED_CHILD ?? 'own child'" } }, { text: "done" }]);
+      // The runtime closes the run's sessions when the run ends.
+      await (await createRuntime(project, { model })).run("go");
+      expect(toolResults(model.prompts[1]).join("\n")).toMatch(/--- value ---\n"?1"?/);
+    } finally {
+      await removeProject(project);
+    }
   }, 120_000);
 
   it("project.json code_mode.sessions_per_child: refused with an executor other than subprocess, naming the key", async () => {
