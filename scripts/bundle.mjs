@@ -6,7 +6,8 @@
  * instance: an error class thrown by one entry is `instanceof` in another), and the entries that
  * are processes of their own — the bin, the subprocess child, the container entry — (dist/_proc/),
  * whose chunks follow what a command loads: a `run` loads no executor, tool adapter or MCP code it
- * does not use. Packages in node_modules stay external.
+ * does not use. Packages in node_modules stay external, except the few in BUNDLED_PACKAGES (the MCP
+ * SDK), which are bundled in with what they import; their licences go to dist/THIRD_PARTY_NOTICES.md.
  *
  * Everything else tsc wrote stays where it was: the .d.ts files, and the files found by path at run
  * time. Code that computes a path from `import.meta.url` keeps computing it from the module's
@@ -16,6 +17,7 @@
  *   node scripts/bundle.mjs [--dist dist]   (run by `npm run build`, after tsc)
  */
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -58,13 +60,42 @@ const zodOnFirstUse = {
   },
 };
 
+/**
+ * Packages bundled into the chunks instead of installed with ts-code-mode (issue 41, a light core).
+ * The MCP SDK: `mcp`, `type: mcp` tools and MCP clients use its client, server and stdio/HTTP
+ * transports, ~0.6 MB of code, where installing it brought 6 MB and ~95 packages more (express,
+ * ajv, jose, ...) to every install. It is a devDependency, and the published .d.ts name none of its
+ * types (test/package/types.test.ts). What a bundled package's modules import is bundled with it,
+ * except the packages ts-code-mode installs anyway (dependencies and peers: zod, hono,
+ * @hono/node-server), which stay one shared, installed copy.
+ */
+const BUNDLED_PACKAGES = new Set(["@modelcontextprotocol/sdk"]);
+const PKG = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+const INSTALLED_PACKAGES = new Set([...Object.keys(PKG.dependencies ?? {}), ...Object.keys(PKG.peerDependencies ?? {})]);
+for (const name of BUNDLED_PACKAGES) if (INSTALLED_PACKAGES.has(name)) throw new Error(`${name} is bundled: it must be a devDependency, not a dependency or peer`);
+const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
+const packageOf = (id) => id.split("/").slice(0, id.startsWith("@") ? 2 : 1).join("/");
+
+/** True when `id` (imported by `importer`) stays an import of the installed package. */
+function isExternal(id, importer) {
+  if (id.startsWith(".") || path.isAbsolute(id) || id.startsWith("\0")) return false;
+  if (id === "zod" && ourModuleImportingZod(importer)) return false;
+  if (id.startsWith("node:") || builtinModules.includes(id)) return true;
+  const name = packageOf(id);
+  if (BUNDLED_PACKAGES.has(name)) return false;
+  // Imported by a bundled package's module: comes with it, unless ts-code-mode installs it anyway.
+  if (importer?.includes(NODE_MODULES) && !INSTALLED_PACKAGES.has(name)) return false;
+  return true;
+}
+
 const PLACEHOLDER = "__TCM_DIST_ROOT__/";
 
 /** `import.meta.url` → the URL the module had in dist/, relative to whichever chunk holds it. */
 const keepModuleUrls = {
   name: "keep-module-urls",
   transform(code, id) {
-    if (!code.includes("import.meta.url")) return null;
+    // Our modules only: a bundled package's import.meta.url is left as it is.
+    if (!id.startsWith(DIST + path.sep) || !code.includes("import.meta.url")) return null;
     const rel = path.relative(DIST, id).split(path.sep).join("/");
     return { code: code.replaceAll("import.meta.url", `new URL(${JSON.stringify(PLACEHOLDER + rel)}, import.meta.url).href`), map: null };
   },
@@ -93,6 +124,8 @@ const PROCESS_CHUNKS = {
 
 // Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.
 const builds = [];
+/** Files of packages in node_modules that ended up in a chunk (BUNDLED_PACKAGES and what they import). */
+const bundledFiles = new Set();
 for (const [input, chunkDir, codeSplitting] of [
   [library, "_chunks", undefined],
   [processes, "_proc", PROCESS_CHUNKS],
@@ -103,12 +136,13 @@ for (const [input, chunkDir, codeSplitting] of [
     // The process entries' exports are read by nobody; the chunk groups may add to them.
     ...(codeSplitting ? { preserveEntrySignatures: "allow-extension" } : {}),
     // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
-    external: (id, importer) => !id.startsWith(".") && !path.isAbsolute(id) && !(id === "zod" && ourModuleImportingZod(importer)),
+    external: isExternal,
     plugins: [zodOnFirstUse, keepModuleUrls],
     logLevel: "warn",
   });
   const output = { dir: DIST, format: "esm", entryFileNames: "[name].js", chunkFileNames: `${chunkDir}/[name]-[hash].js`, sourcemap: false, ...(codeSplitting ? { codeSplitting } : {}) };
-  await bundle.generate(output); // fails here, before any write, if it is going to fail
+  const generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
+  for (const chunk of generated.output) if (chunk.type === "chunk") for (const id of chunk.moduleIds) if (id.includes(NODE_MODULES)) bundledFiles.add(id);
   builds.push({ bundle, output });
 }
 for (const dir of ["_chunks", "_proc"]) rmSync(path.join(DIST, dir), { recursive: true, force: true });
@@ -117,6 +151,42 @@ for (const { bundle, output } of builds) {
   await bundle.close();
 }
 writeNpmignore();
+writeThirdPartyNotices();
+
+/**
+ * dist/THIRD_PARTY_NOTICES.md: the name, version, licence and licence text of every package with
+ * code in the chunks (their licences, MIT and the like, ask that the notice travel with the code).
+ */
+function writeThirdPartyNotices() {
+  const packages = new Map();
+  for (const file of bundledFiles) {
+    // The package's own package.json: the nearest one with a name (dist/esm/package.json files only set "type").
+    let dir = path.dirname(file);
+    while (dir.includes(NODE_MODULES)) {
+      const manifest = path.join(dir, "package.json");
+      if (existsSync(manifest)) {
+        const json = JSON.parse(readFileSync(manifest, "utf8"));
+        if (json.name && json.version) {
+          packages.set(dir, json);
+          break;
+        }
+      }
+      dir = path.dirname(dir);
+    }
+  }
+  const sections = [...packages.entries()]
+    .sort(([, a], [, b]) => a.name.localeCompare(b.name))
+    .map(([dir, json]) => {
+      const licenceFile = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
+      const text = licenceFile ? readFileSync(path.join(dir, licenceFile), "utf8").trim() : `${json.license ?? "see the package"} (the package ships no licence file)`;
+      return `## ${json.name} ${json.version} (${json.license ?? "unknown"})\n\n${text.replace(/^/gm, "    ")}\n`;
+    });
+  if (sections.length === 0) throw new Error("no bundled package found: BUNDLED_PACKAGES is not reached by any entry");
+  writeFileSync(
+    path.join(DIST, "THIRD_PARTY_NOTICES.md"),
+    `# Third-party notices\n\nts-code-mode's bundles (dist/_chunks, dist/_proc and the entries) include code from these packages, under these licences (written by scripts/bundle.mjs).\n\n${sections.join("\n")}`,
+  );
+}
 
 /**
  * tsc's modules that nothing runs once the bundles exist: the package leaves them out through

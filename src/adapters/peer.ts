@@ -24,6 +24,7 @@ export const INTEGRATION_PACKAGES = {
   ai: { name: "ai", adapter: "agents (ts-code-mode agent, agents.*)", install: "ai@^6" },
   openai: { name: "@ai-sdk/openai", adapter: "agents with an openai: or OpenAI-compatible model", install: "@ai-sdk/openai@^3" },
   anthropic: { name: "@ai-sdk/anthropic", adapter: "agents with an anthropic: model", install: "@ai-sdk/anthropic@^3" },
+  ioredis: { name: "ioredis", adapter: "RedisStorage from a URL (--redis, { url })", install: "ioredis@^6" },
   typescript: { name: "typescript", adapter: "exact workflow signatures and console highlighting", install: "typescript@~5.9" },
 } as const satisfies Record<string, PeerPackage>;
 
@@ -42,6 +43,16 @@ export class MissingPeerError extends Error {
 export async function loadPeer<T>(peer: PeerPackage, load: (name: string) => Promise<unknown> = (name) => import(name)): Promise<T> {
   try {
     return (await load(peer.name)) as T;
+  } catch (err) {
+    if (isMissing(err, peer.name)) throw new MissingPeerError(peer, { cause: err });
+    throw err;
+  }
+}
+
+/** loadPeer for a CommonJS package needed synchronously (`require`, e.g. from `createRequire(import.meta.url)`). */
+export function requirePeer<T>(peer: PeerPackage, require: (name: string) => unknown): T {
+  try {
+    return require(peer.name) as T;
   } catch (err) {
     if (isMissing(err, peer.name)) throw new MissingPeerError(peer, { cause: err });
     throw err;

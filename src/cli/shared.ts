@@ -41,6 +41,17 @@ export class CliUsageError extends Error {
   override readonly name = "CliUsageError";
 }
 
+/**
+ * What building a storage from flags threw, as the command should throw it: the user's input (a bad
+ * URL, prefix or workspace id: ValidationError, InvalidNameError) is a usage error, exit 2 (their
+ * messages never hold a password); anything else — a missing optional package (MissingPeerError) —
+ * stays as it is, exit 1.
+ */
+export function storageFlagError(err: unknown): unknown {
+  if (err instanceof ValidationError || (err instanceof Error && err.name === "InvalidNameError")) return new CliUsageError(err.message);
+  return err;
+}
+
 export interface StorageFlags {
   base: string;
   tools?: string;

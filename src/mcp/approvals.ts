@@ -63,11 +63,12 @@ export class ClientApprovals {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   }
 
+  /** @internal createCodeModeServer binds it (stripped from the published declarations, as they do not name MCP SDK types) */
   bind(server: McpServer): void {
     this.server = server;
   }
 
-  /** Runs `fn` with `extra` as the request questions belong to. */
+  /** Runs `fn` with `extra` as the request questions belong to. @internal (the server's, like `bind`) */
   async during<T>(extra: ToolExtra, fn: () => Promise<T>): Promise<T> {
     this.current = extra;
     try {

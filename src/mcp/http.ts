@@ -16,7 +16,7 @@ import type { Session } from "../session.js";
 import { ClientApprovals } from "./approvals.js";
 import { DroppedPosts } from "./dropped-posts.js";
 import { authConfigProblem, bearerMatches, isLoopbackHost, loopbackRequestAllowed } from "./auth.js";
-import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
+import { buildCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
 import type { McpLanguage } from "./schemas.js";
 import { traceServedRequest } from "../telemetry/server.js";
 
@@ -130,7 +130,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     const made = options.createSession({ approvals: fresh });
     const { session, approvals } = "session" in made && "approvals" in made ? made : { session: made, approvals: fresh };
     const { otherLanguage, ...serverOptions } = options;
-    const { server, close: closeOwn } = createCodeModeServer(session, {
+    const { server, close: closeOwn } = buildCodeModeServer(session, {
       ...serverOptions,
       log,
       approvals,

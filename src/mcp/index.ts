@@ -1,5 +1,14 @@
 /** ts-code-mode as one MCP tool server: the server itself and its stdio and Streamable HTTP hosting. */
-export { createCodeModeServer, DEFAULT_MAX_OUTPUT, MIN_MAX_OUTPUT, type CodeModeServer, type CodeModeServerOptions } from "./server.js";
+export {
+  createCodeModeServer,
+  DEFAULT_MAX_OUTPUT,
+  MIN_MAX_OUTPUT,
+  type CodeModeMcpServer,
+  type CodeModeServer,
+  type CodeModeServerOptions,
+  type McpJsonRpcMessage,
+  type McpServerTransport,
+} from "./server.js";
 export { serveStdio, type StdioServeOptions, type StdioServing } from "./stdio.js";
 export {
   DEFAULT_IDLE_TIMEOUT_MS,

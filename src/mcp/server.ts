@@ -48,8 +48,42 @@ export interface CodeModeServerOptions {
   otherLanguage?: { language: McpLanguage; createSession: () => Session };
 }
 
+/**
+ * A JSON-RPC message as MCP transports carry it. This type and the two below are declared by shape:
+ * the MCP SDK is bundled into ts-code-mode (scripts/bundle.mjs), so its types are not installed
+ * with it, and the published declarations name none of them.
+ */
+export interface McpJsonRpcMessage {
+  jsonrpc: "2.0";
+  [key: string]: unknown;
+}
+
+/**
+ * What the server can be connected to: the MCP SDK's server transports (stdio, Streamable HTTP,
+ * in-memory) fit this shape, from whichever copy of the SDK you use, and so can your own.
+ * (Methods, not function properties, so that a transport typed more narrowly still fits.)
+ */
+export interface McpServerTransport {
+  start(): Promise<void>;
+  send(message: McpJsonRpcMessage, options?: object): Promise<void>;
+  close(): Promise<void>;
+  onclose?(): void;
+  onerror?(error: Error): void;
+  onmessage?(message: McpJsonRpcMessage, extra?: object): void;
+  sessionId?: string;
+}
+
+/** The MCP server (the SDK's `McpServer`), as far as hosting it goes. */
+export interface CodeModeMcpServer {
+  /** Serve over `transport` (starts it). One transport at a time. */
+  connect(transport: McpServerTransport): Promise<void>;
+  /** Close the transport; the Session stays open. */
+  close(): Promise<void>;
+  isConnected(): boolean;
+}
+
 export interface CodeModeServer {
-  server: McpServer;
+  server: CodeModeMcpServer;
   /** The MCP tool names, as `tools/list` returns them. */
   tools: string[];
   /** Closes what the server made (the other language's session, if it was started); the caller's Session stays open. */
@@ -57,6 +91,15 @@ export interface CodeModeServer {
 }
 
 export function createCodeModeServer(session: Session, options: CodeModeServerOptions = {}): CodeModeServer {
+  const { server, tools, close } = buildCodeModeServer(session, options);
+  return { server: server as unknown as CodeModeMcpServer, tools, close };
+}
+
+/**
+ * createCodeModeServer with the SDK's McpServer as it is, for the stdio and HTTP hosting here.
+ * @internal (stripped from the published declarations, which name no MCP SDK type)
+ */
+export function buildCodeModeServer(session: Session, options: CodeModeServerOptions = {}): { server: McpServer; tools: string[]; close(): Promise<void> } {
   const maxOutput = options.maxOutput ?? DEFAULT_MAX_OUTPUT;
   if (!Number.isInteger(maxOutput) || maxOutput < MIN_MAX_OUTPUT) {
     throw new TypeError(`createCodeModeServer: maxOutput must be a whole number of characters, at least ${MIN_MAX_OUTPUT}; got ${String(maxOutput)}`);

@@ -9,7 +9,7 @@ import type { Readable } from "node:stream";
 import { Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Session } from "../session.js";
-import { createCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
+import { buildCodeModeServer, stderrLog, type CodeModeServerOptions } from "./server.js";
 
 export interface StdioServeOptions extends CodeModeServerOptions {
   /** Default process.stdin. */
@@ -42,7 +42,7 @@ export async function serveStdio(session: Session, options: StdioServeOptions = 
   const stdin = options.stdin ?? process.stdin;
   const claimed = options.stdout ? null : claimStdout();
   const stdout = options.stdout ?? claimed!.protocol;
-  const { server, tools, close: closeOwn } = createCodeModeServer(session, { ...options, log });
+  const { server, tools, close: closeOwn } = buildCodeModeServer(session, { ...options, log });
 
   let finish!: () => void;
   const closed = new Promise<void>((resolve) => (finish = resolve));

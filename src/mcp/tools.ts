@@ -73,7 +73,11 @@ const STRUCTURED_SLACK = 4_096;
 /** Errors that describe the caller's input or data; anything else is also logged for a bug report. */
 const EXPECTED_ERRORS: ReadonlySet<string> = new Set(["ValidationError", "NotFoundError", "InvalidNameError", "ToolError", "StorageError", "TypeError"]);
 
-/** Registers the tools on `server`; returns their names in the order of `tools/list`. */
+/**
+ * Registers the tools on `server`; returns their names in the order of `tools/list`.
+ * @internal (createCodeModeServer's part; stripped from the published declarations, which do not
+ * name the MCP SDK's types: the SDK is bundled in, so its types are not installed with us)
+ */
 export function registerCodeModeTools(server: McpServer, session: Session, options: CodeModeToolsOptions): string[] {
   const { maxOutput } = options;
   const names: string[] = [];

@@ -19,7 +19,7 @@ export { runCommand, MAX_STDOUT_BYTES, STDERR_EXCERPT_CHARS } from "./adapters/c
 export { HttpToolAdapter, httpToolInfo, type HttpToolAdapterOptions } from "./adapters/http/adapter.js";
 export { parseHttpTool, DEFAULT_HTTP_TIMEOUT_SECONDS, type HttpToolSpec, type HttpEndpoint, type HttpParam } from "./adapters/http/schema.js";
 export { MAX_RESPONSE_BYTES } from "./adapters/http/send.js";
-export { McpToolAdapter, mcpCallableInfo } from "./adapters/mcp/adapter.js";
+export { McpToolAdapter, mcpCallableInfo, type McpListedTool } from "./adapters/mcp/adapter.js";
 export { parseMcpTool, DEFAULT_MCP_TIMEOUT_SECONDS, SAFE_ENV_VARS, type McpToolSpec, type McpStdioServer, type McpHttpServer } from "./adapters/mcp/schema.js";
 export { paramsFromInputSchema, typeTextFromSchema } from "./adapters/mcp/json-schema.js";
 export * from "./middleware/index.js";

@@ -18,6 +18,11 @@ export interface LoadedModules {
   urls: string[];
   /** dist/… module paths evaluated, from file paths and from the bundler's `// dist/…` region comments. */
   distModules: Set<string>;
+  /**
+   * Modules of packages bundled into dist (scripts/bundle.mjs: the MCP SDK and what it imports) that
+   * were evaluated, as `<package>/<path>` from the region comments: the loader never sees them.
+   */
+  bundled: Set<string>;
   /** zod was evaluated. */
   zod: boolean;
   stdout: string;
@@ -48,13 +53,16 @@ export async function loadedModules(args: string[], cwd: string): Promise<Loaded
     const lines = (await readFile(log, "utf8")).split("\n").filter(Boolean);
     const urls = lines.filter((l) => l !== "zod-evaluated");
     const distModules = new Set<string>();
+    const bundled = new Set<string>();
     for (const url of urls) {
       const m = /\/(dist\/.+\.js)$/.exec(url);
       if (!m?.[1] || url.includes("/node_modules/")) continue;
       distModules.add(m[1]);
-      for (const region of (await readFile(fileURLToPath(url), "utf8")).matchAll(/^\/\/ (dist\/\S+\.js)$/gm)) if (region[1]) distModules.add(region[1]);
+      const text = await readFile(fileURLToPath(url), "utf8");
+      for (const region of text.matchAll(/^\/\/ (dist\/\S+\.js)$/gm)) if (region[1]) distModules.add(region[1]);
+      for (const region of text.matchAll(/^\/\/ \S*?node_modules\/(\S+\.[cm]?js)$/gm)) if (region[1]) bundled.add(region[1]);
     }
-    return { urls, distModules, zod: lines.includes("zod-evaluated"), stdout };
+    return { urls, distModules, bundled, zod: lines.includes("zod-evaluated"), stdout };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 /**
  * The light core install (issue 41): a project whose node_modules has ts-code-mode's build and
- * every package it depends on, but none of its optional peers (as package.json declares them, so
- * a package moved there is covered). The core works — init, run, workflows, search by words with
+ * every package it depends on, but none of its optional peers and none of its devDependencies (as
+ * package.json declares them, so a package moved there is covered: the MCP SDK is bundled in). The core works — init, run, workflows, search by words with
  * ONE one-line notice — and each optional feature fails with the install line it needs.
  */
 import { execFile } from "node:child_process";
@@ -18,9 +18,14 @@ let bin: string;
 beforeAll(async () => {
   await ensureBuilt();
   dir = await mkdtemp(path.join(os.tmpdir(), "tcm-core-install-"));
-  const pkg = JSON.parse(await readFile(path.join(REPO, "package.json"), "utf8")) as { peerDependenciesMeta: Record<string, { optional?: boolean }> };
-  const optional = new Set(Object.entries(pkg.peerDependenciesMeta).flatMap(([name, meta]) => (meta.optional ? [name] : [])));
-  const installed = await consumerProject(dir, REPO, optional);
+  const pkg = JSON.parse(await readFile(path.join(REPO, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+    peerDependenciesMeta: Record<string, { optional?: boolean }>;
+  };
+  const optional = Object.entries(pkg.peerDependenciesMeta).flatMap(([name, meta]) => (meta.optional ? [name] : []));
+  const devOnly = Object.keys(pkg.devDependencies).filter((name) => !Object.hasOwn(pkg.dependencies, name));
+  const installed = await consumerProject(dir, REPO, new Set([...optional, ...devOnly]));
   bin = path.join(installed, "dist", "cli", "main.js");
   await writeFile(path.join(dir, "a.agent.md"), "---\nname: a\ndescription: a\nmodel: openai:gpt-4o-mini\ntools: []\n---\nhi\n");
 }, 180_000);
@@ -64,6 +69,9 @@ describe("the core install, without the optional peers", () => {
     const agent = await inCore(["agent", "run", "./a.agent.md", "hi"], { OPENAI_API_KEY: "k" });
     expect(agent.code).toBe(1);
     expect(agent.stderr).toMatch(/needs the package "ai", which is not installed.*npm install ai@\^6/);
+    const redis = await inCore(["mcp", "--redis", "redis://127.0.0.1:1", "--prefix", "p"]);
+    expect(redis.code).toBe(1);
+    expect(redis.stderr).toMatch(/RedisStorage from a URL .*needs the package "ioredis", which is not installed.*npm install ioredis@\^6/);
     const otel = await inCore(["run", "--otel", "--base", "./b", "1+1"]);
     expect(otel.code).toBe(1);
     expect(otel.stderr).toMatch(/--otel needs the OpenTelemetry SDK packages .*npm install @opentelemetry\/api @opentelemetry\/core/);

@@ -4,10 +4,11 @@
  * way a user runs it: --version, init, run, and `mcp` answering tools/list over stdio.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DOC_FIGURES_RE, INSTALL_DOC, measureInstall } from "../../scripts/install-size.mjs";
 import { REPO } from "../cli/harness.js";
 import { connectStdio } from "../mcp/harness.js";
 
@@ -17,6 +18,7 @@ let app: string;
 let bin: string;
 let installed: string;
 let packed: string[];
+let tarball: string;
 
 function sh(cmd: string, args: string[], cwd: string): string {
   return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_update_notifier: "false" } });
@@ -42,7 +44,7 @@ beforeAll(async () => {
   const clone = path.join(tmp, "clone");
   await cleanCopy(clone);
   const report = JSON.parse(sh("npm", ["pack", "--json", "--pack-destination", tmp], clone)) as { filename: string; files: { path: string }[] }[];
-  const tarball = path.join(tmp, report[0]!.filename);
+  tarball = path.join(tmp, report[0]!.filename);
   packed = report[0]!.files.map((f) => f.path);
   app = path.join(tmp, "app");
   await mkdir(app);
@@ -87,7 +89,7 @@ describe("npm pack + install from the tarball", () => {
     const run = runBin(["run", "--base", "./b", "const n = 20; n + 22"]);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout.trim()).toBe("42");
-  });
+  }, 5 * MINUTES);
 
   it("leaves out tsc's modules the bundles replaced, and what runs by path still runs: a TypeScript toolable tool through the loader hook, the sandbox, a Python guest", async () => {
     expect(packed).not.toContain("dist/tools/registry.js");
@@ -102,7 +104,43 @@ describe("npm pack + install from the tarball", () => {
     const python = runBin(["run", "--base", "./b", "--language", "python", "sum([1, 2, 3])"]);
     expect(python.status, python.stderr).toBe(0);
     expect(python.stdout.trim()).toBe("6");
-  });
+  }, 5 * MINUTES);
+
+  it("is a light core: at most 40 MiB and the figures docs/install.md quotes (node scripts/install-size.mjs --write-docs); no MCP SDK installed, its notice shipped", async () => {
+    const m = measureInstall(app);
+    expect(m.kib, `largest: ${JSON.stringify(m.largest.slice(0, 10))}`).toBeLessThanOrEqual(40 * 1024);
+    const quoted = DOC_FIGURES_RE.exec(await readFile(INSTALL_DOC, "utf8"));
+    expect(quoted, "docs/install.md quotes the install's figures").not.toBeNull();
+    // The package count is exact; the size may drift by a dependency's patch release.
+    expect(Number(quoted![1]), "run node scripts/install-size.mjs --write-docs").toBe(m.packages);
+    expect(Math.abs(Number(quoted![2]) - m.kib / 1024), "run node scripts/install-size.mjs --write-docs").toBeLessThanOrEqual(1);
+    // The MCP SDK is bundled (scripts/bundle.mjs), not installed; its licence travels with it.
+    expect(m.largest.map((p) => p.name)).not.toContain("@modelcontextprotocol/sdk");
+    expect(packed).toContain("dist/THIRD_PARTY_NOTICES.md");
+    expect(await readFile(path.join(installed, "dist", "THIRD_PARTY_NOTICES.md"), "utf8")).toMatch(/## @modelcontextprotocol\/sdk [\d.]+ \(MIT\)\n\n {4}MIT License/);
+    // The script docs/install.md names, on the same tarball: its own install counts the same.
+    const script = sh(process.execPath, [path.join(REPO, "scripts", "install-size.mjs"), "--tarball", tarball, "--top", "3"], tmp).split("\n");
+    expect(script[0]).toMatch(new RegExp(`^${m.packages} packages, \\d+\\.\\d MiB \\(du -sk node_modules: \\d+ KiB\\)$`));
+    expect(script[1]).toMatch(/^ +\d+ KiB {2}\S+$/);
+  }, 5 * MINUTES);
+
+  it("a `type: mcp` tool works from the installed package alone (the bundled MCP client and stdio transport), here its own `mcp` server", async () => {
+    expect(runBin(["init", "--base", "./inner"]).status).toBe(0);
+    await writeFile(
+      path.join(app, "b", "tools", "inner.yaml"),
+      [
+        "name: inner",
+        "type: mcp",
+        "description: ts-code-mode's own MCP server",
+        `command: ${JSON.stringify(process.execPath)}`,
+        `args: [${JSON.stringify(path.join(installed, "dist", "cli", "main.js"))}, mcp, --base, ${JSON.stringify(path.join(app, "inner"))}]`,
+        "",
+      ].join("\n"),
+    );
+    const r = runBin(["run", "--base", "./b", 'JSON.stringify(await tools.inner.run_code({ code: "20 + 22" }))']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("42");
+  }, 5 * MINUTES);
 
   it("serves MCP over stdio: tools/list answers with run_code", async () => {
     const conn = await connectStdio([], { cwd: app, command: bin, fullArgs: ["mcp", "--base", "./b"] });
@@ -112,5 +150,5 @@ describe("npm pack + install from the tarball", () => {
     } finally {
       await conn.close();
     }
-  });
+  }, 5 * MINUTES);
 });

@@ -52,6 +52,11 @@ describe("CLI start", () => {
       expect(r.stdout.trim()).toBe("2");
       expect(commandsOf(r.distModules)).toEqual(["run"]);
       expect(r.urls.filter((u) => LAZY_FILES.test(u) && !/[\\/]zod[\\/]/.test(u))).toEqual([]);
+      // The MCP SDK is bundled into dist (scripts/bundle.mjs): its modules show as regions, not files.
+      expect([...r.bundled].filter((m) => m.startsWith("@modelcontextprotocol/"))).toEqual([]);
+      // Control: the MCP entry does evaluate them, and the check sees it.
+      const mcp = await loadedModules(["--input-type=module", "-e", 'await import("ts-code-mode/mcp")'], REPO);
+      expect([...mcp.bundled].some((m) => m.startsWith("@modelcontextprotocol/sdk/"))).toBe(true);
     } finally {
       await rm(base, { recursive: true, force: true });
     }

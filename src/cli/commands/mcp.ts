@@ -23,7 +23,7 @@ import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
 import { samplerFromFlag } from "../sampler.js";
-import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, sharedChildOf, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, middlewareFromFlags, resolvePaths, sharedChildOf, storageFlagError, watchMissingFolders, type ExecutorFlags, type StorageFlags } from "../shared.js";
 import { count } from "../../values/count.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 
@@ -371,8 +371,7 @@ async function openStorage(flags: McpFlags, storagePath: string): Promise<{ stor
     try {
       redis = new RedisStorage({ url: flags.redis, prefix: flags.prefix ?? "", ...workspace });
     } catch (err) {
-      // A bad URL, prefix or workspace id is the user's input (the messages never hold the password).
-      throw new CliUsageError(err instanceof Error ? err.message : String(err));
+      throw storageFlagError(err);
     }
     try {
       await redis.connect();

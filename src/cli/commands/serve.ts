@@ -17,7 +17,7 @@ import { samplerFromFlag } from "../sampler.js";
 import { eventLine } from "../../tools/adapters/toolable/host.js";
 import { packageVersion } from "../package-root.js";
 import { redisToolsFolder, type ToolsFolder } from "../redis-tools.js";
-import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, intIn, middlewareFromFlags, resolvePaths, sharedChildOf, type ExecutorFlags, type StorageFlags } from "../shared.js";
+import { addExecutorOptions, addToolsModuleOption, addStorageOptions, checkExecutorFlags, checkToolFiles, CliUsageError, examples, executorOptionsOf, intIn, middlewareFromFlags, resolvePaths, sharedChildOf, storageFlagError, type ExecutorFlags, type StorageFlags } from "../shared.js";
 import { addOtelOptions, startOtel, type OtelFlags } from "../otel.js";
 import { addDurableOption, checkDurableKey, type DurableFlags } from "../durable.js";
 
@@ -122,7 +122,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     try {
       redis = new RedisStorage({ url, prefix });
     } catch (err) {
-      throw new CliUsageError(err instanceof Error ? err.message : String(err));
+      throw storageFlagError(err);
     }
     await redis.connect().catch(async (err: unknown) => {
       await redis.close();

@@ -7,10 +7,9 @@
  * gives up connecting after 2 s and does not retry, so a wrong URL fails fast.
  */
 import { Option, type Command } from "commander";
-import { ValidationError } from "../../errors.js";
 import { RedisStorage } from "../../storage/redis/storage.js";
 import { oneLine, table } from "../format.js";
-import { addJsonOption, CliUsageError, examples, printJson, userPath, writeLine } from "../shared.js";
+import { addJsonOption, CliUsageError, examples, printJson, storageFlagError, userPath, writeLine } from "../shared.js";
 import {
   bootstrap,
   diff,
@@ -134,9 +133,7 @@ async function withStorage(flags: StoreFlags, fn: (storage: RedisStorage) => Pro
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
     });
   } catch (err) {
-    // Bad URL, prefix or workspace: the user's input, so a usage error (messages never hold the password).
-    if (err instanceof ValidationError || (err instanceof Error && err.name === "InvalidNameError")) throw new CliUsageError(err.message);
-    throw err;
+    throw storageFlagError(err);
   }
   try {
     await storage.connect();

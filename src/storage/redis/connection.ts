@@ -36,6 +36,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
+import { INTEGRATION_PACKAGES, requirePeer } from "../../adapters/peer.js";
 import { InvalidNameError, NotFoundError, StorageError, ValidationError } from "../../errors.js";
 import { deadlinePassed, writeDeadline } from "../write-deadline.js";
 
@@ -144,8 +145,14 @@ export class RedisConnection {
   /** Measured once per connection, on the first write with a deadline. */
   private clock: ClockOffset | undefined;
 
+  /**
+   * @internal This member and the others typed with ioredis's types are left out of the published
+   * declarations: ioredis is an optional peer dependency, so its types may not be installed.
+   */
+  readonly client: Redis;
+
   private constructor(
-    readonly client: Redis,
+    client: Redis,
     /** `host:port` (or the socket path) for messages. */
     readonly where: string,
     /** True when we created the client: we connect it on demand and quit it on close. */
@@ -153,9 +160,11 @@ export class RedisConnection {
     private readonly password: string | undefined,
     private readonly connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
   ) {
+    this.client = client;
     if (owned) client.on("error", (err: Error) => (this.lastError = err));
   }
 
+  /** @internal */
   static fromUrl(url: RedisUrl, timeouts: ConnectionTimeouts = {}): RedisConnection {
     const RedisClient = loadIoredis();
     const client = new RedisClient(url.url, {
@@ -173,13 +182,14 @@ export class RedisConnection {
     return new RedisConnection(client, url.where, true, url.password, timeouts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
   }
 
+  /** @internal */
   static fromClient(client: Redis): RedisConnection {
     const o = client.options;
     const where = o.path ? o.path : `${o.host ?? "localhost"}:${o.port ?? 6379}`;
     return new RedisConnection(client, where, false, o.password);
   }
 
-  /** Runs `fn` on a ready connection; every failure comes out as one of our typed errors. */
+  /** Runs `fn` on a ready connection; every failure comes out as one of our typed errors. @internal */
   async run<T>(op: string, fn: (client: Redis) => Promise<T>): Promise<T> {
     await this.prepare(op);
     try {
@@ -194,6 +204,7 @@ export class RedisConnection {
    * holds. A reply from the server is the outcome; no reply (timeout, connection lost after
    * sending) is OUTCOME_UNKNOWN, and the fence is set before this storage sends anything else. A
    * write started inside a run gets a fence key that also falls at the run's deadline.
+   * @internal
    */
   async write<T>(op: string, keys: { fence(token: string): string }, fn: (client: Redis, fenceKey: string) => Promise<T>): Promise<T> {
     const deadline = writeDeadline();
@@ -254,7 +265,7 @@ export class RedisConnection {
     }
   }
 
-  /** EVALSHA, falling back to EVAL when the server does not know the script yet. */
+  /** EVALSHA, falling back to EVAL when the server does not know the script yet. @internal */
   async script(client: Redis, script: LuaScript, keys: string[], args: Args, binary = false): Promise<unknown> {
     // Arguments as one array, never spread: a bulk save passes hundreds of thousands of them, more
     // than a JavaScript call's argument list can hold ("Maximum call stack size exceeded").
@@ -398,10 +409,14 @@ function waitForReady(client: Redis): Promise<void> {
   });
 }
 
-/** ioredis is loaded when a RedisStorage is first built, not when ts-code-mode is imported (it costs ~100 ms). */
+/**
+ * ioredis is loaded when a RedisStorage is first built from a URL, not when ts-code-mode is imported
+ * (it costs ~100 ms). It is an optional peer dependency (issue 41, a light core): without it, this
+ * throws MissingPeerError naming the install line.
+ */
 const requireCjs = createRequire(import.meta.url);
 let ioredis: typeof Redis | undefined;
 function loadIoredis(): typeof Redis {
-  ioredis ??= (requireCjs("ioredis") as { Redis: typeof Redis }).Redis;
+  ioredis ??= requirePeer<{ Redis: typeof Redis }>(INTEGRATION_PACKAGES.ioredis, requireCjs).Redis;
   return ioredis;
 }

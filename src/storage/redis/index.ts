@@ -1,4 +1,4 @@
-export { RedisStorage, type RedisClientOptions, type RedisStorageOptions, type RedisUrlOptions } from "./storage.js";
+export { RedisStorage, type IoredisClient, type RedisClientOptions, type RedisStorageOptions, type RedisUrlOptions } from "./storage.js";
 export { RedisWorkflowStore, type ReplaceWorkflowsOptions } from "./workflows.js";
 export { RedisArtifactStore } from "./artifacts.js";
 export { RedisToolStore, loadToolDocuments, validateToolFileStem, type ToolDocument } from "./tools.js";

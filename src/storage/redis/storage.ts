@@ -46,9 +46,32 @@ export interface RedisUrlOptions extends CommonOptions {
   commandTimeoutMs?: number;
 }
 
+/**
+ * An ioredis client (`new Redis(...)`), as far as RedisStorage checks it when given one. Declared
+ * by shape: ioredis is an optional peer dependency, so its types may not be installed; an ioredis
+ * `Redis` fits. (Methods, not function properties, so ioredis's overloaded methods fit.)
+ */
+export interface IoredisClient {
+  readonly options: {
+    host?: string;
+    port?: number;
+    path?: string;
+    username?: string;
+    password?: string;
+    db?: number;
+    tls?: object;
+    sentinels?: readonly object[] | null;
+  };
+  readonly isCluster: boolean;
+  call(command: string, ...args: string[]): Promise<unknown>;
+  callBuffer(command: string, ...args: string[]): Promise<unknown>;
+  multi(): unknown;
+  hgetall(key: string): Promise<Record<string, string>>;
+}
+
 export interface RedisClientOptions extends CommonOptions {
   /** An ioredis client you own: used as configured, never quit by `close()`. */
-  client: Redis;
+  client: IoredisClient;
 }
 
 export type RedisStorageOptions = RedisUrlOptions | RedisClientOptions;
@@ -64,7 +87,7 @@ const urlOptionsSchema = lazy(() => z.strictObject({
   maxStoreBytes: quotaOptionSchema,
 }));
 const clientOptionsSchema = lazy(() => z.strictObject({
-  client: z.custom<Redis>(isRedisClient, { message: "expected an ioredis client (new Redis(...))" }),
+  client: z.custom<IoredisClient>(isRedisClient, { message: "expected an ioredis client (new Redis(...))" }),
   prefix: z.string(),
   workspaceId: z.string().optional(),
   maxArtifactBytes: quotaOptionSchema,
@@ -107,7 +130,8 @@ export class RedisStorage implements StorageBackend {
     if (o.workspaceId !== undefined) this.workspaceId = validateWorkspaceId(o.workspaceId);
     if ("client" in o) {
       if (o.client.isCluster) throw new ValidationError("RedisStorage needs a standalone Redis client; Redis Cluster is not supported.");
-      this.conn = RedisConnection.fromClient(o.client);
+      // Checked by shape (isRedisClient): an ioredis client, used with ioredis's types from here on.
+      this.conn = RedisConnection.fromClient(o.client as unknown as Redis);
     } else {
       const url = parseRedisUrl(o.url);
       this.url = url.url;
@@ -158,14 +182,14 @@ export class RedisStorage implements StorageBackend {
   }
 }
 
-function isRedisClient(value: unknown): value is Redis {
+function isRedisClient(value: unknown): value is IoredisClient {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return typeof v["options"] === "object" && ["call", "callBuffer", "multi", "hgetall"].every((m) => typeof v[m] === "function");
 }
 
 /** Rebuilds a URL from a client's options, for descriptors. */
-function urlOfClient(client: Redis): string {
+function urlOfClient(client: IoredisClient): string {
   const o = client.options;
   if (o.path || (o.sentinels && o.sentinels.length > 0)) {
     throw new StorageError(

@@ -39,8 +39,22 @@ export function callableLabel(tool: string, callable: string): string {
   return PLAIN_KEY_RE.test(callable) ? `tools.${tool}.${callable}` : `tools.${tool}[${JSON.stringify(callable)}]`;
 }
 
+/**
+ * One tool as an MCP server lists it (`tools/list`), as far as discovery reads it. Declared by shape
+ * rather than as the MCP SDK's `Tool`: the SDK is bundled into ts-code-mode, so its types are not
+ * installed with it; the SDK's `Tool` (and any listed tool) fits this shape.
+ */
+export interface McpListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: object;
+  outputSchema?: object;
+  annotations?: { title?: string };
+}
+
 /** The discovery view of one MCP tool. */
-export function mcpCallableInfo(tool: Tool): CallableInfo {
+export function mcpCallableInfo(tool: McpListedTool): CallableInfo {
   return {
     name: tool.name,
     description: tool.description ?? tool.title ?? tool.annotations?.title ?? "",
