@@ -6,16 +6,19 @@
  *   npm run build && node bench/calls.mjs [--rounds 15] [--calls 300] [--compare OTHER_DIST]
  *
  * Cases: the bare IPC round trip (one message to a child node and its answer, the subprocess
- * executor's floor); a guest→host tool call in the subprocess executor and in the sandbox (QuickJS)
- * executor, each the mean of a guest loop of --calls awaited calls; `run("1+1")` back to back in
- * QuickJS and in-process. `--compare DIR` adds the same cases from another build (e.g. a copy of
+ * executor's floor); the bare deno round trip (one frame to a deno process on its stdin and one
+ * back on its stdout, as the deno engine's driver reads and writes them: that engine's floor); a
+ * guest→host tool call in the subprocess executor, the sandbox (QuickJS) executor and the sandbox's
+ * deno engine, each the mean of a guest loop of --calls awaited calls; `run("1+1")` back to back in
+ * QuickJS and in-process. Each tool call's figure is shown over its own floor. Without the deno
+ * package the deno cases are left out. `--compare DIR` adds the same cases from another build (e.g. a copy of
  * dist/ made before a change), interleaved with ours, so a change reads as a ratio old/new.
  */
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { closeIpcEcho, ipcEcho, noopAdapter, printJsonLine, printTable, resultRow, summarize, withTempDir } from "./lib.mjs";
+import { closeDenoEcho, closeIpcEcho, denoEcho, ipcEcho, noopAdapter, printJsonLine, printTable, resultRow, summarize, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" }, calls: { type: "string", default: "300" }, compare: { type: "string" } } });
@@ -66,13 +69,15 @@ async function buildCases(label, dist, dir) {
   const sub = await session(new m.SubprocessExecutor({ tools: registry(), spareChild: false }), "sub");
   const qjs = await session(new m.SandboxExecutor({ tools: registry() }), "qjs");
   const inproc = await session(new m.InProcessExecutor({ tools: registry() }), "inproc");
+  const deno = denoEcho() ? await session(new m.SandboxExecutor({ engine: "deno", tools: registry() }), "deno") : null;
   const suffix = label ? ` [${label}]` : "";
   return {
-    close: () => Promise.all([sub.close(), qjs.close(), inproc.close()]),
+    close: () => Promise.all([sub.close(), qjs.close(), inproc.close(), deno?.close()]),
     cases: [
-      { name: `subprocess: tool call, per call${suffix}`, executor: "subprocess", floor: true, sample: () => perCall(sub, CALLS) },
+      { name: `subprocess: tool call, per call${suffix}`, executor: "subprocess", floor: "ipc", sample: () => perCall(sub, CALLS) },
       { name: `sandbox (QuickJS): tool call, per call${suffix}`, executor: "sandbox", sample: () => perCall(qjs, CALLS) },
-      { name: `subprocess: run("1+1")${suffix}`, executor: "subprocess", floor: true, sample: () => meanRun(sub, "1+1", CALLS) },
+      ...(deno ? [{ name: `sandbox (deno): tool call, per call${suffix}`, executor: "sandbox-deno", floor: "deno", sample: () => perCall(deno, CALLS) }] : []),
+      { name: `subprocess: run("1+1")${suffix}`, executor: "subprocess", floor: "ipc", sample: () => meanRun(sub, "1+1", CALLS) },
       { name: `sandbox (QuickJS): run("1+1")${suffix}`, executor: "sandbox", sample: () => meanRun(qjs, "1+1", CALLS) },
       { name: `in-process: run("1+1")${suffix}`, executor: "in-process", sample: () => meanRun(inproc, "1+1", CALLS) },
     ],
@@ -82,28 +87,28 @@ async function buildCases(label, dist, dir) {
 await withTempDir("tcm-bench-calls-", async (dir) => {
   const builds = [await buildCases("", path.join(ROOT, "dist"), dir)];
   if (values.compare) builds.push(await buildCases("compare", path.resolve(values.compare), dir));
-  const floor = {
-    name: "baseline: bare IPC round trip",
-    executor: "none",
-    sample: async () => {
-      const echo = ipcEcho();
-      const t0 = performance.now();
-      for (let i = 0; i < CALLS; i++) await echo.roundTrip();
-      return (performance.now() - t0) / CALLS;
-    },
+  const roundTrips = (echo) => async () => {
+    const t0 = performance.now();
+    for (let i = 0; i < CALLS; i++) await echo.roundTrip();
+    return (performance.now() - t0) / CALLS;
   };
-  const cases = [floor, ...builds.flatMap((b) => b.cases)];
+  const floors = [
+    { name: "baseline: bare IPC round trip", executor: "none", baseline: "ipc", sample: roundTrips(ipcEcho()) },
+    ...(denoEcho() ? [{ name: "baseline: bare deno round trip (stdin/stdout frames)", executor: "none", baseline: "deno", sample: roundTrips(denoEcho()) }] : []),
+  ];
+  const cases = [...floors, ...builds.flatMap((b) => b.cases)];
   const samples = cases.map(() => []);
   try {
     for (const c of cases) await c.sample(); // warm-up: JIT on both sides
     for (let r = 0; r < ROUNDS; r++) for (const [i, c] of cases.entries()) samples[i].push(await c.sample());
   } finally {
     closeIpcEcho();
+    closeDenoEcho();
     await Promise.all(builds.map((b) => b.close()));
   }
-  const floorMs = summarize(samples[0]).median_ms;
+  const floorMs = Object.fromEntries(floors.map((f, i) => [f.baseline, summarize(samples[i]).median_ms]));
   const rows = cases.map((c, i) => {
-    const row = resultRow({ name: c.name, executor: c.executor, iterations: ROUNDS * CALLS, samples: samples[i], floorMs: c.floor ? floorMs : undefined });
+    const row = resultRow({ name: c.name, executor: c.executor, iterations: ROUNDS * CALLS, samples: samples[i], floorMs: c.floor ? floorMs[c.floor] : undefined });
     printJsonLine(row);
     return row;
   });

@@ -4,6 +4,7 @@
  * only touch the tables in run.mjs.
  */
 import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -196,6 +197,90 @@ export function ipcEcho() {
 export function closeIpcEcho() {
   echoChild?.close();
   echoChild = null;
+}
+
+/**
+ * The deno engine's per-call floor: a deno process (the binary SandboxExecutor({ engine: "deno" })
+ * runs) that answers each frame on stdin with one on stdout at once — the same pipes, the same
+ * frame layout as its driver (src/execution/sandbox/deno/driver.ts: "TCM1", u32 LE length, u32 LE
+ * header length, JSON header), read the same way (Deno.stdin.read, writeSync). Null when the deno
+ * package is not installed. One per bench run, killed at exit.
+ */
+let denoEchoChild;
+export function denoEcho() {
+  if (denoEchoChild !== undefined) return denoEchoChild;
+  let bin;
+  try {
+    bin = path.join(path.dirname(createRequire(import.meta.url).resolve("deno/package.json")), "deno");
+  } catch {
+    return (denoEchoChild = null);
+  }
+  const echo = String.raw`
+const MAGIC = 0x314d4354, enc = new TextEncoder(), dec = new TextDecoder();
+const send = (header) => {
+  const head = enc.encode(JSON.stringify(header));
+  const frame = new Uint8Array(12 + head.byteLength), view = new DataView(frame.buffer);
+  view.setUint32(0, MAGIC, true); view.setUint32(4, 4 + head.byteLength, true); view.setUint32(8, head.byteLength, true);
+  frame.set(head, 12);
+  let off = 0;
+  while (off < frame.byteLength) off += Deno.stdout.writeSync(frame.subarray(off));
+};
+let chunks = [], buffered = 0;
+for (;;) {
+  const chunk = new Uint8Array(1 << 16);
+  const n = await Deno.stdin.read(chunk);
+  if (n === null) Deno.exit(0);
+  chunks.push(chunk.subarray(0, n)); buffered += n;
+  for (;;) {
+    if (buffered < 12) break;
+    if (chunks.length > 1) { const all = new Uint8Array(buffered); let at = 0; for (const c of chunks) { all.set(c, at); at += c.byteLength; } chunks = [all]; }
+    const first = chunks[0], view = new DataView(first.buffer, first.byteOffset, first.byteLength);
+    const len = view.getUint32(4, true);
+    if (buffered < 8 + len) break;
+    const header = JSON.parse(dec.decode(first.subarray(12, 12 + view.getUint32(8, true))));
+    const rest = first.subarray(8 + len);
+    chunks = rest.byteLength ? [rest] : []; buffered -= 8 + len;
+    send({ t: "call", id: header.id + 1, ns: "tools", op: "call", json: '["noop","ping",{}]', b: [] });
+  }
+}`;
+  const child = spawn(bin, ["eval", "--quiet", echo], { stdio: ["pipe", "pipe", "inherit"] });
+  process.once("exit", () => child.kill());
+  let waiting = null;
+  let buffered = Buffer.alloc(0);
+  child.stdout.on("data", (chunk) => {
+    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+    while (buffered.length >= 8 && buffered.length >= 8 + buffered.readUInt32LE(4)) {
+      const len = buffered.readUInt32LE(4);
+      JSON.parse(buffered.subarray(12, 12 + buffered.readUInt32LE(8)).toString("utf8"));
+      buffered = buffered.subarray(8 + len);
+      waiting?.();
+    }
+  });
+  let id = 0;
+  const frame = (header) => {
+    const head = Buffer.from(JSON.stringify(header), "utf8");
+    const out = Buffer.alloc(12 + head.length);
+    out.writeUInt32LE(0x314d4354, 0);
+    out.writeUInt32LE(4 + head.length, 4);
+    out.writeUInt32LE(head.length, 8);
+    head.copy(out, 12);
+    return out;
+  };
+  denoEchoChild = {
+    roundTrip: () =>
+      new Promise((resolve) => {
+        waiting = resolve;
+        child.stdin.write(frame({ t: "settle", id: ++id, ok: true, json: '"pong"', b: [] }));
+      }),
+    close: () => child.kill(),
+  };
+  return denoEchoChild;
+}
+
+/** Ends denoEcho's process, if one was started. */
+export function closeDenoEcho() {
+  denoEchoChild?.close();
+  denoEchoChild = undefined;
 }
 
 /**

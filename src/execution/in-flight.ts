@@ -26,26 +26,46 @@ export class InFlightBytes {
     return this.used;
   }
 
-  lease(): Lease {
-    let held = 0;
-    return {
-      reserve: (bytes: number, what: string) => {
-        if (bytes <= 0) return;
-        if (this.used + bytes > this.limit) {
-          const mb = (n: number) => `${(n / 1_048_576).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
-          throw new ValidationError(
-            bytes > this.limit
-              ? `this call needs ${mb(bytes)} for ${what}, more than the ${mb(this.limit)} a session's calls may hold at once`
-              : `the namespace calls in flight already hold ${mb(this.used)} of ${mb(this.limit)} (arguments and replies), and this call needs ${mb(bytes)} for ${what}; await some calls before starting more`,
-          );
-        }
-        this.used += bytes;
-        held += bytes;
-      },
-      release: () => {
-        this.used -= held;
-        held = 0;
-      },
-    };
+  lease(): CallLease {
+    return new CallLease(this);
+  }
+
+  /** Holds `bytes` more, or throws ValidationError when that would pass the limit (CallLease.reserve). */
+  take(bytes: number, what: string): void {
+    if (this.used + bytes > this.limit) {
+      const mb = (n: number) => `${(n / 1_048_576).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
+      throw new ValidationError(
+        bytes > this.limit
+          ? `this call needs ${mb(bytes)} for ${what}, more than the ${mb(this.limit)} a session's calls may hold at once`
+          : `the namespace calls in flight already hold ${mb(this.used)} of ${mb(this.limit)} (arguments and replies), and this call needs ${mb(bytes)} for ${what}; await some calls before starting more`,
+      );
+    }
+    this.used += bytes;
+  }
+
+  /** Gives back what `take` held. */
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+/** One call's share of an InFlightBytes (a class, not closures: one is made for every namespace call). */
+export class CallLease implements Lease {
+  private held = 0;
+  /** reserve() was called, whatever it held: the operation sized its reply itself. */
+  reserved = false;
+
+  constructor(private readonly pool: InFlightBytes) {}
+
+  reserve(bytes: number, what: string): void {
+    this.reserved = true;
+    if (bytes <= 0) return;
+    this.pool.take(bytes, what);
+    this.held += bytes;
+  }
+
+  release(): void {
+    this.pool.give(this.held);
+    this.held = 0;
   }
 }

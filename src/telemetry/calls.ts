@@ -107,19 +107,18 @@ function traceToolCall<C extends TracedCallContext, T>(api: OtelApi, op: string,
   if (argsText !== undefined) attributes[ATTR.toolArgs] = argsText;
   const record: ToolCallRecord = { type: undefined, attempts: 0, approvalWaits: 0, approvalWaitMs: 0 };
   const hold = ctx.holdDeadline;
-  const traced: C = {
-    ...ctx,
-    holdDeadline: () => {
-      record.approvalWaits++;
-      const since = performance.now();
-      const release = hold?.();
-      let released = false;
-      return () => {
-        if (!released) record.approvalWaitMs += performance.now() - since;
-        released = true;
-        release?.();
-      };
-    },
+  // Copied, then set: on Node 20 `{ ...ctx, holdDeadline }` takes V8's slow path (microseconds, every traced call).
+  const traced: C = Object.assign({}, ctx);
+  traced.holdDeadline = () => {
+    record.approvalWaits++;
+    const since = performance.now();
+    const release = hold?.();
+    let released = false;
+    return () => {
+      if (!released) record.approvalWaitMs += performance.now() - since;
+      released = true;
+      release?.();
+    };
   };
   const startedAt = performance.now();
   // The record rides in the span's parent context, so the span's own context (active while the call runs) carries it.

@@ -156,6 +156,15 @@ export function valueProblem(spec: ParamSpec, value: unknown, path: string = spe
   return null;
 }
 
+/** Params of a callable up to which validateArgs scans them instead of building a Map. */
+const FEW_PARAMS = 8;
+
+/** The param named `name`; the last one, as a Map built from the list would keep. */
+function lastNamed(params: readonly ParamSpec[], name: string): ParamSpec | undefined {
+  for (let i = params.length - 1; i >= 0; i--) if ((params[i] as ParamSpec).name === name) return params[i];
+  return undefined;
+}
+
 /**
  * Check `args` against a callable's params and return the arguments to pass on: a fresh object
  * without `undefined`/`null` entries (both mean "not given", which is what an LLM writing
@@ -165,36 +174,40 @@ export function valueProblem(spec: ParamSpec, value: unknown, path: string = spe
  */
 export function validateArgs(tool: string, callable: string | null, info: CallableInfo, args: unknown): Record<string, unknown> {
   // Messages start with the call as the agent wrote it; HostServices adds no second prefix to them.
-  const label = callLabel(tool, callable);
+  // The label and the list of names are built only for a message: this runs on every tool call.
   const fail = (code: "INVALID_INPUT" | "MISSING_PARAM", message: string): never => {
     throw new ToolError({ tool, callable, code, message });
   };
   if (args === undefined || args === null) args = {};
   if (!isPlainObject(args)) {
-    return fail("INVALID_INPUT", `${label}: takes one argument, an object of named parameters like { ${info.params[0]?.name ?? "name"}: ... }; got ${describeValue(args)}`);
+    return fail("INVALID_INPUT", `${callLabel(tool, callable)}: takes one argument, an object of named parameters like { ${info.params[0]?.name ?? "name"}: ... }; got ${describeValue(args)}`);
   }
-  const accepted = new Map(info.params.map((p) => [p.name, p]));
-  const names = [...accepted.keys()];
+  const params = info.params;
+  // A few params are found faster by a scan than through a Map built for the call; many are not.
+  const accepted = params.length > FEW_PARAMS ? new Map(params.map((p) => [p.name, p])) : null;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) {
-    const spec = accepted.get(key);
+  for (const key of Object.keys(args)) {
+    const value = args[key];
+    const spec = accepted ? accepted.get(key) : lastNamed(params, key);
     if (!spec && info.open) {
       if (value !== undefined && value !== null) out[key] = value;
       continue;
     }
     if (!spec) {
+      const label = callLabel(tool, callable);
+      const names = params.map((p) => p.name);
       const listed = names.length ? ` Accepted: ${names.join(", ")}.` : ` ${label} takes no arguments.`;
       return fail("INVALID_INPUT", `${label}: Unknown argument '${key}'.${didYouMean(key, names)}${listed}`);
     }
     if (value === undefined || value === null) continue;
     const problem = valueProblem(spec, value);
-    if (problem) fail("INVALID_INPUT", `${label}: Invalid argument ${problem}`);
+    if (problem) fail("INVALID_INPUT", `${callLabel(tool, callable)}: Invalid argument ${problem}`);
     out[key] = value;
   }
-  for (const spec of info.params) {
+  for (const spec of params) {
     if (spec.required && out[spec.name] === undefined) {
       const what = spec.description ? ` (${spec.description})` : "";
-      fail("MISSING_PARAM", `${label}: Missing required argument '${spec.name}'${what}: expected ${expectedText(spec)}`);
+      fail("MISSING_PARAM", `${callLabel(tool, callable)}: Missing required argument '${spec.name}'${what}: expected ${expectedText(spec)}`);
     }
   }
   return out;

@@ -101,11 +101,12 @@ const QUICK_NODES = 32;
 
 /** Measures `value` within `limits`; stops at the first limit exceeded. */
 export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): WalkReport {
-  if (options.mode === "data" && options.maxKey === undefined && limits.maxNodes >= QUICK_NODES && limits.maxDepth >= QUICK_NODES) {
+  if (options.mode === "data" && limits.maxNodes >= QUICK_NODES && limits.maxDepth >= QUICK_NODES) {
     // Most namespace calls carry a few strings in a small object: measure those without the
-    // walk's bookkeeping (it is on the path of every call). The same sizes as the walk below.
+    // walk's bookkeeping (it is on the path of every call). The same sizes as the walk below; a
+    // key longer than maxKey leaves it to the walk, which reports where.
     const budget = { nodes: QUICK_NODES };
-    const bytes = quickDataBytes(value, budget, 0);
+    const bytes = quickDataBytes(value, budget, 0, options.maxKey ?? Number.POSITIVE_INFINITY);
     if (bytes >= 0 && bytes <= limits.maxBytes) {
       return { nodes: QUICK_NODES - budget.nodes, bytes, cut: null, shared: false, exotic: false, problem: null, longKey: null };
     }
@@ -310,7 +311,7 @@ export function walk(value: unknown, limits: WalkLimits, options: WalkOptions): 
  * `walk` counts them in data mode; -1 when the value is anything else or passes `budget.nodes`
  * (so a cycle or shared reference always ends up in the full walk).
  */
-function quickDataBytes(v: unknown, budget: { nodes: number }, depth: number): number {
+function quickDataBytes(v: unknown, budget: { nodes: number }, depth: number, maxKey: number): number {
   if (--budget.nodes < 0) return -1;
   switch (typeof v) {
     case "string":
@@ -333,7 +334,7 @@ function quickDataBytes(v: unknown, budget: { nodes: number }, depth: number): n
     if (arr.length > QUICK_NODES) return -1;
     let bytes = 2;
     for (let i = 0; i < arr.length; i++) {
-      const b = quickDataBytes(arr[i], budget, depth + 1);
+      const b = quickDataBytes(arr[i], budget, depth + 1, maxKey);
       if (b < 0) return -1;
       bytes += b + (i > 0 ? 1 : 0);
     }
@@ -342,8 +343,8 @@ function quickDataBytes(v: unknown, budget: { nodes: number }, depth: number): n
   if (Object.getPrototypeOf(v) !== Object.prototype) return -1;
   let bytes = 2;
   for (const key in v) {
-    if (!Object.hasOwn(v, key)) return -1;
-    const b = quickDataBytes((v as Record<string, unknown>)[key], budget, depth + 1);
+    if (!Object.hasOwn(v, key) || key.length > maxKey) return -1;
+    const b = quickDataBytes((v as Record<string, unknown>)[key], budget, depth + 1, maxKey);
     if (b < 0) return -1;
     bytes += b + key.length + 3;
   }

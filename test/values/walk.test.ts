@@ -66,6 +66,18 @@ describe("walk", () => {
     expect(walk({ ok: { ["k".repeat(2_000)]: 1 } }, SMALL, { mode: "data", maxKey: 1_024 }).longKey).toEqual({ path: expect.stringMatching(/^\$\.ok\.k+…$/), length: 2_000 });
   });
 
+  it("data: small values measure the same on the quick path (under 32 values) as in the full walk, with or without a key limit", () => {
+    // maxNodes below the quick path's 32 sends every value through the full walk.
+    const full = { maxNodes: 31, maxDepth: 50, maxBytes: 10_000 };
+    const values: unknown[] = ["noop", 3, true, null, undefined, ["noop", "ping", {}], ["noop", null, { a: "x", b: [1, 2, { c: false }] }], { k: { l: { m: { n: "deep" } } } }];
+    for (const value of values) {
+      for (const options of [{ mode: "data" as const }, { mode: "data" as const, maxKey: 1_024 }]) {
+        const quick = walk(value, SMALL, options);
+        expect(quick, JSON.stringify(value)).toEqual(walk(value, full, options));
+      }
+    }
+  });
+
   it("json: names the first part JSON would not hold exactly", () => {
     expect(walk({ a: [1, { b: undefined }] }, SMALL, { mode: "json" }).problem).toEqual({ path: "$.a[1].b", text: "undefined" });
     // eslint-disable-next-line no-sparse-arrays -- a hole is the point

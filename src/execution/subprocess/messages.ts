@@ -9,7 +9,7 @@
  * guest-messages.test.ts holds the zod schema as the reference and checks both agree). Like
  * zod's z.object, a passing message is copied with only the protocol's fields.
  */
-import type { GuestToHost } from "../rpc/protocol.js";
+import type { CallMessage, GuestToHost, OutputMessage, ResultMessage } from "../rpc/protocol.js";
 import type { WireError } from "../wire-error.js";
 import type { ExecutionResult } from "../protocol.js";
 import { MESSAGE_LIMITS as L } from "./message-limits.js";
@@ -68,9 +68,14 @@ function result(value: unknown): ExecutionResult {
   };
 }
 
-/** A shared child's session tag (rpc/protocol.ts), copied only when present. */
-function sessionOf(m: Fields): { session?: number } {
-  return m["session"] === undefined ? {} : { session: id(m["session"], "session") };
+/**
+ * `out` with a shared child's session tag (rpc/protocol.ts) copied, only when present. Set on the
+ * copy, not spread into its literal: on Node 20 a spread literal followed by more properties
+ * takes V8's slow path, and every tool call's message passes here.
+ */
+function withSession<T extends { session?: number }>(out: T, m: Fields): T {
+  if (m["session"] !== undefined) out.session = id(m["session"], "session");
+  return out;
 }
 
 function parse(raw: unknown): GuestToHost {
@@ -80,17 +85,19 @@ function parse(raw: unknown): GuestToHost {
       const args = m["args"];
       if (!Array.isArray(args)) throw new Bad("args", "expected an array");
       if (args.length > L.args) throw new Bad("args", `an array of at most ${L.args} items`);
-      return { type: "call", callId: id(m["callId"], "callId"), ns: text(m["ns"], "ns", L.ns), op: text(m["op"], "op", L.op), args, ...sessionOf(m) };
+      return withSession<CallMessage>({ type: "call", callId: id(m["callId"], "callId"), ns: text(m["ns"], "ns", L.ns), op: text(m["op"], "op", L.op), args }, m);
     }
     case "result": {
       const interrupted = m["interrupted"];
       if (interrupted !== undefined && interrupted !== true) throw new Bad("interrupted", "expected true or no field");
-      return { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]), ...(interrupted ? { interrupted } : {}), ...sessionOf(m) };
+      const out: ResultMessage = { type: "result", runId: id(m["runId"], "runId"), result: result(m["result"]) };
+      if (interrupted) out.interrupted = interrupted;
+      return withSession(out, m);
     }
     case "output": {
       const stream = m["stream"];
       if (stream !== "stdout" && stream !== "stderr") throw new Bad("stream", 'expected "stdout" or "stderr"');
-      return { type: "output", runId: id(m["runId"], "runId"), stream, text: text(m["text"], "text", MAX_CHUNK_CHARS), ...sessionOf(m) };
+      return withSession<OutputMessage>({ type: "output", runId: id(m["runId"], "runId"), stream, text: text(m["text"], "text", MAX_CHUNK_CHARS) }, m);
     }
     case "ready":
       return { type: "ready" };
