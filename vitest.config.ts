@@ -34,13 +34,13 @@ const OWN_PROCESS = [
   "test/tools/openapi/doc.test.ts",
   "test/tools/openapi/session.test.ts",
   // the embedding model and the search notices are process-wide singletons; vi.mock
-  "test/search/**",
+  "test/search/*.test.ts",
   "test/skills/library.test.ts", // vi.mock
   // OpenTelemetry's global providers (set once per process) and the cached instruments
-  "test/telemetry/**",
+  "test/telemetry/*.test.ts",
   // which modules are loaded, start order, the install as a consumer sees it
-  "test/perf/**",
-  "test/package/**",
+  "test/perf/*.test.ts",
+  "test/package/*.test.ts",
   // process.on listeners, sessions deliberately left open
   "test/execution/subprocess.test.ts",
   "test/tools/toolable/session-left-open.test.ts",
