@@ -1,17 +1,80 @@
 import os from "node:os";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { DurationSequencer } from "./test/setup/sequencer.js";
+
+/**
+ * Test files that run in a process of their own (vitest's default). Every other file shares its
+ * worker process with the files that ran before it (`isolate: false`): no new process, no second
+ * import of the source tree, which is most of a light file's time on a loaded 2-core machine
+ * (31 light files: 196 s → 108 s). A file belongs here when it changes or measures something
+ * process-wide that a later file in the same process would see:
+ */
+const OWN_PROCESS = [
+  // writes process.env (some restore `undefined` as the string "undefined")
+  "test/agents/chat-spares.test.ts",
+  "test/agents/cli-overrides.test.ts",
+  "test/agents/cli.test.ts",
+  "test/agents/durable-runtime.test.ts",
+  "test/agents/durable.test.ts",
+  "test/agents/executors.test.ts",
+  "test/agents/reviewer-example.test.ts",
+  "test/deps/python-shared.test.ts",
+  "test/deps/python.test.ts",
+  "test/execution/container/container.test.ts",
+  "test/execution/real-python.test.ts", // and counts real-python's module-level cache
+  "test/runs/cli.test.ts",
+  "test/runs/durable.test.ts",
+  "test/security/shell-confined.test.ts", // and process.chdir
+  "test/tools/all-adapters.test.ts",
+  "test/tools/http/session.test.ts",
+  "test/tools/mcp/http.test.ts",
+  "test/tools/mcp/stdio.test.ts",
+  "test/tools/openapi/code.test.ts",
+  "test/tools/openapi/doc.test.ts",
+  "test/tools/openapi/session.test.ts",
+  // the embedding model and the search notices are process-wide singletons; vi.mock
+  "test/search/*.test.ts",
+  "test/skills/library.test.ts", // vi.mock
+  // OpenTelemetry's global providers (set once per process) and the cached instruments
+  "test/telemetry/*.test.ts",
+  // which modules are loaded, start order, the install as a consumer sees it
+  "test/perf/*.test.ts",
+  "test/package/*.test.ts",
+  // process.on listeners, sessions deliberately left open
+  "test/execution/subprocess.test.ts",
+  "test/tools/toolable/session-left-open.test.ts",
+  // measure this process's heap
+  "test/execution/console-labels.test.ts",
+  "test/execution/repl-caches.test.ts",
+  "test/execution/subprocess-soak.test.ts",
+  // install storage fault hooks (src/storage/faults.ts) in this process
+  "test/runs/prune.test.ts",
+  "test/storage/durability.test.ts",
+  "test/storage/file.test.ts",
+  "test/storage/replace-races.test.ts",
+  "test/tools/openapi/index.test.ts",
+  // load Pyodide into this process (hundreds of MB a later file would inherit)
+  "test/execution/sandbox-pyodide.test.ts",
+  "test/execution/py-code-mode-compat.test.ts",
+  "test/matrix/python-sandbox.test.ts",
+  "test/security/sandbox-escape.test.ts",
+];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Bounds for a hung test or hook, not speed checks: on a loaded 2-core machine (a clean-clone
+    // CI run beside other heavy processes) tests that take 5 s alone took over 30 s.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: "forks",
     // Two test files at a time even on a 2-core machine (vitest would run one): most of a file's
     // time is spent waiting on the processes, containers and servers it starts, and the tests are
     // written for a loaded machine (no timing luck), so the suite takes about half as long.
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
+    // Longest files first (durations recorded in test/setup/durations.json), so the run does not
+    // end with one worker busy on a long file while the other idles.
+    sequence: { sequencer: DurationSequencer },
     // Host code runs with Node's default `--unhandled-rejections=throw` semantics: an unhandled
     // rejection fails the test it happened in (issue 32), in every worker.
     setupFiles: ["test/setup/host-rejections.ts"],
@@ -21,5 +84,9 @@ export default defineConfig({
     // The Pyodide memory snapshot (31 MB) is built once per machine into a cache folder; the tests
     // share one under the temp folder instead of writing into the user's ~/.cache.
     env: { TS_CODE_MODE_SEARCH: "lexical", TCM_PYODIDE_CACHE_DIR: path.join(os.tmpdir(), `tcm-test-pyodide-${os.userInfo().uid}`) },
+    projects: [
+      { extends: true, test: { name: "own-process", include: OWN_PROCESS } },
+      { extends: true, test: { name: "shared-process", include: ["test/**/*.test.ts"], exclude: OWN_PROCESS, isolate: false } },
+    ],
   },
 });

@@ -81,7 +81,7 @@ export function cli(args: string[], options: { cwd: string; input?: string; time
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     // A hung command must fail its test, not the whole run.
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 90_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -131,7 +131,8 @@ export function spawnListening(args: string[], options: { what: string; cwd?: st
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${options.what} did not start:\n${stderr}`));
-    }, 20_000);
+      // A bound for a server that hangs, not a speed check: a loaded CI machine took over 20 s.
+    }, 90_000);
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d.slice(0, 65_536 - stdout.length)));
     child.stderr.setEncoding("utf8").on("data", (d: string) => {
       stderr += d;

@@ -91,7 +91,7 @@ export function runCli(args: string[], options: { cwd: string; env?: NodeJS.Proc
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 90_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);

@@ -10,7 +10,15 @@
  */
 import { afterAll, afterEach } from "vitest";
 
-const caught: unknown[] = [];
+/**
+ * One listener per process, wherever this file is evaluated again: vitest evaluates setup files
+ * before each test file, and files of the shared-process project (vitest.config.ts) run one after
+ * another in one worker. A rejection left over from an earlier file fails the next file's first
+ * test instead of going unseen.
+ */
+const CAUGHT = Symbol.for("ts-code-mode.test.host-rejections");
+const processState = process as NodeJS.Process & { [CAUGHT]?: unknown[] };
+const caught: unknown[] = processState[CAUGHT] ?? listen();
 
 /** An object made in another realm (a vm context): not an instance of this realm's Object. */
 function otherRealm(value: unknown): boolean {
@@ -18,10 +26,15 @@ function otherRealm(value: unknown): boolean {
   return !(value instanceof Object) && Object.getPrototypeOf(value) !== null;
 }
 
-process.on("unhandledRejection", (reason: unknown, promise: Promise<unknown>) => {
-  if (otherRealm(promise) || otherRealm(reason)) return;
-  caught.push(reason);
-});
+function listen(): unknown[] {
+  const list: unknown[] = [];
+  processState[CAUGHT] = list;
+  process.on("unhandledRejection", (reason: unknown, promise: Promise<unknown>) => {
+    if (otherRealm(promise) || otherRealm(reason)) return;
+    list.push(reason);
+  });
+  return list;
+}
 
 function failOnCaught(): void {
   if (caught.length === 0) return;

@@ -68,7 +68,8 @@ export async function startHttpFixture(options: { port?: number; requireKey?: st
   child.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
-    const timer = setTimeout(() => reject(new Error(`HTTP fixture did not start: ${stderr}`)), 10_000);
+    // A bound for a fixture that hangs, not a speed check (a loaded CI machine is slow to start node).
+    const timer = setTimeout(() => reject(new Error(`HTTP fixture did not start: ${stderr}`)), 90_000);
     child.stdout?.on("data", (c: Buffer) => {
       out += c.toString();
       const m = /LISTENING (\d+)/.exec(out);
