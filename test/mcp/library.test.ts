@@ -67,9 +67,9 @@ describe("Session.run({ signal }) (what run_code's cancel uses)", () => {
     const session = new Session({ storage, executor: new SubprocessExecutor({ toolsPath: EXAMPLE_TOOLS }) });
     toClose.push(session);
     const controller = new AbortController();
-    const running = session.run("for (;;) {}", { timeoutMs: 600_000, signal: controller.signal });
-    // Aborted once the run is under way (a tool call from the loop's first line would be racy).
-    setTimeout(() => controller.abort(), 300);
+    // Aborted once the loop is under way: its first line's output says so (a fixed delay was not
+    // enough for the child to start on a loaded machine).
+    const running = session.run("console.log('looping'); for (;;) {}", { timeoutMs: 600_000, signal: controller.signal, onOutput: () => controller.abort() });
     const r = await running;
     expect(r.ok).toBe(false);
     expect(r.error).toMatchObject({ name: "CancelledError", message: expect.stringMatching(/cancelled.*variables from earlier runs were lost/) });
