@@ -159,5 +159,5 @@ export function configKey(options: Omit<SpawnOptions, "onMessage">): string {
   const env = Object.keys(options.env)
     .sort()
     .map((k) => [k, options.env[k]]);
-  return JSON.stringify([options.cwd, options.maxMemoryMb ?? null, options.permissions ?? null, options.program ?? null, env]);
+  return JSON.stringify([options.cwd, options.maxMemoryMb ?? null, options.permissions ?? null, options.program ?? null, options.shared ?? false, env]);
 }
