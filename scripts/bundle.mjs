@@ -2,12 +2,13 @@
  * Bundle the built entries (issue 24, cold paths). `tsc` leaves ~250 small modules in dist/; a fresh
  * process importing the main entry spent most of its time resolving, reading and compiling them one
  * by one. This rewrites each entry the package exposes or spawns as one file plus shared chunks, in
- * two builds: the `exports` subpaths (chunks in dist/_chunks/, one build so they share every module
- * instance: an error class thrown by one entry is `instanceof` in another), and the entries that
- * are processes of their own — the bin, the subprocess child, the container entry — (dist/_proc/),
- * whose chunks follow what a command loads: a `run` loads no executor, tool adapter or MCP code it
- * does not use. Packages in node_modules stay external, except the few in BUNDLED_PACKAGES (the MCP
- * SDK), which are bundled in with what they import; their licences go to dist/THIRD_PARTY_NOTICES.md.
+ * three builds: the `exports` subpaths (chunks in dist/_chunks/, one build so they share every module
+ * instance: an error class thrown by one entry is `instanceof` in another), the entries that are
+ * processes of their own — the bin, the container entry — (dist/_proc/), whose chunks follow what a
+ * command loads: a `run` loads no executor, tool adapter or MCP code it does not use; and the
+ * subprocess child, one file with no chunks. Packages in node_modules stay external, except the few
+ * in BUNDLED_PACKAGES (the MCP SDK), which are bundled in with what they import; their licences go
+ * to dist/THIRD_PARTY_NOTICES.md.
  *
  * Everything else tsc wrote stays where it was: the .d.ts files, and the files found by path at run
  * time. Code that computes a path from `import.meta.url` keeps computing it from the module's
@@ -28,10 +29,18 @@ const { values } = parseArgs({ options: { dist: { type: "string", default: path.
 const DIST = path.resolve(values.dist);
 
 /**
- * Entry names (paths in dist/ without .js) → files, in two builds: the package's exports (one
+ * The subprocess executor's child: one file with nothing of ours to import, its own build. Every
+ * session's first result waits for its start (issue 42, cold start); resolving, reading and linking
+ * a dozen chunks cost it ~13 ms of CPU of a ~40 ms start beyond `node` itself. It shares no module
+ * instance with the host (another process), so duplicating what the host's chunks hold costs nothing.
+ */
+const CHILD = "./dist/execution/subprocess/child.js";
+
+/**
+ * Entry names (paths in dist/ without .js) → files, in three builds: the package's exports (one
  * build, so they share every module instance: an error class thrown by one entry is `instanceof`
- * in another), and the entries that run as processes of their own (the bin, the subprocess child,
- * the container entry), whose chunks follow what a command loads, not what the library exports.
+ * in another), and the entries that run as processes of their own (the bin, the container entry),
+ * whose chunks follow what a command loads, not what the library exports; and the child (CHILD).
  */
 function entries() {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
@@ -40,10 +49,10 @@ function entries() {
   // A loader-hook registration: tiny, and it names its hook file by path; nothing to gain.
   library.delete("./dist/toolable/register.js");
   // Spawned by path: the subprocess executor's child and the container's guest runtime.
-  const processes = new Set([...Object.values(pkg.bin), "./dist/execution/subprocess/child.js", "./dist/execution/container/entry.js"]);
-  for (const f of processes) library.delete(f);
+  const processes = new Set([...Object.values(pkg.bin), "./dist/execution/container/entry.js"]);
+  for (const f of [...processes, CHILD]) library.delete(f);
   const named = (files) => Object.fromEntries([...files].map((f) => [f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""), path.join(DIST, f.replace(/^\.\/dist\//, ""))]));
-  return { library: named(library), processes: named(processes) };
+  return { library: named(library), processes: named(processes), child: named([CHILD]) };
 }
 
 /**
@@ -106,8 +115,8 @@ const keepModuleUrls = {
   },
 };
 
-const { library, processes } = entries();
-for (const file of [...Object.values(library), ...Object.values(processes)])
+const { library, processes, child } = entries();
+for (const file of [...Object.values(library), ...Object.values(processes), ...Object.values(child)])
   if (/\/_(chunks|proc)\//.test(readFileSync(file, "utf8"))) throw new Error(`${file} is already bundled: run tsc first (npm run build does both)`);
 
 /**
@@ -129,18 +138,19 @@ const bundledFiles = new Set();
 for (const [input, chunkDir, codeSplitting] of [
   [library, "_chunks", undefined],
   [processes, "_proc", PROCESS_CHUNKS],
+  [child, "_proc", false],
 ]) {
   const bundle = await rolldown({
     input,
     platform: "node",
     // The process entries' exports are read by nobody; the chunk groups may add to them.
-    ...(codeSplitting ? { preserveEntrySignatures: "allow-extension" } : {}),
+    ...(codeSplitting !== undefined ? { preserveEntrySignatures: "allow-extension" } : {}),
     // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
     external: isExternal,
     plugins: [zodOnFirstUse, keepModuleUrls],
     logLevel: "warn",
   });
-  const output = { dir: DIST, format: "esm", entryFileNames: "[name].js", chunkFileNames: `${chunkDir}/[name]-[hash].js`, sourcemap: false, ...(codeSplitting ? { codeSplitting } : {}) };
+  const output = { dir: DIST, format: "esm", entryFileNames: "[name].js", chunkFileNames: `${chunkDir}/[name]-[hash].js`, sourcemap: false, ...(codeSplitting !== undefined ? { codeSplitting } : {}) };
   const generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
   for (const chunk of generated.output) if (chunk.type === "chunk") for (const id of chunk.moduleIds) if (id.includes(NODE_MODULES)) bundledFiles.add(id);
   builds.push({ bundle, output });

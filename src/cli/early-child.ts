@@ -4,12 +4,14 @@
  * for a `run` on the default subprocess executor, start its child right away, before commander, the
  * command's modules and the session are loaded, so the child's node start-up overlaps the host's
  * instead of following it. The session takes that child only when it would have started exactly
- * the same one (same environment, folder and import folders); any other run leaves it to end as an
- * untaken spare (it never keeps the process alive, and dies with it).
+ * the same one (same environment, folder and import folders); otherwise the session's first child
+ * ends it (it never keeps the process alive, and dies with it). Only Node's modules and small
+ * leaves are loaded before the spawn (../execution/subprocess/node-child.ts): not the ChildHandle
+ * and what it needs, which the session loads while the child starts.
  */
 import path from "node:path";
-import { ChildHandle } from "../execution/subprocess/child-process.js";
-import { offerChild, setSpareChildren } from "../execution/subprocess/spare-children.js";
+import { startEarlyChild, stringEnv } from "../execution/subprocess/node-child.js";
+import { setSpareChildren } from "../execution/subprocess/spare-children.js";
 
 /** `run` flags after which the child would differ (or there is none): no early child then. */
 const CHANGES_THE_CHILD = new Set(["--storage", "--language", "--remote", "--workspace", "--sessions-per-child", "--help", "-h"]);
@@ -34,11 +36,9 @@ export function prepareProcess(args: readonly string[]): void {
   const cwd = process.cwd();
   // What SubprocessExecutor.spawn() gives a session on FileStorage(base): the deps folder, then cwd.
   const importBases = [path.join(path.resolve(base), "deps"), cwd];
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  env.TS_CODE_MODE_IMPORT_BASES = JSON.stringify(importBases);
+  const env = { ...stringEnv(process.env), TS_CODE_MODE_IMPORT_BASES: JSON.stringify(importBases) };
   try {
-    offerChild({ maxMemoryMb: undefined, permissions: undefined, env, cwd }, (options) => new ChildHandle(options));
+    startEarlyChild({ maxMemoryMb: undefined, permissions: undefined, env, cwd });
   } catch {
     // Not startable here (no built child.js, ...): the session starts its child the ordinary way and reports why.
   }

@@ -50,6 +50,15 @@ let sucraseTransform: typeof Sucrase.transform | undefined;
 const Parser = (): typeof import("acorn").Parser => (acornParser ??= (requireLazy("acorn") as typeof import("acorn")).Parser);
 const transform: typeof Sucrase.transform = (code, options) => (sucraseTransform ??= (requireLazy("sucrase") as typeof Sucrase).transform)(code, options);
 
+/**
+ * Load the parser now rather than on the first preparation. An executor calls this while its guest
+ * process is still starting (issue 42, cold start): the host would otherwise load it (~10 ms, more
+ * on a loaded machine) after the guest is ready, on the way to the first result.
+ */
+export function loadParser(): void {
+  Parser();
+}
+
 /** Local helper name in prepared scripts that exports a declaration as a global accessor. */
 const BIND_FN = "__tcm_bind";
 

@@ -4,19 +4,15 @@
  * The executor owns the policy (when to restart, what to tell the agent); this module only owns
  * the process.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import type { GuestToHost, HostToGuest } from "../rpc/protocol.js";
 import type { WireError } from "../wire-error.js";
 import { canWatchMemory, MemoryWatch } from "./memory-watch.js";
 import { checkGuestMessage } from "./messages.js";
-import { Freezer, withDeathSignal } from "../freeze.js";
-import { awaitProcessesGone, ChildrenProbe, GUEST_MARKER_ENV, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
+import { Freezer } from "../freeze.js";
+import { awaitProcessesGone, ChildrenProbe, killGuestProcesses, stopGuestProcesses } from "./process-tree.js";
 import { FrameChannel } from "./frames.js";
-import { SIGINT_INTERRUPT_FLAG, SIGINT_INTERRUPTS } from "./interrupt.js";
+import { keepHostAlive, startGuest, takeEarlyChild } from "./node-child.js";
 import type { Readable, Writable } from "node:stream";
 
 export interface ChildPermissions {
@@ -100,25 +96,7 @@ export type GuestLauncher = (options: SpawnOptions) => GuestHandle;
 
 export const STDERR_TAIL_CHARS = 8_192;
 
-/**
- * Whether the child gets its own session and process group (`detached`), so that killing the group
- * ends what the agent's code started. Not on Linux: there the /proc sweep of process-tree.ts finds
- * more (detached and setsid processes too), and a new session puts the child in its own scheduler
- * autogroup, which made each tool call's round trip about twice as slow on a busy machine. Not on
- * Windows, where `detached` opens a console window.
- */
-const OWN_SESSION = process.platform !== "linux" && process.platform !== "win32";
-
-/** child.js next to this module in dist/; from the TypeScript sources (tests), the built copy. */
-export function childScriptPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  const sibling = path.join(path.dirname(here), "child.js");
-  if (here.endsWith(".js") && existsSync(sibling)) return sibling;
-  const root = path.resolve(path.dirname(here), "..", "..", "..");
-  const built = path.join(root, "dist", "execution", "subprocess", "child.js");
-  if (!existsSync(built)) throw new Error(`SubprocessExecutor needs the built child script at ${built}; run \`npm run build\` first`);
-  return built;
-}
+export { childScriptPath, stringEnv } from "./node-child.js";
 
 export class ChildHandle implements GuestHandle {
   readonly process: ChildProcess;
@@ -131,7 +109,7 @@ export class ChildHandle implements GuestHandle {
   private alive = true;
   private isReadyFlag = false;
   /** Inherited by every process the child starts, so they can be found when it is killed. */
-  private readonly marker = randomUUID();
+  private readonly marker: string;
   private readonly memoryWatch: MemoryWatch | null = null;
   private killed = false;
   private readonly freezer: Freezer;
@@ -142,16 +120,11 @@ export class ChildHandle implements GuestHandle {
   private frames: FrameChannel | null = null;
 
   constructor(options: SpawnOptions) {
-    // Explicit node flags: the host's own (a test runner's loaders, --inspect) must not leak into
-    // the child. Started so that it dies with the host (see ../freeze.ts), which lets it be frozen.
-    const program = options.program ?? nodeChild(options);
-    const { command, args, freezable } = withDeathSignal(program.command, program.args);
-    this.process = spawn(command, args, {
-      ...(options.program ? { stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"] } : { serialization: "advanced", stdio: ["ignore", "pipe", "pipe", "ipc"] }),
-      env: { ...options.env, [GUEST_MARKER_ENV]: this.marker },
-      cwd: options.cwd,
-      detached: OWN_SESSION,
-    });
+    // The child the CLI's bin started for this very configuration (./node-child.ts), else a new one.
+    const early = options.program ? null : takeEarlyChild(options);
+    const { process: child, marker, freezable } = early?.started ?? startGuest(options);
+    this.process = child;
+    this.marker = marker;
     const pid = this.process.pid;
     // Without the permission to start processes the child has no relatives, and /proc is not read.
     const mayStart = !options.permissions || options.permissions.childProcess === true;
@@ -215,6 +188,8 @@ export class ChildHandle implements GuestHandle {
     });
     // Nobody may be awaiting `ready` when the child dies later; that is reported through `exited`.
     this.ready.catch(() => undefined);
+    // Everything listens now: what the early child sent meanwhile (its "ready") is handed over.
+    early?.release();
   }
 
   get pid(): number | undefined {
@@ -235,9 +210,7 @@ export class ChildHandle implements GuestHandle {
    * spare nobody took yet must not (./spare-children.ts); a session's child does, as before.
    */
   keepHostAlive(keep: boolean): void {
-    const method = keep ? "ref" : "unref";
-    this.process[method]();
-    for (const handle of [this.process.channel, this.process.stdout, this.process.stderr] as (Partial<Record<"ref" | "unref", () => void>> | null | undefined)[]) handle?.[method]?.();
+    keepHostAlive(this.process, keep);
   }
 
   /** Throws when the channel is closed (the child died). */
@@ -322,30 +295,3 @@ function withResultValue(message: unknown): unknown {
   return message;
 }
 
-/** child.js under this Node, with the flags its options ask for. */
-function nodeChild(options: SpawnOptions): GuestProgram {
-  const script = childScriptPath();
-  return { command: process.execPath, args: [...execArgv(script, options), script] };
-}
-
-function execArgv(script: string, options: SpawnOptions): string[] {
-  const args: string[] = SIGINT_INTERRUPTS && !options.shared ? [SIGINT_INTERRUPT_FLAG] : [];
-  if (options.maxMemoryMb !== undefined) args.push(`--max-old-space-size=${options.maxMemoryMb}`);
-  const p = options.permissions;
-  if (p) {
-    args.push("--experimental-permission", "--disable-warning=ExperimentalWarning");
-    // The child must read its own code (dist/ of this package).
-    const ownCode = path.resolve(path.dirname(script), "..", "..");
-    for (const dir of [ownCode, ...(p.fsRead ?? [])]) args.push(`--allow-fs-read=${path.resolve(dir)}`);
-    for (const dir of p.fsWrite ?? []) args.push(`--allow-fs-write=${path.resolve(dir)}`);
-    if (p.childProcess) args.push("--allow-child-process");
-  }
-  return args;
-}
-
-/** The host's environment as the child's (Node's process.env may hold undefined values). */
-export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return out;
-}

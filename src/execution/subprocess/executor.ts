@@ -16,6 +16,7 @@
  * Tool calls follow RunBudget's rule: they get the time left in the run and are aborted with it.
  */
 import { admitRun, type Admission } from "../admit.js";
+import { loadParser } from "../prepare.js";
 import path from "node:path";
 import { z } from "zod";
 import { lazy } from "../../lazy.js";
@@ -364,6 +365,9 @@ export class SubprocessExecutor implements Executor {
     this.hostServices = host;
     this.provider = new RpcProvider(host, (m) => this.child?.send(m), () => this.budget.callContext());
     try {
+      // The host's setup is done and the child may still be starting (on another core): load what
+      // the first run's preparation needs now, instead of after the child is ready.
+      if (this.child && !this.child.isReady && this.guestProgram() === undefined) loadParser();
       await this.ensureChild();
       // An early child that died before it was this session's is not reported to it.
       if (early && this.child !== early) this.unreportedExit = null;

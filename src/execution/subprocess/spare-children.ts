@@ -97,18 +97,6 @@ export function launchWithSpare(options: SpawnOptions, launch: (options: SpawnOp
   return { child, replenish };
 }
 
-/**
- * Start a child for `options` now and keep it as the spare of its configuration, whether refills
- * are on or not: the CLI's bin starts the child of a `run` before it loads anything else, so node's
- * start-up of the child overlaps the host's own (issue 42 item 1). Taken by the first session of
- * exactly this configuration; otherwise it ends as any untaken spare does (idle, or with the host).
- */
-export function offerChild(options: Omit<SpawnOptions, "onMessage">, launch: (options: SpawnOptions) => SpareableGuest): void {
-  const key = configKey({ ...options, onMessage: () => undefined });
-  if (spares.has(key)) return;
-  keep(key, options, launch);
-}
-
 function refillSoon(key: string, options: SpawnOptions, launch: (options: SpawnOptions) => SpareableGuest): void {
   if (!enabled || spares.has(key) || refillTimers.has(key)) return;
   const timer = setTimeout(() => {
@@ -166,10 +154,10 @@ function drop(key: string): void {
   void spare.child.kill();
 }
 
-/** Everything the child is started with, so a spare is handed only to a session that would have started the very same child. */
-function configKey(options: SpawnOptions): string {
+/** Everything the child is started with, so a spare (or the CLI's early child) is handed only to a session that would have started the very same child. */
+export function configKey(options: Omit<SpawnOptions, "onMessage">): string {
   const env = Object.keys(options.env)
     .sort()
     .map((k) => [k, options.env[k]]);
-  return JSON.stringify([options.cwd, options.maxMemoryMb ?? null, options.permissions ?? null, options.program ?? null, env]);
+  return JSON.stringify([options.cwd, options.maxMemoryMb ?? null, options.permissions ?? null, options.program ?? null, options.shared ?? false, env]);
 }
