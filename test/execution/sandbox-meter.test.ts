@@ -40,16 +40,16 @@ describe("the QuickJS WebAssembly meter", () => {
   it("an endless loop keeps calling the tick, and a tick that throws stops it", () => {
     let ticks = 0;
     const stop = new Error("deadline");
-    let fuel: { value: number } | undefined;
+    const fuel: { global?: { value: number } } = {};
     const instance = new wasm.Instance(new wasm.Module(meterWasm(spinModule())), {
       [METER_IMPORT.module]: {
         [METER_IMPORT.name]: () => {
           if (++ticks === 50) throw stop;
-          if (fuel) fuel.value = 1_000;
+          if (fuel.global) fuel.global.value = 1_000;
         },
       },
     });
-    fuel = instance.exports[METER_FUEL_EXPORT] as { value: number };
+    fuel.global = instance.exports[METER_FUEL_EXPORT] as { value: number };
     expect(() => (instance.exports.spin as () => void)()).toThrow(stop);
     expect(ticks).toBe(50);
   });
