@@ -21,7 +21,7 @@ import { BoundaryError, decode, encode, type Decoded } from "./codec.js";
 import { GUEST_BUNDLE } from "./guest-bundle.js";
 import type { GuestLimits } from "./guest/runtime.js";
 import { newSandboxModule, type SandboxModule } from "./wasm.js";
-import { HardStop, withWatchdog } from "./watchdog.js";
+import { HardStop } from "./watchdog.js";
 
 /** QuickJS's own recursion limit (its stack check runs on the WebAssembly shadow stack). */
 export const MAX_STACK_BYTES = 192 * 1024;
@@ -126,8 +126,8 @@ export class SandboxInstance {
 
   /**
    * Evaluate a prepared snippet and, if its promise is still pending, do in the same entry what the
-   * first `step()` would: deliver `replies`, run up to `maxJobs` promise jobs (each entry costs the
-   * watchdog an OS thread, so a snippet whose awaits settle at once now needs one entry, not two).
+   * first `step()` would: deliver `replies`, run up to `maxJobs` promise jobs (so a snippet whose awaits
+   * settle at once needs one entry, not two).
    * Its outcome arrives through hooks.report: from this call when it settled, else from a later
    * `step()`. Returns whether the replies were delivered (else they are kept for later).
    */
@@ -287,7 +287,7 @@ export class SandboxInstance {
     if (!Number.isFinite(this.deadline)) this.deadline = performance.now() + IDLE_ENTRY_MS;
     const hardMs = Math.max(0, this.deadline - performance.now()) + HARD_STOP_GRACE_MS;
     try {
-      return withWatchdog(fn, hardMs);
+      return this.wasm.watchdog.run(fn, hardMs);
     } catch (err) {
       this.poisonWith(err);
       return undefined;

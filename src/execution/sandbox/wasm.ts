@@ -10,19 +10,26 @@
  * own `WebAssembly.Memory` whose `maximum` IS the sandbox's memory limit: an allocation beyond it
  * fails inside QuickJS as an ordinary "out of memory" error, whatever allocated it.
  *
- * The WebAssembly code is compiled once per process (~30 ms) and instantiated per instance (~1 ms).
+ * The WebAssembly code is metered (wasm-meter.ts: the hard stop of watchdog.ts) and compiled once
+ * per process, and instantiated per instance (~1 ms) with that instance's own watchdog.
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { METER_FUEL_EXPORT, METER_IMPORT, meterWasm } from "./wasm-meter.js";
+import { Watchdog, type FuelGlobal } from "./watchdog.js";
 
 /** The slice of the WebAssembly API used here (this project's TypeScript lib has no WebAssembly types). */
 export interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }
+interface WasmInstance {
+  exports: Record<string, unknown>;
+}
 interface WasmApi {
   compile(bytes: Uint8Array): Promise<object>;
+  instantiate(module: object, imports: Record<string, Record<string, unknown>>): Promise<WasmInstance>;
   Memory: new (descriptor: { initial: number; maximum: number }) => WasmMemory;
 }
 const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
@@ -36,11 +43,11 @@ const INITIAL_PAGES = 256;
 
 let compiled: Promise<object> | null = null;
 
-/** The compiled QuickJS WebAssembly code, shared by every instance in the process. */
+/** The compiled (metered) QuickJS WebAssembly code, shared by every instance in the process. */
 function compiledModule(): Promise<object> {
   compiled ??= (async () => {
     const file = resolveWasmFile();
-    return wasmApi.compile(await readFile(file));
+    return wasmApi.compile(meterWasm(await readFile(file)));
   })();
   // A failed compile (file missing) must not stick: the next start tries again.
   compiled.catch(() => {
@@ -64,6 +71,8 @@ export interface SandboxModule {
    * allocate the error — while the memory is still a megabyte or two short of the limit.
    */
   growRefused(): boolean;
+  /** The hard stop of every entry into this module. */
+  watchdog: Watchdog;
 }
 
 /** A fresh QuickJS module whose whole memory (heap, stack, everything) is capped at `memoryMb`. */
@@ -90,6 +99,16 @@ export async function newSandboxModule(memoryMb: number): Promise<SandboxModule>
       throw err;
     }
   };
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: memory }));
-  return { module, memory, maxBytes: maxPages * WASM_PAGE, growRefused: () => refused };
+  const watchdog = new Watchdog();
+  // Emscripten's own imports, plus the meter's `tick` bound to this instance's watchdog.
+  const instantiateWasm = (imports: Record<string, Record<string, unknown>>, onSuccess: (instance: WasmInstance) => void) =>
+    wasmApi.instantiate(wasmModule, { ...imports, [METER_IMPORT.module]: { [METER_IMPORT.name]: watchdog.tick } }).then((instance) => {
+      watchdog.attach(instance.exports[METER_FUEL_EXPORT] as FuelGlobal);
+      onSuccess(instance);
+      return instance.exports;
+    });
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(RELEASE_SYNC, { wasmMemory: memory, emscriptenModule: { instantiateWasm } as unknown as Parameters<typeof newVariant>[1]["emscriptenModule"] }),
+  );
+  return { module, memory, maxBytes: maxPages * WASM_PAGE, growRefused: () => refused, watchdog };
 }
