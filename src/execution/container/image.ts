@@ -65,8 +65,10 @@ export function runtimeFiles(dist = distRoot()): string[] {
     if (seen.has(file)) return;
     seen.add(file);
     const source = readFileSync(file, "utf8");
-    for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
-      const spec = m[1] ?? m[2];
+    // `import … from "./x"`, `export … from "./x"`, a bare `import "./x"` (a chunk run for its side
+    // effects, as the bundler emits when nothing of it is named) and `import("./x")`.
+    for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|(?:^|\n)\s*import\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
+      const spec = m[1] ?? m[2] ?? m[3];
       if (spec) visit(path.resolve(path.dirname(file), spec));
     }
   };
