@@ -16,15 +16,19 @@ import { markedShellBlock, runDocShell } from "../helpers/docs.js";
 let dir: string;
 const FROM_TAG = "localhost/ts-code-mode-test-from:1";
 
+/** The --from image of an earlier run killed before its afterAll would make `image build` answer built: false. */
+const removeFromImage = async () => (await testDocker()).getImage(FROM_TAG).remove({ force: true }).catch(() => undefined);
+
 beforeAll(async () => {
   await ensureBuilt();
   await ensureTestImage();
+  await removeFromImage();
   dir = await tempDir();
   expect((await cli(["init", "--base", "demo"], { cwd: dir })).code).toBe(0);
 }, 120_000);
 
 afterAll(async () => {
-  await (await testDocker()).getImage(FROM_TAG).remove({ force: true }).catch(() => undefined);
+  await removeFromImage();
   await cleanup(dir);
 });
 
