@@ -48,6 +48,10 @@ const OWN_PROCESS = [
   "test/execution/console-labels.test.ts",
   "test/execution/repl-caches.test.ts",
   "test/execution/subprocess-soak.test.ts",
+  // the process's implicit spare children (spare-children.ts): which child a session takes depends
+  // on the spares earlier files left (the CI run that first shared processes failed both)
+  "test/agents/session-pool.test.ts",
+  "test/execution/spare-children.test.ts",
   // install storage fault hooks (src/storage/faults.ts) in this process
   "test/runs/prune.test.ts",
   "test/storage/durability.test.ts",
