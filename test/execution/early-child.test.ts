@@ -5,6 +5,7 @@
  * through real processes: pids, and the child's own ready message.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { isAlive } from "../mcp/harness.js";
 import { ChildHandle, type SpawnOptions } from "../../src/execution/subprocess/child-process.js";
 import { earlyChild, startEarlyChild, stringEnv, takeEarlyChild, type LaunchOptions } from "../../src/execution/subprocess/node-child.js";
 import { waitFor } from "../helpers/processes.js";
@@ -18,14 +19,8 @@ const launchOptions = (extraEnv: Record<string, string> = {}): LaunchOptions => 
 });
 const spawnOptions = (options: LaunchOptions): SpawnOptions => ({ ...options, onMessage: () => undefined });
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** The harness's liveness check (EPERM counts as alive). */
+const alive = isAlive;
 
 afterEach(async () => {
   // An early child a test left untaken: taking it with another configuration ends it.

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive } from "../mcp/harness.js";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { setSpareChildren, spareChildren } from "../../src/execution/subprocess/spare-children.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
@@ -51,14 +52,8 @@ function guestChildrenOf(ppid: number): number[] {
     .map(([pid]) => Number(pid));
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** The harness's liveness check (EPERM counts as alive). */
+const alive = isAlive;
 
 async function started(options: ConstructorParameters<typeof SubprocessExecutor>[0] = {}): Promise<SubprocessExecutor> {
   const executor = new SubprocessExecutor(options);
