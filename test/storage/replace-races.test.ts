@@ -70,7 +70,7 @@ while (!existsSync(stopFile) && Date.now() < deadline) {
     if (out.errors.length < 5) out.errors.push(String(err?.message ?? err));
   }
   out.count++;
-  if (mode.startsWith("reader") && out.count === Number(share)) writeFileSync(reachedFile, "");
+  if (out.count === Number(share)) writeFileSync(reachedFile, "");
 }
 process.stdout.write(JSON.stringify(out));
 await storage.close();
@@ -176,12 +176,14 @@ interface Counts {
 
 /**
  * How long a race goes on, once every child is ready: until the readers have made `reads` reads
- * between them and at least `minMs` have passed (the writers get time to replace many times even
- * on a fast machine), or until `deadlineMs`, whichever comes first. Stopping on a read count makes
- * the rows of `npm run faults` the issue's size however loaded the machine is.
+ * between them, every writer has saved `writes` times, and at least `minMs` have passed (the
+ * writers get time to replace many times even on a fast machine), or until `deadlineMs`,
+ * whichever comes first. Stopping on counts, not on time alone, makes the rows of `npm run faults`
+ * the issue's size and keeps a writer the scheduler starved on a loaded machine in the race.
  */
 interface RaceLength {
   reads: number;
+  writes: number;
   minMs: number;
   deadlineMs: number;
 }
@@ -189,18 +191,17 @@ interface RaceLength {
 /** Runs writer and reader children on one base folder (see RaceLength); returns their counts. */
 async function race(basePath: string, modes: string[], files: number, length: RaceLength): Promise<Array<Counts & { mode: string }>> {
   const stop = path.join(basePath, "..", `stop-${randomInt(1e9)}`);
-  const share = Math.ceil(length.reads / modes.filter((m) => m.startsWith("reader")).length);
+  const readShare = Math.ceil(length.reads / modes.filter((m) => m.startsWith("reader")).length);
   // The children's own deadline comes later: they stop on the parent's stop file, not on their clock.
   const childDeadlineMs = length.deadlineMs + 60_000;
   const children = modes.map((mode, i) => {
     const ready = path.join(basePath, "..", `ready-${randomInt(1e9)}`);
     const reached = path.join(basePath, "..", `reached-${randomInt(1e9)}`);
-    return { mode, ready, reached, ...spawnChild("race.mjs", [entry, basePath, `w${i}`, mode, String(files), stop, ready, reached, String(share), String(childDeadlineMs)]) };
+    return { mode, ready, reached, ...spawnChild("race.mjs", [entry, basePath, `w${i}`, mode, String(files), stop, ready, reached, String(mode.startsWith("reader") ? readShare : length.writes), String(childDeadlineMs)]) };
   });
   for (const c of children) await waitForFile(c.ready, c.exited);
   const started = Date.now();
-  const readers = children.filter((c) => c.mode.startsWith("reader"));
-  const done = () => Date.now() - started >= length.minMs && readers.every((c) => existsSync(c.reached));
+  const done = () => Date.now() - started >= length.minMs && children.every((c) => existsSync(c.reached));
   while (!done() && Date.now() - started < length.deadlineMs) await new Promise((r) => setTimeout(r, 20));
   await writeFile(stop, "");
   const out = [];
@@ -253,7 +254,7 @@ async function skillState(basePath: string, files: number): Promise<{ tag: strin
 describe("FileStorage skills: one commit point per replace (issue 35.1)", () => {
   // The issue gave rates, not a count (no skill in 3.7–27% of reads): the race runs for a time,
   // with a floor of reads; a few hundred reads at the default faults scale would show ~10 absent.
-  const skillRace: RaceLength = { reads: 25, minMs: scaled(1_500), deadlineMs: 60_000 };
+  const skillRace: RaceLength = { reads: 25, writes: 3, minMs: scaled(1_500), deadlineMs: 60_000 };
   it("2 writer processes replacing a skill and 2 reader processes: 0 absent reads, 0 mixed, 0 failed saves", { timeout: skillRace.deadlineMs + 120_000 }, async () => {
     const basePath = await freshBase();
     const seed = new FileStorage({ basePath });
@@ -351,7 +352,7 @@ describe("FileStorage workflows saved in TypeScript and Python at once (issue 35
   // The issue counted 4,614 absent in 19,165 reads: the readers make that many at the default faults
   // scale (a few minutes on a loaded 2-core machine, hence the deadline), 100 under npm test.
   const workflowReads = atIssueScale(100, 19_165);
-  const workflowRace: RaceLength = { reads: workflowReads, minMs: scaled(2_000), deadlineMs: 120_000 + workflowReads * 25 };
+  const workflowRace: RaceLength = { reads: workflowReads, writes: 3, minMs: scaled(2_000), deadlineMs: 120_000 + workflowReads * 25 };
   it(`a TypeScript and a Python writer process on one name, 2 reader processes: 0 absent reads in ${workflowReads}, 0 mixed, 0 failed saves`, { timeout: workflowRace.deadlineMs + 120_000 }, async () => {
     const basePath = await freshBase();
     const seed = new FileStorage({ basePath });
