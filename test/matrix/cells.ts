@@ -130,10 +130,22 @@ export function expected(executor: ExecutorId, capability: CapabilityId): Outcom
  */
 const ADAPTER_TESTS: Partial<Record<FrontEndId, string>> = { "ai-sdk": "test/adapters/ai.test.ts", "openai-agents": "test/adapters/openai-agents.test.ts", langchain: "test/adapters/langchain.test.ts" };
 
+/**
+ * `mcp --http` builds each client's session with the same executor factory as `mcp` over stdio
+ * (src/cli/commands/mcp.ts, newExecutor); what HTTP adds is the transport and, for executors that
+ * can prestart, the --spare-executors pool. An executor that cannot prestart gets a new executor
+ * per client, as stdio does: its mcp-http cell is its mcp-stdio cell plus the transport, which the
+ * other mcp-http cells run (remote: no spares either; subprocess, python, the deno engine: spares).
+ */
+const HTTP_AS_STDIO: ReadonlySet<ExecutorId> = new Set<ExecutorId>(["in-process", "sandbox-quickjs", "container"]);
+const HTTP_AS_STDIO_NOTE =
+  "this executor's mcp-stdio cell: `mcp --http` builds each client's session with the same executor factory, and this executor cannot prestart, so no --spare-executors pool is involved; the HTTP transport is run by the other mcp-http cells (remote without spares; subprocess, subprocess-shared, sandbox-deno, python, python-sandbox with them)";
+
 export function expectedFrontEnd(executor: ExecutorId, frontEnd: FrontEndId): Outcome {
   const adapterTest = ADAPTER_TESTS[frontEnd];
   if (adapterTest) return { kind: "same-as", cell: `the library's: the adapter takes a Session of any executor and calls its run_code (${adapterTest} runs it end to end)` };
   if (frontEnd === "library") return { kind: "same-as", cell: "the capability table above" };
+  if (frontEnd === "mcp-http" && HTTP_AS_STDIO.has(executor)) return { kind: "same-as", cell: HTTP_AS_STDIO_NOTE };
   if (executor === "remote" && frontEnd === "agents") return works('code_mode.executor "remote" with remote.url / token_env');
   return works();
 }
@@ -186,7 +198,8 @@ export function renderMatrixDoc(): string {
     "## Front ends",
     "",
     "Each front end runs one composite probe (a CLI tool call, a workflow, an artifact) on each",
-    "executor; what lies behind it is the Session, covered capability by capability above.",
+    "executor (a \"same path\" cell names the cell that runs its code path); what lies behind it is",
+    "the Session, covered capability by capability above.",
     "",
     `| executor | ${FRONT_ENDS.join(" | ")} |`,
     `|---|${FRONT_ENDS.map(() => "---").join("|")}|`,
