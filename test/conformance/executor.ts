@@ -1172,9 +1172,12 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
 
     // ---------------------------------------------------------------------------------------------
     describe("Session", () => {
-      it("close() is idempotent and run() after close is ok:false with SessionClosedError", async () => {
-        const s = await openSession();
-        expect(await value(s, "1")).toBe(1);
+      // One executor start for both (seconds for a container): the lazily started session is then closed.
+      it("run() starts the session when start() was not called; close() is idempotent and run() after close is ok:false with SessionClosedError", async () => {
+        const dir = await tempDir();
+        const s = new Session({ storage: new FileStorage({ basePath: dir }), executor: factory({ toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: DEFAULT_TIMEOUT_MS }) });
+        opened.push(s);
+        expect(await value(s, "(await tools.echo.say({ text: ['lazy'] }))")).toBe("lazy\n");
         await s.close();
         await s.close();
         expect(s.isClosed).toBe(true);
@@ -1193,28 +1196,21 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect((await s.run("1")).error?.name).toBe("SessionClosedError");
       });
 
-      it("run() starts the session when start() was not called", async () => {
-        const dir = await tempDir();
-        const s = new Session({ storage: new FileStorage({ basePath: dir }), executor: factory({ toolsPath: EXAMPLE_TOOLS_PATH, defaultTimeoutMs: DEFAULT_TIMEOUT_MS }) });
-        opened.push(s);
-        expect(await value(s, "(await tools.echo.say({ text: ['lazy'] }))")).toBe("lazy\n");
-      });
-
-      it("capabilities() lists known capabilities and supports() agrees with it", async () => {
-        const s = await openSession();
-        const report = s.capabilities();
-        const known = ["timeout", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit", "reset", "depsInstall"];
-        for (const c of report.capabilities) expect(known).toContain(c);
-        expect(report.capabilities).toContain("timeout");
-        expect(report.capabilities).toContain("reset");
-        for (const c of known) expect(s.supports(c as never)).toBe(report.capabilities.includes(c as never));
-        expect(Array.isArray(report.notes)).toBe(true);
-      });
-
-      describe("the host facade sees the same data as the guest", () => {
+      describe("a started session: its capabilities, and the host facade sees the same data as the guest", () => {
         let s: Session;
         beforeAll(async () => {
           s = await openSession();
+        });
+
+        // No session of its own: an executor start is seconds for a container, and the report is the same.
+        it("capabilities() lists known capabilities and supports() agrees with it", () => {
+          const report = s.capabilities();
+          const known = ["timeout", "processIsolation", "networkIsolation", "filesystemIsolation", "memoryLimit", "reset", "depsInstall"];
+          for (const c of report.capabilities) expect(known).toContain(c);
+          expect(report.capabilities).toContain("timeout");
+          expect(report.capabilities).toContain("reset");
+          for (const c of known) expect(s.supports(c as never)).toBe(report.capabilities.includes(c as never));
+          expect(Array.isArray(report.notes)).toBe(true);
         });
 
         it("listTools / searchTools / describeTool match tools.list / search / describe", async () => {
