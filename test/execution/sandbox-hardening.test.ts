@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SandboxExecutor, type SandboxExecutorOptions } from "../../src/execution/sandbox/executor.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
@@ -176,9 +176,26 @@ for (const engine of ["quickjs", "deno"] as const) {
     describe("the host renders any value in bounded time and memory", () => {
       const WIDE = `let o: any = 1; for (let d = 0; d < 7; d++) { const n: any = {}; for (let k = 0; k < 60; k++) n["k" + k] = o; o = n } o`;
       const DAG = `let a: any = [1]; for (let i = 0; i < 40; i++) a = [a, a]; a`;
+      // One session for the three values (a top-level `let` may be declared again in a later run):
+      // what is rendered is the value, not the session's history, and a deno start is seconds under load.
+      let shared: { session: Session; dir: string } | undefined;
+      const session = async (): Promise<Session> => {
+        if (!shared) {
+          // Not open(): its session and folder last one test.
+          const sharedDir = await mkdtemp(path.join(os.tmpdir(), "tcm-sandbox-render-"));
+          const s = new Session({ storage: new FileStorage({ basePath: sharedDir }), executor: new SandboxExecutor({ engine, defaultTimeoutMs: 10_000 }) });
+          shared = { session: s, dir: sharedDir };
+          await s.start();
+        }
+        return shared.session;
+      };
+      afterAll(async () => {
+        await shared?.session.close();
+        if (shared) await rm(shared.dir, { recursive: true, force: true });
+      });
 
       it("a value 7 levels deep with 60 keys per level: displayed, with a note of what was cut", async () => {
-        const s = await open();
+        const s = await session();
         const r = await s.run(WIDE);
         expect(r.error).toBeNull();
         expect(r.display).toMatch(/display limit: \d+ entries of the value \(with everything inside them\) not shown/);
@@ -186,7 +203,7 @@ for (const engine of ["quickjs", "deno"] as const) {
       }, 60_000);
 
       it("the same value through console.log and console.dir, and thrown", async () => {
-        const s = await open();
+        const s = await session();
         const r = await s.run(`${WIDE.replace(/ o$/, "")}; console.log(o); console.dir(o); "logged"`);
         expect(r.value).toBe("logged");
         expect(r.stdout).toMatch(/not shown/);
@@ -195,7 +212,7 @@ for (const engine of ["quickjs", "deno"] as const) {
       }, 60_000);
 
       it("a DAG of 2^40 paths built from 41 arrays", async () => {
-        const s = await open();
+        const s = await session();
         const r = await s.run(DAG);
         expect(r.error).toBeNull();
         expect(r.display.length).toBeGreaterThan(0);
@@ -233,7 +250,9 @@ describe.runIf(process.platform === "linux")("SandboxExecutor (deno): a frozen p
       });
       const { value, pid } = JSON.parse(line) as { value: string; pid: number };
       expect(value).toBe("ran");
-      expect(procState(pid)).toBe("T");
+      // SIGSTOP takes effect when the kernel next schedules the process: on a loaded machine it
+      // was still R when the host printed (a CI flake). Frozen within 10 s, or the test fails.
+      await waitFor(() => procState(pid) === "T", `deno process ${pid} to be stopped (state T)`, 10_000);
       host.kill("SIGKILL");
       const until = Date.now() + 10_000;
       // Gone, or a zombie (dead, waiting to be reaped by whoever adopted it).
@@ -277,6 +296,26 @@ describe("SandboxExecutor (deno): no ambient authority", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /**
+   * The import probes share one session (a deno start is seconds on a loaded machine): each probe
+   * is refused by the process's flags, whatever ran before it (a later run may declare the same
+   * top-level names again). The web-storage test, which resets, has a session of its own.
+   */
+  let importer: { session: Session; dir: string } | undefined;
+  async function importSession(): Promise<Session> {
+    if (!importer) {
+      const importerDir = await mkdtemp(path.join(os.tmpdir(), "tcm-sandbox-imports-"));
+      const session = new Session({ storage: new FileStorage({ basePath: importerDir }), executor: new SandboxExecutor({ engine: "deno", defaultTimeoutMs: 20_000 }) });
+      importer = { session, dir: importerDir };
+      await session.start();
+    }
+    return importer.session;
+  }
+  afterAll(async () => {
+    await importer?.session.close();
+    if (importer) await rm(importer.dir, { recursive: true, force: true });
+  });
+
   /** Imports `spec` through indirect eval, new Function, a data: module and a worker; reports each outcome. */
   const importEverywhere = (spec: string) => `
     const spec = ${JSON.stringify(spec)};
@@ -296,7 +335,7 @@ describe("SandboxExecutor (deno): no ambient authority", () => {
     out.join("\\n")`;
 
   it("a module on a local HTTP server is refused from eval, new Function, a data: module and a worker; the server sees no request", async () => {
-    const s = await open();
+    const s = await importSession();
     const r = await s.run(importEverywhere(`http://127.0.0.1:${port}/m.js`));
     expect(r.error, JSON.stringify(r.error)).toBeNull();
     expect(r.value).not.toMatch(/LOADED/);
@@ -311,7 +350,7 @@ describe("SandboxExecutor (deno): no ambient authority", () => {
     ["https: on Deno's default allow-list", "https://deno.land/std@0.224.0/path/mod.ts", /Requires import access|--no-remote|cached-only/],
     ["esm.sh", "https://esm.sh/left-pad@1.3.0", /Requires import access|--no-remote|cached-only/],
   ])("%s imports are refused by policy, before any request", async (_what, spec, refusal) => {
-    const s = await open();
+    const s = await importSession();
     const r = await s.run(importEverywhere(spec));
     expect(r.error, JSON.stringify(r.error)).toBeNull();
     const lines = String(r.value).split("\n");
