@@ -22,9 +22,20 @@ const DIR = fileURLToPath(new URL("../../examples/toolable/", import.meta.url));
 
 beforeAll(ensureBuilt);
 
+/**
+ * What `node --import ts-code-mode/toolable/register notes.ts ...args` prints. The tool is
+ * deterministic for these arguments, so an invocation the golden tests made is not spawned again
+ * for the comparison with the Python fixture (each spawn loads the TypeScript hook: a second or
+ * more on a loaded machine).
+ */
+const printed = new Map<string, string>();
 function notes(args: string[], input = ""): string {
+  const key = JSON.stringify([args, input]);
+  const known = printed.get(key);
+  if (known !== undefined) return known;
   const r = spawnSync(process.execPath, ["--import", "ts-code-mode/toolable/register", "notes.ts", ...args], { cwd: DIR, input, encoding: "utf8", timeout: 30_000 });
   expect(r.status).toBe(0);
+  printed.set(key, r.stdout);
   return r.stdout;
 }
 function py(args: string[]): string {
