@@ -8,6 +8,7 @@
  *
  *   node scripts/install-size.mjs                    the figures and the 15 largest packages
  *   node scripts/install-size.mjs --tarball X.tgz    measure that tarball instead of packing
+ *   node scripts/install-size.mjs --installed DIR    measure a project that has it installed already
  *   node scripts/install-size.mjs --write-docs       also rewrite the figures in docs/install.md
  */
 import { execFileSync } from "node:child_process";
@@ -54,15 +55,17 @@ export function installTarball(tarball, dir) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { tarball: { type: "string" }, "write-docs": { type: "boolean", default: false }, top: { type: "string", default: "15" } } });
+  const { values } = parseArgs({ options: { tarball: { type: "string" }, installed: { type: "string" }, "write-docs": { type: "boolean", default: false }, top: { type: "string", default: "15" } } });
+  if (values.tarball && values.installed) throw new Error("give --tarball or --installed, not both");
   const tmp = mkdtempSync(path.join(os.tmpdir(), "tcm-install-size-"));
   try {
     let tarball = values.tarball && path.resolve(values.tarball);
-    if (!tarball) {
+    if (!tarball && !values.installed) {
       const report = JSON.parse(execFileSync("npm", ["pack", "--json", "--pack-destination", tmp], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
       tarball = path.join(tmp, report[0].filename);
     }
-    const m = measureInstall(installTarball(tarball, tmp));
+    // --installed: a project where the tarball is installed already (the pack test's, which installs with installTarball).
+    const m = measureInstall(values.installed ? path.resolve(values.installed) : installTarball(tarball, tmp));
     console.log(`${m.packages} packages, ${(m.kib / 1024).toFixed(1)} MiB (du -sk node_modules: ${m.kib} KiB)`);
     for (const p of m.largest.slice(0, Number(values.top))) console.log(`${String(p.kib).padStart(8)} KiB  ${p.name}`);
     if (values["write-docs"]) {
