@@ -132,7 +132,12 @@ describe("SandboxExecutor", () => {
       await open();
       const t1 = await session.run("setTimeout(() => { while (true) {} }, 1); await new Promise(() => {})", { timeoutMs: 200 });
       expect(t1.error?.name).toBe("TimeoutError");
-      const t2 = await session.run("let ticks = 0; setInterval(() => { ticks++ }, 1); await new Promise(() => {})", { timeoutMs: 200 });
+      // The run hangs only once the interval has ticked, so the check below is never vacuous; the
+      // limit leaves a loaded machine time for that first tick.
+      const t2 = await session.run(
+        "let ticks = 0; setInterval(() => { ticks++ }, 1); await new Promise((ok) => { const seen = () => (ticks > 0 ? ok() : setTimeout(seen, 1)); seen(); }); await new Promise(() => {})",
+        { timeoutMs: 1_000 },
+      );
       expect(t2.error?.name).toBe("TimeoutError");
       expect(await value("ticks > 0")).toBe(true);
       // The interval was dropped with its run: it does not tick during the next one.
