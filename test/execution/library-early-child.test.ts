@@ -70,10 +70,12 @@ process.exit(0);`,
   it("leaves a process that runs no session free to exit, and its child ends with it", async () => {
     const file = path.join(dir, "idle.mjs");
     // No process.exit: the process ends when nothing keeps it alive; the child must not.
-    await writeFile(file, `${CHILDREN}\nawait import(${JSON.stringify(DIST)});\nconsole.log(JSON.stringify({ atImport: children() }));\n`);
+    // What keeps its event loop alive is read too: the child's idle limit would end a process it held, later.
+    await writeFile(file, `${CHILDREN}\nawait import(${JSON.stringify(DIST)});\nconsole.log(JSON.stringify({ atImport: children(), holding: process.getActiveResourcesInfo() }));\n`);
     const { stdout } = await promisify(execFile)(process.execPath, [file], { cwd: dir, timeout: 60_000 });
-    const atImport = (JSON.parse(stdout.trim()) as { atImport: number[] }).atImport;
+    const { atImport, holding } = JSON.parse(stdout.trim()) as { atImport: number[]; holding: string[] };
     expect(atImport).toHaveLength(1);
+    expect(holding.filter((r) => r === "ProcessWrap" || r === "PipeWrap")).toEqual([]);
     await waitFor(() => !isAlive(atImport[0]!), "the unused early child to end with its process", 30_000);
   }, 120_000);
 
