@@ -79,6 +79,12 @@ process.exit(0);`,
     await waitFor(() => !isAlive(atImport[0]!), "the unused early child to end with its process", 30_000);
   }, 120_000);
 
+  it("exports the names src/index.ts exports (dist/index.js re-exports the library's bundle after the child's start)", async () => {
+    const names = Object.keys(await import("../../src/index.js")).sort();
+    const out = await fresh("names", `const m = await import(${JSON.stringify(DIST)});\nconsole.log(JSON.stringify({ names: Object.keys(m).sort() }));\nprocess.exit(0);`, { TS_CODE_MODE_EARLY_CHILD: "0" });
+    expect(out.names).toEqual(names);
+  }, 120_000);
+
   it("starts no child with TS_CODE_MODE_EARLY_CHILD=0", async () => {
     const out = await fresh("off", `await import(${JSON.stringify(DIST)});\nconsole.log(JSON.stringify({ atImport: children() }));\nprocess.exit(0);`, { TS_CODE_MODE_EARLY_CHILD: "0" });
     expect(out.atImport).toEqual([]);
