@@ -4,7 +4,8 @@
  *   node -e 0                       the floor of any Node CLI
  *   import("zod")                   the floor of our import while schemas are built at module load
  *   import("ts-code-mode")          the main entry (target: floor + 50 ms)
- *   node → node -e 0                the floor of a run with a child process: two node starts in a row
+ *   node → node child → IPC message the floor of a run with a child process: two node starts in a row
+ *                                   and one message back (lib.mjs twoProcessFloor)
  *   ts-code-mode run '1+1'          the CLI end to end, subprocess executor (target: 1.5 × node -e 0)
  *   … --executor in-process         the same without the child: our own start-up cost alone
  *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms), beside the
@@ -26,7 +27,7 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { printJsonLine, printTable, resultRow, withTempDir } from "./lib.mjs";
+import { printJsonLine, printTable, resultRow, twoProcessFloor, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -60,11 +61,7 @@ async function mcpReady(args) {
 const FLOOR_CASES = [
   { name: "floor: node -e 0", baseline: true, run: () => nodeRun(["-e", "0"], ROOT) },
   { name: 'floor: import("zod")', baseline: true, run: () => nodeRun(["--input-type=module", "-e", 'await import("zod")'], ROOT) },
-  {
-    name: "floor: node starting node -e 0",
-    baseline: true,
-    run: () => nodeRun(["-e", 'if (require("node:child_process").spawnSync(process.execPath, ["-e", "0"]).status !== 0) process.exit(1)'], ROOT),
-  },
+  { name: "floor: node starting a node child that sends one IPC message", baseline: true, run: () => twoProcessFloor() },
   { name: "floor: bare MCP SDK server, spawn + initialize + tools/list", baseline: true, run: () => mcpReady([path.join(ROOT, "bench", "mcp-floor-server.mjs")]) },
 ];
 

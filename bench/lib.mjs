@@ -169,6 +169,42 @@ export async function untilIndexed(search) {
   throw new Error("the search index was not built within 5 minutes");
 }
 
+/** Spawn → exit of `node -e 0`, ms: the floor of any fresh Node process. */
+export async function nodeStartFloor() {
+  const t0 = performance.now();
+  await exited(spawn(process.execPath, ["-e", "0"], { stdio: "ignore" }), "node -e 0");
+  return performance.now() - t0;
+}
+
+/**
+ * The floor of a fresh process's first result when code runs in a Node process of its own (the
+ * default subprocess executor), ms: a node process that spawns a node child with an IPC channel
+ * (serialization "advanced", as ours) and reports, on stdout, the child's first message, timed from
+ * the spawn of the first to that line. Two node starts in a row and one IPC message: the work the
+ * isolate peers skip by running code inside the host process.
+ */
+export function twoProcessFloor() {
+  const parent = String.raw`const c = require("node:child_process").spawn(process.execPath, ["-e", "process.send(2)"], { stdio: ["ignore", "ignore", "inherit", "ipc"], serialization: "advanced" });
+c.once("message", () => { process.stdout.write("first\n"); c.kill(); process.exit(0); });`;
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ["-e", parent], { stdio: ["ignore", "pipe", "inherit"] });
+    let took = null;
+    child.stdout.setEncoding("utf8").on("data", (d) => {
+      if (took === null && d.includes("first")) took = performance.now() - t0;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => (took !== null ? resolve(took) : reject(new Error(`the two-process floor's parent exited ${code} before its child's message`))));
+  });
+}
+
+function exited(child, what) {
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${what} exited ${code}`))));
+  });
+}
+
 /** A child node that answers each IPC message at once; one per bench run, killed at exit. */
 let echoChild = null;
 export function ipcEcho() {

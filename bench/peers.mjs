@@ -28,8 +28,10 @@
  *   4. memory per extra idle session: PSS of the process tree (/proc smaps_rollup) with 8 more idle
  *      sessions, minus without, / 8. Peers with no session object hold 8 runs parked in a tool call
  *      instead (a live sandbox context that does nothing), the closest equivalent.
- * Floors beside them: `node -e 0` (spawn → exit) and a bare IPC round trip to a child node (lib.mjs
- * ipcEcho, the subprocess executor's per-call floor). Ratios are peer / ours (ours: the default,
+ * Floors beside them (all in lib.mjs): `node -e 0` (spawn → exit); a node process that starts a node
+ * child and gets one IPC message back (twoProcessFloor: the cold floor of a default executor that runs
+ * code in a Node process of its own, and the base of that row's ratio); a bare IPC round trip to a
+ * child node (ipcEcho, the subprocess executor's per-call floor). Ratios are peer / ours (ours: the default,
  * subprocess executor): above 1 means the peer is slower or heavier.
  *
  * Every install and probe has a time limit; a peer that cannot be installed or run is a row with the
@@ -44,7 +46,7 @@ import { performance } from "node:perf_hooks";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { closeIpcEcho, ipcEcho, printJsonLine, summarize, treePssKiB } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, nodeStartFloor, printJsonLine, summarize, treePssKiB, twoProcessFloor } from "./lib.mjs";
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -469,13 +471,6 @@ function reason(stderr) {
   return /^(?:Uncaught )?\w*Error\b.*$/m.exec(stderr)?.[0].slice(0, 500) ?? stderr.trim().split("\n").slice(-3).join(" | ");
 }
 
-/** Spawn → exit of `node -e 0`, ms. */
-async function nodeFloor() {
-  const t0 = performance.now();
-  await finished(spawn(process.execPath, ["-e", "0"], { stdio: "ignore", detached: true }), 60_000, "node -e 0");
-  return performance.now() - t0;
-}
-
 /**
  * PSS (KiB) each of EXTRA_SESSIONS more idle `node` processes adds to this process's tree: a child
  * with an IPC channel, waiting, holding nothing of ours. What a session costs at least when each
@@ -551,7 +546,7 @@ const ratioText = (r) => (r === null ? "n/a" : `${r >= 10 ? r.toFixed(0) : r.toF
 const showRatio = (r) => (r === null ? "" : ` (${ratioText(r)})`);
 
 /** What each figure's floor is, as the table names it. */
-const FLOOR_NAMES = { cold_ms: "`node -e 0`", call_ms: "IPC round trip", session_kib: "an idle `node` process" };
+const FLOOR_NAMES = { cold_ms: "a node process starting a node child that sends one IPC message", call_ms: "IPC round trip", session_kib: "an idle `node` process" };
 
 /**
  * The markdown table: a row per figure; ours (default executor first, then the others), each peer
@@ -564,7 +559,8 @@ export function renderTable({ rounds, ours, peers, floors, python }) {
   for (const figure of FIGURES) {
     const mine = ours.map((o) => ({ ...o, value: o.error ? null : median(o.samples.map((s) => s[figure.key])) }));
     const base = mine[0].value;
-    const floor = figure.key === "cold_ms" ? floors.node : figure.key === "call_ms" ? floors.ipc : figure.key === "session_kib" ? floors.process : null;
+    // The cold row's floor is two node starts and a message (our code runs in a process of its own); `node -e 0` is shown beside it.
+    const floor = figure.key === "cold_ms" ? floors.twoProcess : figure.key === "call_ms" ? floors.ipc : figure.key === "session_kib" ? floors.process : null;
     const oursCell = mine
       .map((o) => `${o === mine[0] ? "" : `${o.title} `}${o.error ? "failed" : show(o.value, figure)}${o === mine[0] ? ` ${o.title}` : ""}`)
       .join("; ");
@@ -574,7 +570,8 @@ export function renderTable({ rounds, ours, peers, floors, python }) {
       return `${show(v, figure)}${showRatio(ratio(v, base))}`;
     });
     // Beside the floor, how far ours (default executor) is above it: what issue 42's targets are stated in.
-    const floorCell = floor == null ? "—" : `${show(floor, figure)} (${FLOOR_NAMES[figure.key]}; ours ${ratioText(ratio(base, floor))})`;
+    const nodeAlone = figure.key === "cold_ms" && floors.node != null ? `; \`node -e 0\` ${show(floors.node, figure)}` : "";
+    const floorCell = floor == null ? "—" : `${show(floor, figure)} (${FLOOR_NAMES[figure.key]}; ours ${ratioText(ratio(base, floor))}${nodeAlone})`;
     lines.push(`| ${figure.label} | ${oursCell} | ${peerCells.join(" | ")} | ${python === null ? "" : "not measured"} | ${floorCell} |`);
   }
   return lines.join("\n");
@@ -624,7 +621,7 @@ How each figure is taken:
 - **new session in a warm process → first result**: in the same process, the peer's unit of isolation made anew and a first \`1+1\` answered (ours: a \`Session\` with a new executor, which takes the spare child the default subprocess executor keeps).
 - **per tool call**: (a run of ${CALLS} sequential awaited calls of a tool that answers at once − a run of none) / ${CALLS}, timed by the host.
 - **memory per extra idle session**: PSS of the process tree with ${EXTRA_SESSIONS} more idle sessions, minus without, / ${EXTRA_SESSIONS}.
-- **floors**: \`node -e 0\` spawned to its exit; one message to a child node over IPC and its answer (the subprocess executor's per-call floor); the PSS each of ${EXTRA_SESSIONS} more idle \`node\` children with an IPC channel adds (what a session costs at least when it is a process of its own, as in the default subprocess executor).
+- **floors**: \`node -e 0\` spawned to its exit; a node process that spawns a node child with an IPC channel, timed to its report of the child's first message (two node starts in a row and one message: what a fresh process's first result costs at least when the code runs in a Node process of its own, as in the default subprocess executor; the isolate peers skip the second start); one message to a child node over IPC and its answer (the subprocess executor's per-call floor); the PSS each of ${EXTRA_SESSIONS} more idle \`node\` children with an IPC channel adds (what a session costs at least when it is a process of its own, as in the default subprocess executor).
 `;
 }
 
@@ -679,14 +676,15 @@ async function main() {
     peers.push(entry);
   }
   const ours = oursMeasured.map((o) => ({ ...o, samples: [], error: null }));
-  const floorSamples = { node: [], ipc: [], process: [] };
+  const floorSamples = { node: [], twoProcess: [], ipc: [], process: [] };
   const short = (x) => FIGURES.map((f) => `${f.key.replace(/_.*/, "")} ${show(x[f.key] ?? null, f)}`).join(", ");
   try {
     for (let r = 0; r < rounds; r++) {
-      floorSamples.node.push(await nodeFloor());
+      floorSamples.node.push(await nodeStartFloor());
+      floorSamples.twoProcess.push(await twoProcessFloor());
       floorSamples.ipc.push(await ipcFloor());
       floorSamples.process.push(await processFloor());
-      process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, IPC round trip ${(floorSamples.ipc.at(-1) * 1000).toFixed(1)} µs, idle node process ${(floorSamples.process.at(-1) / 1024).toFixed(2)} MiB\n`);
+      process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, node → node child → IPC message ${floorSamples.twoProcess.at(-1).toFixed(1)} ms, IPC round trip ${(floorSamples.ipc.at(-1) * 1000).toFixed(1)} µs, idle node process ${(floorSamples.process.at(-1) / 1024).toFixed(2)} MiB\n`);
       const sides = [
         // Ours imports dist/ by its path: its probe file goes to the temporary folder, not into the checkout.
         ...ours.map((o) => ({ entry: o, what: `ts-code-mode ${o.title}`, run: () => probe(ourProbe(o.name), { cwd: os.tmpdir(), node: process.execPath, what: `ts-code-mode ${o.title}` }) })),
@@ -709,13 +707,13 @@ async function main() {
   }
   for (const side of [...ours, ...peers]) if (!side.error && side.samples.length === 0) side.error = side.lastError ?? "no figures";
   const python = await pythonPeer().catch((err) => String(err.message ?? err));
-  const floors = { node: median(floorSamples.node), ipc: median(floorSamples.ipc), process: median(floorSamples.process) };
+  const floors = { node: median(floorSamples.node), twoProcess: median(floorSamples.twoProcess), ipc: median(floorSamples.ipc), process: median(floorSamples.process) };
   for (const side of [...ours.map((o) => ({ ...o, title: `ts-code-mode ${o.title}` })), ...peers]) {
     const row = { side: side.title, rounds: side.samples.length, error: side.error };
     for (const f of FIGURES) row[f.key] = side.error ? null : median(side.samples.map((s) => s[f.key]));
     printJsonLine(row);
   }
-  printJsonLine({ side: "floors", node_e0_ms: floors.node, ipc_round_trip_ms: floors.ipc, idle_process_kib: floors.process });
+  printJsonLine({ side: "floors", node_e0_ms: floors.node, two_process_ms: floors.twoProcess, ipc_round_trip_ms: floors.ipc, idle_process_kib: floors.process });
   const table = renderTable({ rounds, ours, peers, floors, python });
   const notes = renderNotes({ ours, peers, python });
   process.stderr.write(`\n${table}\n\n${notes.map((n) => `- ${n}`).join("\n")}\n`);

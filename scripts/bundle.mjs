@@ -37,6 +37,16 @@ const DIST = path.resolve(values.dist);
 const CHILD = "./dist/execution/subprocess/child.js";
 
 /**
+ * The main entry's first step (issue 42, cold start): dist/index.js is written here as this module,
+ * then the library (MAIN_LIBRARY), loaded by a dynamic import after it ran. A static import graph is
+ * read and compiled whole before any of it runs, and that is most of what importing the library
+ * costs; the subprocess executor's early child started after it would overlap nothing.
+ */
+const EARLY_START = "./dist/execution/subprocess/early-start.js";
+/** Where the main entry's bundle goes (a library entry like the others, under another name). */
+const MAIN_LIBRARY = "_chunks/index";
+
+/**
  * Entry names (paths in dist/ without .js) → files, in three builds: the package's exports (one
  * build, so they share every module instance: an error class thrown by one entry is `instanceof`
  * in another), and the entries that run as processes of their own (the bin, the container entry),
@@ -51,8 +61,13 @@ function entries() {
   // Spawned by path: the subprocess executor's child and the container's guest runtime.
   const processes = new Set([...Object.values(pkg.bin), "./dist/execution/container/entry.js"]);
   for (const f of [...processes, CHILD]) library.delete(f);
+  library.add(EARLY_START);
   const named = (files) => Object.fromEntries([...files].map((f) => [f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""), path.join(DIST, f.replace(/^\.\/dist\//, ""))]));
-  return { library: named(library), processes: named(processes), child: named([CHILD]) };
+  const libraryEntries = named(library);
+  // The main entry's bundle moves aside: dist/index.js becomes the small module writeMainEntry writes.
+  libraryEntries[MAIN_LIBRARY] = libraryEntries.index;
+  delete libraryEntries.index;
+  return { library: libraryEntries, processes: named(processes), child: named([CHILD]) };
 }
 
 /**
@@ -133,6 +148,8 @@ const PROCESS_CHUNKS = {
 
 // Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.
 const builds = [];
+/** The names the main entry exports (its bundle's), which dist/index.js re-exports. */
+let mainExports = null;
 /** Files of packages in node_modules that ended up in a chunk (BUNDLED_PACKAGES and what they import). */
 const bundledFiles = new Set();
 for (const [input, chunkDir, codeSplitting] of [
@@ -150,9 +167,22 @@ for (const [input, chunkDir, codeSplitting] of [
     plugins: [zodOnFirstUse, keepModuleUrls],
     logLevel: "warn",
   });
-  const output = { dir: DIST, format: "esm", entryFileNames: "[name].js", chunkFileNames: `${chunkDir}/[name]-[hash].js`, sourcemap: false, ...(codeSplitting !== undefined ? { codeSplitting } : {}) };
+  // ASCII only, and no comments but licences and annotations: V8 keeps a source holding one non-ASCII
+  // character as a two-byte string, and every comment is read, decoded and scanned at each import
+  // (issue 42, cold start; the comments stay in src/ and the .d.ts files).
+  const output = {
+    dir: DIST,
+    format: "esm",
+    entryFileNames: "[name].js",
+    chunkFileNames: `${chunkDir}/[name]-[hash].js`,
+    sourcemap: false,
+    charset: "ascii",
+    comments: { legal: true, annotation: true, jsdoc: false },
+    ...(codeSplitting !== undefined ? { codeSplitting } : {}),
+  };
   const generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
   for (const chunk of generated.output) if (chunk.type === "chunk") for (const id of chunk.moduleIds) if (id.includes(NODE_MODULES)) bundledFiles.add(id);
+  for (const chunk of generated.output) if (chunk.type === "chunk" && chunk.isEntry && chunk.name === MAIN_LIBRARY) mainExports = chunk.exports;
   builds.push({ bundle, output });
 }
 for (const dir of ["_chunks", "_proc"]) rmSync(path.join(DIST, dir), { recursive: true, force: true });
@@ -160,8 +190,27 @@ for (const { bundle, output } of builds) {
   await bundle.write(output);
   await bundle.close();
 }
+writeMainEntry();
 writeNpmignore();
 writeThirdPartyNotices();
+
+/**
+ * dist/index.js: the early child's start (EARLY_START, its own small chunk graph), then the library
+ * by a dynamic import, its names exported as they are (the same classes and functions; the types
+ * are index.d.ts's, from tsc).
+ */
+function writeMainEntry() {
+  if (!mainExports?.length) throw new Error(`the main entry's bundle (${MAIN_LIBRARY}.js) exports nothing`);
+  const early = EARLY_START.replace(/^\.\/dist\//, "./");
+  writeFileSync(
+    path.join(DIST, "index.js"),
+    `// ts-code-mode's main entry, written by scripts/bundle.mjs: the subprocess executor's first child starts\n` +
+      `// before the rest of the library is loaded, so its start overlaps the import (issue 42, cold start).\n` +
+      `import ${JSON.stringify(early)};\n` +
+      `const library = await import(${JSON.stringify(`./${MAIN_LIBRARY}.js`)});\n` +
+      `export const { ${[...mainExports].sort().join(", ")} } = library;\n`,
+  );
+}
 
 /**
  * dist/THIRD_PARTY_NOTICES.md: the name, version, licence and licence text of every package with

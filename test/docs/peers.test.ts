@@ -28,11 +28,17 @@ describe("docs/peers.md", () => {
     const rounds = Number(/median of (\d+) rounds/.exec(lines[0] ?? "")?.[1]);
     expect(rounds).toBeGreaterThan(0);
     const side = (title: string) => ({ title, samples: [{ cold_ms: 1, warm_ms: 1, call_ms: 1, session_kib: 1 }], error: null });
-    const expected = renderTable({ rounds, ours: OURS.map((o) => side(o.title)), peers: PEERS.map((p) => side(p.title)), floors: { node: 1, ipc: 1, process: 1 }, python: "reason" }).split("\n");
+    const expected = renderTable({ rounds, ours: OURS.map((o) => side(o.title)), peers: PEERS.map((p) => side(p.title)), floors: { node: 1, twoProcess: 1, ipc: 1, process: 1 }, python: "reason" }).split("\n");
     expect(lines[0]).toBe(expected[0]);
     expect(lines.slice(2).map((l) => cells(l)[0])).toEqual(FIGURES.map((f) => f.label));
     const width = cells(expected[0]!).length;
     for (const line of lines.slice(2)) expect(cells(line)).toHaveLength(width);
+  });
+
+  it("states the cold row beside the floor of the work the default executor must do: two node starts and an IPC message, with `node -e 0` beside it", () => {
+    const cold = DOC.split("\n").find((l) => l.startsWith(`| ${FIGURES[0]!.label} |`));
+    const floorCell = cells(cold ?? "").at(-1) ?? "";
+    expect(floorCell).toMatch(/^\d+ ms \(a node process starting a node child that sends one IPC message; ours [\d.]+×; `node -e 0` \d+ ms\)$/);
   });
 
   it("gives the reason for every column that was not measured", () => {

@@ -54,6 +54,32 @@ describe("the early child", () => {
     await waitFor(() => !alive(earlyPid), "the early child that does not fit to be gone", 30_000);
   });
 
+  it("started before its import folders were known is taken by a handle that differs only in them", async () => {
+    // What `import "ts-code-mode"` starts (early-start.ts): no folders yet; the session's are sent when it is taken.
+    startEarlyChild(launchOptions(), { basesLater: true });
+    const earlyPid = earlyChild()?.pid as number;
+    const bases = ["/tmp/tcm-early-bases"];
+    const handle = new ChildHandle(spawnOptions({ ...launchOptions({ TS_CODE_MODE_IMPORT_BASES: JSON.stringify(bases) }), importBases: bases }));
+    handles.push(handle);
+    expect(handle.pid).toBe(earlyPid);
+    await handle.ready;
+  });
+
+  it("that differs in more than its import folders is not taken, even when they come later", async () => {
+    startEarlyChild(launchOptions({ TCM_EARLY_TEST: "a" }), { basesLater: true });
+    const earlyPid = earlyChild()?.pid as number;
+    const handle = new ChildHandle(spawnOptions(launchOptions({ TCM_EARLY_TEST: "b", TS_CODE_MODE_IMPORT_BASES: "[]" })));
+    handles.push(handle);
+    expect(handle.pid).not.toBe(earlyPid);
+    await waitFor(() => !alive(earlyPid), "the early child that does not fit to be gone", 30_000);
+  });
+
+  it("that nobody takes within its idle limit is killed", async () => {
+    startEarlyChild(launchOptions(), { idleMs: 200 });
+    const earlyPid = earlyChild()?.pid as number;
+    await waitFor(() => earlyChild() === null && !alive(earlyPid), "the idle early child to be killed", 30_000);
+  });
+
   it("that died before it was taken is not handed out", async () => {
     const options = launchOptions();
     startEarlyChild(options);

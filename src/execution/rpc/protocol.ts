@@ -21,6 +21,11 @@
  *
  * and every run, stop, reply, call, output and result message then carries the `session` it
  * belongs to. A child of one session never sees `session`.
+ *
+ * A child of one session started before its session was known (the early child `import
+ * "ts-code-mode"` starts, subprocess/node-child.ts) gets its import folders before its first run:
+ *
+ *   host → guest   { type: "open", importBases }                      (no session) its context imports from these
  */
 import type { ExecutionResult } from "../protocol.js";
 import type { WireError } from "../wire-error.js";
@@ -84,10 +89,14 @@ export interface StopMessage extends SessionTagged {
   runId: number;
   reason: "timeout" | "cancel";
 }
-/** A shared child: make a context for a new session, importing packages from `importBases` (in order). */
+/**
+ * A shared child: make a context for a new session, importing packages from `importBases` (in
+ * order). Without `session`, to a child of one session before its first run: its one context
+ * imports from `importBases` (it was started before they were known).
+ */
 export interface OpenMessage {
   type: "open";
-  session: number;
+  session?: number;
   importBases: string[];
 }
 /** A shared child: the session left (closed, reset); its context and timers go. */

@@ -71,7 +71,15 @@ export function startGuestRuntime(transport: GuestTransport): void {
   transport.onMessage((message: unknown) => {
     if (!isHostMessage(message)) return;
     if (message.type === "open") {
-      if (shared && !sessions.has(message.session)) open(message.session, message.importBases.length ? message.importBases : [process.cwd()]);
+      const bases = message.importBases.length ? message.importBases : [process.cwd()];
+      if (shared && message.session !== undefined && !sessions.has(message.session)) open(message.session, bases);
+      // A child started before its session was known (node-child.ts): its context is made anew with
+      // the session's folders, and its environment says them as a child started for it would.
+      if (!shared && message.session === undefined && !sessions.get(undefined)?.current) {
+        sessions.get(undefined)?.engine.dispose();
+        process.env["TS_CODE_MODE_IMPORT_BASES"] = JSON.stringify(bases);
+        open(undefined, bases);
+      }
       return;
     }
     const entry = sessions.get(message.session);

@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { GuestProgram, SpawnOptions } from "./child-process.js";
+import type { HostToGuest } from "../rpc/protocol.js";
 import { withDeathSignal } from "../freeze.js";
 import { GUEST_MARKER_ENV } from "./process-tree.js";
 import { SIGINT_INTERRUPT_FLAG, SIGINT_INTERRUPTS } from "./interrupt.js";
@@ -107,8 +108,14 @@ function execArgv(script: string, options: LaunchOptions): string[] {
 /** What a started guest did before its handle listened: the handle gets it all, in order, when it takes the process. */
 type HeldEvent = ["message", unknown] | ["exit", number | null, NodeJS.Signals | null] | ["error", Error];
 
+/** The variable that names a child's import folders (guest-runtime.ts reads it at start). */
+const IMPORT_BASES_ENV = "TS_CODE_MODE_IMPORT_BASES";
+
 interface EarlyChild {
   key: string;
+  /** Started before its session's import folders were known: they are sent to it when it is taken. */
+  basesLater: boolean;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
   started: StartedGuest;
   held: HeldEvent[];
   hold: { message: (m: unknown) => void; exit: (code: number | null, signal: NodeJS.Signals | null) => void; error: (err: Error) => void };
@@ -116,14 +123,28 @@ interface EarlyChild {
 
 let early: EarlyChild | null = null;
 
+/** How `startEarlyChild` starts its child. */
+export interface EarlyChildOptions {
+  /**
+   * The session's import folders are not known yet (`import "ts-code-mode"` starts the child before
+   * any storage exists): the child is started without them and takes any session whose child would
+   * differ only in them, which sends them to it before its first run.
+   */
+  basesLater?: boolean;
+  /** Killed when no session took it within this long (an unref'd timer); default: kept while the process lives. */
+  idleMs?: number;
+}
+
 /**
  * Start the child a session of `options` would start, now: the CLI's bin does this for a `run` before
- * it loads anything else, so the child's node start-up overlaps the host's own (issue 42 item 1).
- * It does not keep the host alive, and what it sends (its "ready") is held until a ChildHandle takes
- * it (takeEarlyChild). Throws when it cannot be started (no built child.js).
+ * it loads anything else, and `import "ts-code-mode"` before the rest of the library is loaded
+ * (./early-start.ts), so the child's node start-up overlaps the host's own (issue 42 item 1).
+ * It does not keep the host alive, dies with it, and what it sends (its "ready") is held until a
+ * ChildHandle takes it (takeEarlyChild). Throws when it cannot be started (no built child.js).
  */
-export function startEarlyChild(options: LaunchOptions): void {
+export function startEarlyChild(options: LaunchOptions, { basesLater = false, idleMs }: EarlyChildOptions = {}): void {
   if (early) return;
+  if (basesLater) options = withoutImportBases(options);
   const started = startGuest(options);
   const held: HeldEvent[] = [];
   const hold: EarlyChild["hold"] = {
@@ -133,7 +154,16 @@ export function startEarlyChild(options: LaunchOptions): void {
   };
   started.process.on("message", hold.message).once("exit", hold.exit).once("error", hold.error);
   keepHostAlive(started.process, false);
-  early = { key: configKey(options), started, held, hold };
+  const entry: EarlyChild = { key: configKey(options), basesLater, idleTimer: undefined, started, held, hold };
+  if (idleMs !== undefined) {
+    entry.idleTimer = setTimeout(() => {
+      if (early !== entry) return;
+      early = null;
+      drop(entry);
+    }, idleMs);
+    entry.idleTimer.unref();
+  }
+  early = entry;
 }
 
 /**
@@ -147,15 +177,18 @@ export function takeEarlyChild(options: LaunchOptions): { started: StartedGuest;
   const taken = early;
   early = null;
   if (!taken) return null;
+  clearTimeout(taken.idleTimer);
   const { process: child } = taken.started;
   const exited = taken.held.some(([event]) => event === "exit" || event === "error") || child.exitCode !== null || child.signalCode !== null;
-  if (exited || taken.key !== configKey(options)) {
+  if (exited || taken.key !== configKey(taken.basesLater ? withoutImportBases(options) : options)) {
     drop(taken);
     return null;
   }
   const release = () => {
     child.off("message", taken.hold.message).off("exit", taken.hold.exit).off("error", taken.hold.error);
     keepHostAlive(child, true);
+    // Its context imports from the session's folders, as the child started for the session would (guest-runtime.ts).
+    if (taken.basesLater) child.send({ type: "open", importBases: importBasesOf(options) } satisfies HostToGuest);
     for (const [event, ...args] of taken.held) child.emit(event, ...args);
     taken.held.length = 0;
   };
@@ -165,6 +198,24 @@ export function takeEarlyChild(options: LaunchOptions): { started: StartedGuest;
 /** The early child not taken yet: its pid and how many events it holds for its handle (tests, diagnostics). */
 export function earlyChild(): { pid: number | undefined; held: number } | null {
   return early && { pid: early.started.process.pid, held: early.held.length };
+}
+
+/** `options` without the import folders in the child's environment (what an early child started without them is compared by). */
+function withoutImportBases(options: LaunchOptions): LaunchOptions {
+  const { [IMPORT_BASES_ENV]: _bases, ...env } = options.env;
+  const { importBases: _importBases, ...rest } = options;
+  return { ...rest, env };
+}
+
+/** The session's import folders: as SpawnOptions names them, else as its environment does. */
+function importBasesOf(options: LaunchOptions): string[] {
+  if (options.importBases) return options.importBases;
+  try {
+    const bases: unknown = JSON.parse(options.env[IMPORT_BASES_ENV] ?? "[]");
+    return Array.isArray(bases) && bases.every((b) => typeof b === "string") ? bases : [];
+  } catch {
+    return [];
+  }
 }
 
 function drop(taken: EarlyChild): void {
