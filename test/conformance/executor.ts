@@ -118,7 +118,9 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
 
     afterAll(async () => {
       await Promise.all(opened.splice(0).map((s) => s.close()));
-      await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+      // A timed-out run's storage write may still be settling (its commit is refused, its temporary
+      // file removed): ENOTEMPTY is retried rather than failing the file.
+      await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 10 })));
     });
 
     async function tempDir(): Promise<string> {
