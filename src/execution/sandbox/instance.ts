@@ -256,19 +256,15 @@ export class SandboxInstance {
     if (main?.alive && !this.poison) main.dispose();
   }
 
-  /** Release the module. A poisoned instance is dropped without calling into it. */
+  /**
+   * Release the module: dropped, not torn down. It is this instance's alone (wasm.ts), so its memory
+   * goes with it at once, and nothing is called into it. QuickJS's own teardown (JS_FreeRuntime)
+   * would only free the heap object by object, and after an interrupt landed inside a promise job
+   * it finds objects QuickJS leaked on that path and aborts on its leak assertion
+   * (`list_empty(&rt->gc_obj_list)`): harmless for a module thrown away, but work for nothing.
+   */
   dispose(): void {
-    if (this.disposed) return;
     this.disposed = true;
-    if (this.poison) return;
-    try {
-      this.releaseMain();
-      for (const h of Object.values(this.entry ?? {})) if (h.alive) h.dispose();
-      this.context.dispose();
-      this.runtime.dispose();
-    } catch {
-      // A leak check failing inside QuickJS: the module is discarded with the instance anyway.
-    }
   }
 
   // ---- internals ------------------------------------------------------------------------------
