@@ -14,6 +14,9 @@ import { ValidationError } from "../../src/errors.js";
 import { SandboxExecutor, type SandboxExecutorOptions } from "../../src/execution/sandbox/executor.js";
 import { decode, encode } from "../../src/execution/sandbox/codec.js";
 import { GUEST_BUNDLE } from "../../src/execution/sandbox/guest-bundle.js";
+import { parseCallBatch } from "../../src/execution/sandbox/guest/runtime.js";
+import { newSandboxModule } from "../../src/execution/sandbox/wasm.js";
+import type { ToolAdapter } from "../../src/tools/protocol.js";
 import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
@@ -126,6 +129,45 @@ describe("SandboxExecutor", () => {
         expect(await value("beforeChains")).toBe(1);
       }
       expect(await value("[1, 2].map((x) => x * 2)")).toEqual([2, 4]);
+    });
+
+    it("a sandbox replaced after stopped promise chains prints nothing on the host's stderr", async () => {
+      await open();
+      const printed: string[] = [];
+      const write = process.stderr.write.bind(process.stderr);
+      const error = console.error;
+      process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (printed.push(String(chunk)), write(chunk, ...rest))) as typeof process.stderr.write;
+      console.error = (...args: unknown[]) => void printed.push(args.map(String).join(" "));
+      try {
+        // Interrupts landing at different points of the chains: some leave objects QuickJS leaked,
+        // which its teardown of the replaced sandbox used to report with an abort on stderr.
+        for (let i = 0; i < 20; i++) {
+          const r = await session.run("var spins = 0; const spin = () => { spins++; return Promise.resolve().then(spin) }; for (let i = 0; i < 10; i++) spin(); await new Promise(() => {})", { timeoutMs: 20 + ((i * 7) % 60) });
+          expect(r.error?.name).toBe("TimeoutError");
+        }
+      } finally {
+        process.stderr.write = write;
+        console.error = error;
+      }
+      expect(printed.filter((line) => /Aborted|Assertion/.test(line))).toEqual([]);
+      expect(await value("1 + 1")).toBe(2);
+    });
+
+    it("an abort inside QuickJS reaches the host as an exception, not as output", async () => {
+      const printed: string[] = [];
+      const error = console.error;
+      console.error = (...args: unknown[]) => void printed.push(args.map(String).join(" "));
+      try {
+        const { module } = await newSandboxModule(32);
+        const runtime = module.newRuntime();
+        const context = runtime.newContext();
+        context.newObject(); // never disposed: QuickJS's teardown finds it and aborts
+        context.dispose();
+        expect(() => runtime.dispose()).toThrow(/Aborted\(Assertion failed: list_empty/);
+      } finally {
+        console.error = error;
+      }
+      expect(printed).toEqual([]);
     });
 
     it("stops a sync loop in a timer callback and an endless setInterval", async () => {
@@ -291,6 +333,29 @@ describe("SandboxExecutor", () => {
       expect(await value("await null; late")).toBe(1);
     });
 
+    it("calls start in the order they were made, also when one with binary arguments (not batched) comes between", async () => {
+      await open();
+      const seen: string[] = [];
+      const order: ToolAdapter = {
+        name: "order",
+        info: async () => ({ name: "order", type: "toolable", description: "records calls", tags: [], direct: null, callables: [{ name: "note", description: "", params: [{ name: "tag", type: "string", required: true }, { name: "bytes", type: "unknown", required: false }], returns: "unknown" }] }),
+        call: async (_callable, args) => {
+          seen.push(String((args as { tag?: unknown }).tag));
+          return null;
+        },
+        close: async () => undefined,
+      };
+      (executor.host as NonNullable<typeof executor.host>).tools.register(order);
+      await value("await Promise.all([tools.order.note({ tag: 'a' }), tools.order.note({ tag: 'b', bytes: new Uint8Array([1]) }), tools.order.note({ tag: 'c' })])");
+      expect(seen).toEqual(["a", "b", "c"]);
+    });
+
+    it("many calls started in one go all arrive (their batch is handed over in parts)", async () => {
+      await open();
+      // ~2 MB of arguments from one synchronous loop: more than one batch (BATCH_FLUSH_CHARS).
+      expect(await value("(await Promise.all(Array.from({ length: 400 }, (_, i) => tools.probe.echo({ value: 'x'.repeat(5000) + i })))).map((v) => v.length).reduce((a, b) => a + b)")).toBe(400 * 5000 + 10 + 90 * 2 + 300 * 3);
+    });
+
     it("deps: list is empty; add explains that the sandbox cannot import packages", async () => {
       await open();
       expect(await value("await deps.list()")).toEqual([]);
@@ -392,6 +457,20 @@ describe("SandboxExecutor", () => {
       await session.reset();
       expect(await value("typeof r1")).toBe("undefined");
       expect(await value("await tools.probe.echo({ value: 'ok' })")).toBe("ok");
+    });
+  });
+
+  describe("the call batch", () => {
+    it("is read as the guest writes it, and anything else is refused", () => {
+      const calls: unknown[] = [];
+      parseCallBatch(`1 tools call 14\n["a","x",null]12 artifacts list 5\n["a"]`, (...call) => calls.push(call));
+      expect(calls).toEqual([
+        [1, "tools", "call", '["a","x",null]'],
+        [12, "artifacts", "list", '["a"]'],
+      ]);
+      for (const bad of ["1 tools call 99\n[]", "1 tools call\n[]", "x tools call 2\n[]", "1 tools call 2", "1 tools call -1\n[]", "1 a b c 2\n[]"]) {
+        expect(() => parseCallBatch(bad, () => undefined), bad).toThrow(/malformed call batch/);
+      }
     });
   });
 

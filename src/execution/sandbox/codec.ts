@@ -90,6 +90,8 @@ const BigIntFn = BigInt;
 const StringFn = String;
 const defineProperty = Object.defineProperty;
 const objectKeys = Object.keys;
+const getPrototypeOf = Object.getPrototypeOf;
+const ObjectProto = Object.prototype;
 const objectToString = Object.prototype.toString;
 const functionToString = Function.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -165,16 +167,22 @@ interface EncodeState {
   readonly segKeys: (string | number)[];
 }
 
+/** The `seen` map of the last encode, emptied, for the next one (an encode inside a getter makes its own). */
+let spareSeen: SafeMap | null = null;
+
 /** `root` names the value in error messages (`arguments[2].callback`). */
 export function encode(value: unknown, options: EncodeOptions, root = "value"): Encoded {
-  const state: EncodeState = { options, root, buffers: [], seen: new SafeMap(), size: 0, refs: 0, segKinds: [], segKeys: [] };
+  const seen = spareSeen ?? new SafeMap();
+  spareSeen = null;
+  const state: EncodeState = { options, root, buffers: [], seen, size: 0, refs: 0, segKinds: [], segKeys: [] };
   try {
     const tree = encodeWalk(state, value, 0);
     return { json: jsonStringify(tree) as string, buffers: state.buffers };
   } finally {
     // Emptied here, `seen` does not keep the encoded value (a 1 MiB console line, say) alive until
     // QuickJS's cycle collector runs: 200 such lines grew the sandbox to its memory limit.
-    state.seen.clear();
+    seen.clear();
+    spareSeen = seen;
   }
 }
 
@@ -262,15 +270,20 @@ function encodeWalk(state: EncodeState, v: unknown, depth: number): Wire {
   }
   grow(state, 8);
 
+  // Plain objects and arrays (nearly every value) first: the instanceof tests below cost more than
+  // encoding them. An object whose prototype is Object.prototype or null is none of those types.
+  const proto = getPrototypeOf(obj);
+  if (proto === ObjectProto || proto === null) {
+    state.seen.set(obj, state.refs++);
+    return encodeObject(state, obj, depth);
+  }
+  if (isArray(obj)) {
+    state.seen.set(obj, state.refs++);
+    return encodeArray(state, obj as unknown[], depth);
+  }
   if (obj instanceof PromiseCtor) return opaque(state, obj, "a Promise (await it first)", depth);
   if (obj instanceof WeakMapCtor || obj instanceof WeakSetCtor) return opaque(state, obj, "a WeakMap or WeakSet", depth);
   state.seen.set(obj, state.refs++);
-  if (isArray(obj)) {
-    const list = obj as unknown[];
-    const out: Wire[] = ["a"];
-    for (let i = 0; i < list.length; i++) out[i + 1] = encodeChild(state, list[i], depth, SEG_INDEX, i);
-    return out;
-  }
   if (isView(obj)) {
     const view = obj as ArrayBufferView;
     const tag = reflectApply(objectToString, view, []) as string;
@@ -323,6 +336,17 @@ function encodeWalk(state: EncodeState, v: unknown, depth: number): Wire {
     grow(state, name.length + message.length + stack.length);
     return ["e", name, message, stack];
   }
+  return encodeObject(state, obj, depth);
+}
+
+function encodeArray(state: EncodeState, list: unknown[], depth: number): Wire {
+  const out: Wire[] = ["a"];
+  for (let i = 0; i < list.length; i++) out[i + 1] = encodeChild(state, list[i], depth, SEG_INDEX, i);
+  return out;
+}
+
+/** Own enumerable string keys, as structuredClone copies an object. */
+function encodeObject(state: EncodeState, obj: object, depth: number): Wire {
   const out: Wire[] = ["o"];
   const keys = objectKeys(obj);
   for (let i = 0; i < keys.length; i++) {

@@ -130,6 +130,17 @@ export class Writer {
     this.u32(encoded.length);
     this.bytes(encoded);
   }
+  /** An instruction whose one immediate is an index (`global.get 3`, `local.set 7`, `call 12`). */
+  op(opcode: number, index: number): void {
+    this.byte(opcode);
+    this.u32(index);
+  }
+  /** A section: its id, its size and the bytes `body` holds. */
+  section(id: number, body: Writer): void {
+    this.byte(id);
+    this.u32(body.length);
+    this.bytes(body.result());
+  }
   /** Bytes written so far (a view: copy it before writing more). */
   result(): Uint8Array {
     return this.buf.subarray(0, this.length);
@@ -155,6 +166,16 @@ export function lebSize(value: number): number {
   let size = 1;
   for (let v = value >>> 7; v !== 0; v >>>= 7) size++;
   return size;
+}
+
+/** Writes `value` as an unsigned LEB128 of exactly `width` bytes (padded with continuation bytes), in place. */
+export function writePaddedLeb(into: Uint8Array, at: number, width: number, value: number): void {
+  let v = value;
+  for (let i = 0; i < width - 1; i++) {
+    into[at + i] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  into[at + width - 1] = v & 0x7f;
 }
 
 /** The sections of a module, checking its header. */

@@ -46,6 +46,7 @@ import {
   Writer,
   IntList,
   lebSize,
+  writePaddedLeb,
   type SectionSpan,
 } from "./wasm-binary.js";
 
@@ -147,16 +148,12 @@ export function meterWasm(bytes: Uint8Array): Uint8Array {
       default:
         body.bytes(bytes, s.start, s.end);
     }
-    out.byte(s.id);
-    out.u32(body.length);
-    out.bytes(body.result());
+    out.section(s.id, body);
     if (s.id === SectionId.Type && !find(SectionId.Import)) {
       // No imports: a section of the tick alone.
       body.length = 0;
       writeImports(new Reader(Uint8Array.of(0)), body, 0, tickType);
-      out.byte(SectionId.Import);
-      out.u32(body.length);
-      out.bytes(body.result());
+      out.section(SectionId.Import, body);
     }
   }
   return out.result().slice();
@@ -331,15 +328,6 @@ function pushEvent(events: IntList, kind: number, at: number, end: number, value
   events.push(value);
 }
 
-function writePaddedLeb(into: Uint8Array, at: number, width: number, value: number): void {
-  let v = value;
-  for (let i = 0; i < width - 1; i++) {
-    into[at + i] = (v & 0x7f) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  into[at + width - 1] = v & 0x7f;
-}
-
 /**
  * Defined functions on a cycle of direct calls (Tarjan's strongly connected components, iterative:
  * QuickJS's call graph is deep enough to overflow a recursive walk). Cycles through the function
@@ -459,9 +447,7 @@ function copyConstExpr(r: Reader, w: Writer, facts: ModuleFacts): void {
       return;
     }
     if (op === 0xd2) {
-      const index = r.u32();
-      w.byte(op);
-      w.u32(renumber(index, facts));
+      w.op(op, renumber(r.u32(), facts));
       continue;
     }
     skipImmediates(r, op);
@@ -499,11 +485,9 @@ function writeElements(r: Reader, w: Writer, facts: ModuleFacts): void {
 /** The check after a function entry: `fuel -= 1; if (fuel < 1) tick()`. */
 function entryCheck(fuel: number, tick: number): Uint8Array {
   const w = new Writer();
-  w.byte(0x23); // global.get fuel
-  w.u32(fuel);
+  w.op(0x23, fuel); // global.get fuel
   w.bytes(Uint8Array.of(0x41, 0x01, 0x6b)); // i32.const 1; i32.sub
-  w.byte(0x24); // global.set fuel
-  w.u32(fuel);
+  w.op(0x24, fuel); // global.set fuel
   w.bytes(fuelTest(fuel, tick));
   return w.result().slice();
 }
@@ -511,12 +495,10 @@ function entryCheck(fuel: number, tick: number): Uint8Array {
 /** `if (fuel < 1) tick()`. */
 function fuelTest(fuel: number, tick: number): Uint8Array {
   const w = new Writer();
-  w.byte(0x23); // global.get fuel
-  w.u32(fuel);
+  w.op(0x23, fuel); // global.get fuel
   w.bytes(Uint8Array.of(0x41, 0x01, 0x48)); // i32.const 1; i32.lt_s
   w.bytes(Uint8Array.of(0x04, 0x40)); // if
-  w.byte(0x10); // call tick
-  w.u32(tick);
+  w.op(0x10, tick); // call tick
   w.byte(0x0b); // end
   return w.result().slice();
 }
@@ -528,24 +510,19 @@ function fuelTest(fuel: number, tick: number): Uint8Array {
  */
 function loopCheck(counter: number, fuel: number, tick: number): Uint8Array {
   const w = new Writer();
-  w.byte(0x20); // local.get counter
-  w.u32(counter);
+  w.op(0x20, counter); // local.get counter
   w.bytes(Uint8Array.of(0x41, 0x01, 0x6b)); // i32.const 1; i32.sub
-  w.byte(0x22); // local.tee counter
-  w.u32(counter);
+  w.op(0x22, counter); // local.tee counter
   w.bytes(Uint8Array.of(0x41, 0x00, 0x48)); // i32.const 0; i32.lt_s
   w.bytes(Uint8Array.of(0x04, 0x40)); // if
   w.byte(0x41); // i32.const LOOP_BATCH
   w.s32(LOOP_BATCH);
-  w.byte(0x21); // local.set counter
-  w.u32(counter);
-  w.byte(0x23); // global.get fuel
-  w.u32(fuel);
+  w.op(0x21, counter); // local.set counter
+  w.op(0x23, fuel); // global.get fuel
   w.byte(0x41); // i32.const LOOP_BATCH
   w.s32(LOOP_BATCH);
   w.byte(0x6b); // i32.sub
-  w.byte(0x24); // global.set fuel
-  w.u32(fuel);
+  w.op(0x24, fuel); // global.set fuel
   w.bytes(fuelTest(fuel, tick));
   w.byte(0x0b); // end
   return w.result().slice();
@@ -554,15 +531,11 @@ function loopCheck(counter: number, fuel: number, tick: number): Uint8Array {
 /** Before `memory.copy` / `memory.fill` (operand stack: ..., size): charge the size, kept in `scratch`. */
 function bulkCharge(scratch: number, fuel: number, tick: number): Uint8Array {
   const w = new Writer();
-  w.byte(0x22); // local.tee scratch
-  w.u32(scratch);
-  w.byte(0x23); // global.get fuel
-  w.u32(fuel);
-  w.byte(0x20); // local.get scratch
-  w.u32(scratch);
+  w.op(0x22, scratch); // local.tee scratch
+  w.op(0x23, fuel); // global.get fuel
+  w.op(0x20, scratch); // local.get scratch
   w.bytes(Uint8Array.of(0x41, BYTES_PER_FUEL_SHIFT, 0x76, 0x6b)); // i32.const shift; i32.shr_u; i32.sub
-  w.byte(0x24); // global.set fuel
-  w.u32(fuel);
+  w.op(0x24, fuel); // global.set fuel
   w.bytes(fuelTest(fuel, tick));
   return w.result().slice();
 }

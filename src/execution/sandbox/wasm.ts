@@ -43,6 +43,8 @@ const INITIAL_PAGES = 256;
 
 let compiled: Promise<object> | null = null;
 
+const ignoreOutput = (): void => undefined;
+
 /** The compiled (metered) QuickJS WebAssembly code, shared by every instance in the process. */
 function compiledModule(): Promise<object> {
   compiled ??= (async () => {
@@ -108,7 +110,13 @@ export async function newSandboxModule(memoryMb: number): Promise<SandboxModule>
       return instance.exports;
     });
   const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(RELEASE_SYNC, { wasmMemory: memory, emscriptenModule: { instantiateWasm } as unknown as Parameters<typeof newVariant>[1]["emscriptenModule"] }),
+    newVariant(RELEASE_SYNC, {
+      wasmMemory: memory,
+      // Emscripten writes an abort's message to the host's stderr before throwing it as a
+      // RuntimeError with the same text; the executor reports that error (SandboxCrashError), so
+      // the library prints nothing of its own.
+      emscriptenModule: { instantiateWasm, printErr: ignoreOutput, print: ignoreOutput } as unknown as Parameters<typeof newVariant>[1]["emscriptenModule"],
+    }),
   );
   return { module, memory, maxBytes: maxPages * WASM_PAGE, growRefused: () => refused, watchdog };
 }

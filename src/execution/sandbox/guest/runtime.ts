@@ -18,6 +18,14 @@ import { decode, encode, type EncodeOptions } from "../codec.js";
 export interface HostFunctions {
   /** Start namespace call `id`; the host answers later through `settle(id, ...)`. */
   call(id: number, ns: string, op: string, json: string, ...buffers: ArrayBuffer[]): void;
+  /**
+   * Present when the host takes namespace calls in batches (QuickJS, where a host function call
+   * costs more than the rest of a tool call's guest-side work): calls without binary arguments then
+   * wait in the guest, and the host collects them with `takeCalls()` at the end of every entry.
+   * `calls(batch)` hands over the waiting ones early: before a call with binary arguments (which
+   * goes through `call`, so calls start in the order they were made) and when the batch is large.
+   */
+  calls?(batch: string): void;
   /** console.<method>(...args), the arguments encoded in display mode. */
   console(method: string, json: string, ...buffers: ArrayBuffer[]): void;
   /** Schedule (ms >= 0) or cancel (ms < 0) host timer `id`; it fires through `fireTimer(id)`. */
@@ -54,6 +62,31 @@ export interface GuestEntryPoints {
   forget(calls: boolean): void;
   /** A namespace call by name (the deno engine's Pyodide guest calls through here, like the namespaces do). */
   call(ns: string, op: string, args: unknown[]): Promise<unknown>;
+  /** With `host.calls`: the calls made since the last take, as a batch (see parseCallBatch), or undefined when none. */
+  takeCalls(): string | undefined;
+}
+
+/** A batch holding more characters than this is handed to the host at once (`host.calls`). */
+const BATCH_FLUSH_CHARS = 1_048_576;
+
+/**
+ * The calls of a batch, in order: each is `<id> <ns> <op> <json length>\n<json>` (ns and op are the
+ * namespaces' own names, without spaces). Throws on anything else: only a broken guest runtime sends it.
+ */
+export function parseCallBatch(batch: string, each: (id: number, ns: string, op: string, json: string) => void): void {
+  let at = 0;
+  while (at < batch.length) {
+    const newline = batch.indexOf("\n", at);
+    const header = newline < 0 ? [] : batch.slice(at, newline).split(" ");
+    const id = Number(header[0]);
+    const length = Number(header[3]);
+    const end = newline + 1 + length;
+    if (header.length !== 4 || !Number.isSafeInteger(id) || !Number.isSafeInteger(length) || length < 0 || end > batch.length) {
+      throw new TypeError("sandbox: malformed call batch");
+    }
+    each(id, header[1] as string, header[2] as string, batch.slice(newline + 1, end));
+    at = end;
+  }
 }
 
 /** Console methods the host implements (same set as the other executors' console). */
@@ -86,6 +119,7 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
   const stringReplace = String.prototype.replace;
   const stringSlice = String.prototype.slice;
   const hostCall = host.call;
+  const hostCalls = host.calls;
   const hostConsole = host.console;
   const hostTimer = host.timer;
   const hostReport = host.report;
@@ -121,6 +155,14 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
     return `${label}: ${at}`;
   };
 
+  /** Calls waiting for the host (see HostFunctions.calls), in the format parseCallBatch reads. */
+  let batch = "";
+  const flushCalls = (): void => {
+    const calls = batch;
+    batch = "";
+    reflectApply(hostCalls as (batch: string) => void, undefined, [calls]);
+  };
+
   const call = (ns: string, op: string, args: unknown[]): Promise<unknown> => {
     let encoded;
     try {
@@ -132,7 +174,14 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
     const id = nextCall++;
     return new PromiseCtor((resolve, reject) => {
       pending.set(id, { resolve, reject });
-      reflectApply(hostCall, undefined, [id, ns, op, encoded.json, ...encoded.buffers]);
+      if (hostCalls === undefined) {
+        reflectApply(hostCall, undefined, [id, ns, op, encoded.json, ...encoded.buffers]);
+        return;
+      }
+      const binary = encoded.buffers.length > 0;
+      if (batch !== "" && (binary || batch.length + encoded.json.length > BATCH_FLUSH_CHARS)) flushCalls();
+      if (binary) reflectApply(hostCall, undefined, [id, ns, op, encoded.json, ...encoded.buffers]);
+      else batch += `${id} ${ns} ${op} ${encoded.json.length}\n${encoded.json}`;
     });
   };
 
@@ -271,9 +320,18 @@ export function boot(host: HostFunctions, limitsJson: string): GuestEntryPoints 
     },
     forget(calls) {
       timers.clear();
-      if (calls === true) pending.clear();
+      if (calls === true) {
+        pending.clear();
+        batch = "";
+      }
     },
     call,
+    takeCalls() {
+      if (batch === "") return undefined;
+      const calls = batch;
+      batch = "";
+      return calls;
+    },
   };
   return entryPoints;
 }
