@@ -87,17 +87,31 @@ await withTempDir("tcm-bench-calls-", async (dir) => {
   try {
     // Every case warmed by the same number of calls (lib.mjs CALL_WARMUP: a cold pipe costs several times a warm one).
     for (const c of cases) await warmUp(c.sample, CALLS);
-    for (let r = 0; r < ROUNDS; r++) for (const [i, c] of cases.entries()) samples[i].push(await c.sample());
+    // Each round starts one case further on: where a case sits in the round changes its figure by
+    // 10–30% on a loaded machine (what ran just before it), so every case takes every place in turn.
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < cases.length; k++) {
+        const i = (r + k) % cases.length;
+        samples[i].push(await cases[i].sample());
+      }
+    }
   } finally {
     closeIpcEcho();
     closeDenoEcho();
     await Promise.all(builds.map((b) => b.close()));
   }
   const floorMs = Object.fromEntries(floors.map((f, i) => [f.baseline, summarize(samples[i]).median_ms]));
+  // Per round, each case over its floor of the same round, then the median: on a shared machine the
+  // load moves between rounds, and a ratio of two medians taken over different rounds moves with it.
+  const floorIndex = Object.fromEntries(floors.map((f, i) => [f.baseline, i]));
+  const pairedRatio = (i, floor) => summarize(samples[i].map((ms, r) => ms / samples[floorIndex[floor]][r])).median_ms;
   const rows = cases.map((c, i) => {
     const row = resultRow({ name: c.name, executor: c.executor, iterations: ROUNDS * CALLS, samples: samples[i], floorMs: c.floor ? floorMs[c.floor] : undefined });
-    printJsonLine(row);
+    if (c.floor) row.floor_ratio_paired = pairedRatio(i, c.floor);
+    printJsonLine(Object.assign({}, row, { samples_ms: samples[i] }));
     return row;
   });
+  const paired = rows.filter((r) => r.floor_ratio_paired !== undefined);
+  process.stderr.write(`\nmedian over rounds of (case / its floor in the same round):\n${paired.map((r) => `  ${r.case}: ${r.floor_ratio_paired.toFixed(2)}x`).join("\n")}\n`);
   printTable(rows);
 });
