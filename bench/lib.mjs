@@ -191,9 +191,13 @@ export async function roundTripMs(echo, n) {
 
 /**
  * ms per guest→host tool call: `run(n)` (a run of n awaited calls) minus `run(0)`, over n, timed on
- * the host, so the run's own cost cancels out.
+ * the host, so the run's own cost cancels out; both timed runs follow another run at once.
  */
 export async function perCallMs(run, n) {
+  // An untimed run first: what the first run after a pause pays alone (the subprocess child is
+  // frozen between runs: its SIGCONT cost 0.4–0.5 ms here) would otherwise land in run(n) only,
+  // and 5 µs a call at n = 100.
+  await run(0);
   const t0 = performance.now();
   await run(n);
   const t1 = performance.now();
