@@ -18,7 +18,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { closeDenoEcho, closeIpcEcho, denoEcho, ipcEcho, noopAdapter, printJsonLine, printTable, resultRow, summarize, withTempDir } from "./lib.mjs";
+import { closeDenoEcho, closeIpcEcho, denoEcho, ipcEcho, noopAdapter, perCallMs, printJsonLine, printTable, resultRow, roundTripMs, summarize, warmUp, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" }, calls: { type: "string", default: "300" }, compare: { type: "string" } } });
@@ -27,18 +27,8 @@ const CALLS = Number(values.calls);
 
 const loop = (n) => `for (let i = 0; i < ${n}; i++) await tools.noop.ping({});`;
 
-/**
- * ms per guest→host tool call: a run of `n` awaited calls minus a run of none, over `n`, timed on
- * the host (QuickJS has no performance.now()), so the run's own cost cancels out.
- */
-async function perCall(session, n) {
-  const t0 = performance.now();
-  await ok(session, loop(n));
-  const t1 = performance.now();
-  await ok(session, loop(0));
-  const t2 = performance.now();
-  return (t1 - t0 - (t2 - t1)) / n;
-}
+/** ms per guest→host tool call in `session` (lib.mjs perCallMs: the same method as bench:peers). */
+const perCall = (session, n) => perCallMs((k) => ok(session, loop(k)), n);
 
 async function ok(session, code) {
   const r = await session.run(code);
@@ -87,11 +77,7 @@ async function buildCases(label, dist, dir) {
 await withTempDir("tcm-bench-calls-", async (dir) => {
   const builds = [await buildCases("", path.join(ROOT, "dist"), dir)];
   if (values.compare) builds.push(await buildCases("compare", path.resolve(values.compare), dir));
-  const roundTrips = (echo) => async () => {
-    const t0 = performance.now();
-    for (let i = 0; i < CALLS; i++) await echo.roundTrip();
-    return (performance.now() - t0) / CALLS;
-  };
+  const roundTrips = (echo) => () => roundTripMs(echo, CALLS);
   const floors = [
     { name: "baseline: bare IPC round trip", executor: "none", baseline: "ipc", sample: roundTrips(ipcEcho()) },
     ...(denoEcho() ? [{ name: "baseline: bare deno round trip (stdin/stdout frames)", executor: "none", baseline: "deno", sample: roundTrips(denoEcho()) }] : []),
@@ -99,18 +85,33 @@ await withTempDir("tcm-bench-calls-", async (dir) => {
   const cases = [...floors, ...builds.flatMap((b) => b.cases)];
   const samples = cases.map(() => []);
   try {
-    for (const c of cases) await c.sample(); // warm-up: JIT on both sides
-    for (let r = 0; r < ROUNDS; r++) for (const [i, c] of cases.entries()) samples[i].push(await c.sample());
+    // Every case warmed by the same number of calls (lib.mjs CALL_WARMUP: a cold pipe costs several times a warm one).
+    for (const c of cases) await warmUp(c.sample, CALLS);
+    // Each round starts one case further on: where a case sits in the round changes its figure by
+    // 10–30% on a loaded machine (what ran just before it), so every case takes every place in turn.
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let k = 0; k < cases.length; k++) {
+        const i = (r + k) % cases.length;
+        samples[i].push(await cases[i].sample());
+      }
+    }
   } finally {
     closeIpcEcho();
     closeDenoEcho();
     await Promise.all(builds.map((b) => b.close()));
   }
   const floorMs = Object.fromEntries(floors.map((f, i) => [f.baseline, summarize(samples[i]).median_ms]));
+  // Per round, each case over its floor of the same round, then the median: on a shared machine the
+  // load moves between rounds, and a ratio of two medians taken over different rounds moves with it.
+  const floorIndex = Object.fromEntries(floors.map((f, i) => [f.baseline, i]));
+  const pairedRatio = (i, floor) => summarize(samples[i].map((ms, r) => ms / samples[floorIndex[floor]][r])).median_ms;
   const rows = cases.map((c, i) => {
     const row = resultRow({ name: c.name, executor: c.executor, iterations: ROUNDS * CALLS, samples: samples[i], floorMs: c.floor ? floorMs[c.floor] : undefined });
-    printJsonLine(row);
+    if (c.floor) row.floor_ratio_paired = pairedRatio(i, c.floor);
+    printJsonLine(Object.assign({}, row, { samples_ms: samples[i] }));
     return row;
   });
+  const paired = rows.filter((r) => r.floor_ratio_paired !== undefined);
+  process.stderr.write(`\nmedian over rounds of (case / its floor in the same round):\n${paired.map((r) => `  ${r.case}: ${r.floor_ratio_paired.toFixed(2)}x`).join("\n")}\n`);
   printTable(rows);
 });

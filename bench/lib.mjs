@@ -205,6 +205,48 @@ function exited(child, what) {
   });
 }
 
+/**
+ * Per-call figures, measured one way by every bench (bench/calls.mjs, bench/peers.mjs) so they agree.
+ *
+ * Why one way: a round trip over a pipe costs several times more in a process that has made only a
+ * few hundred of them than after a few thousand (a bare echo, loaded 2-core machine: 640–1,140 µs
+ * in the first block of 100, 50–100 µs after 3,000; with --jitless it falls too, so it is not only
+ * the JIT). bench:peers timed ours in a fresh probe process after 200 calls and the floor in its
+ * long-lived parent, at another moment of a shared machine: 1.69× where bench/calls.mjs, warm and
+ * interleaved, read 0.97–1.26×. Now both warm every case by CALL_WARMUP calls and take the floor in
+ * the same process, interleaved with the figure it is the floor of.
+ */
+export const CALL_WARMUP = 3_000;
+
+/** ms per round trip of `echo` (ipcEcho() or denoEcho()), the mean of `n`. */
+export async function roundTripMs(echo, n) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await echo.roundTrip();
+  return (performance.now() - t0) / n;
+}
+
+/**
+ * ms per guest→host tool call: `run(n)` (a run of n awaited calls) minus `run(0)`, over n, timed on
+ * the host, so the run's own cost cancels out; both timed runs follow another run at once.
+ */
+export async function perCallMs(run, n) {
+  // An untimed run first: what the first run after a pause pays alone (the subprocess child is
+  // frozen between runs: its SIGCONT cost 0.4–0.5 ms here) would otherwise land in run(n) only,
+  // and 5 µs a call at n = 100.
+  await run(0);
+  const t0 = performance.now();
+  await run(n);
+  const t1 = performance.now();
+  await run(0);
+  const t2 = performance.now();
+  return (t1 - t0 - (t2 - t1)) / n;
+}
+
+/** Warms a per-call case: `sample()` repeated until `calls` (what one sample makes) reach CALL_WARMUP. */
+export async function warmUp(sample, calls) {
+  for (let done = 0; done < CALL_WARMUP; done += calls) await sample();
+}
+
 /** A child node that answers each IPC message at once; one per bench run, killed at exit. */
 let echoChild = null;
 export function ipcEcho() {

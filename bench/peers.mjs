@@ -24,14 +24,16 @@
  *   2. new session in a warm process → first result: the peer's unit of isolation made anew and a
  *      first `1+1` answered (ours: a Session with a new executor; UTCP: a client; Vercel and
  *      Cloudflare keep nothing between runs, so one run is one session).
- *   3. per tool call: (run of 100 sequential awaited calls − run of 0 calls) / 100, host-timed.
+ *   3. per tool call: (run of 100 sequential awaited calls − run of 0 calls) / 100, host-timed, after
+ *      lib.mjs CALL_WARMUP calls (perCallMs, as bench/calls.mjs).
  *   4. memory per extra idle session: PSS of the process tree (/proc smaps_rollup) with 8 more idle
  *      sessions, minus without, / 8. Peers with no session object hold 8 runs parked in a tool call
  *      instead (a live sandbox context that does nothing), the closest equivalent.
  * Floors beside them (all in lib.mjs): `node -e 0` (spawn → exit); a node process that starts a node
  * child and gets one IPC message back (twoProcessFloor: the cold floor of a default executor that runs
  * code in a Node process of its own, and the base of that row's ratio); a bare IPC round trip to a
- * child node (ipcEcho, the subprocess executor's per-call floor). Ratios are peer / ours (ours: the default,
+ * child node (ipcEcho, the subprocess executor's per-call floor), taken inside each probe interleaved
+ * with its calls, both warmed alike (CALL_WARMUP); the table's floor is our default probe's. Ratios are peer / ours (ours: the default,
  * subprocess executor): above 1 means the peer is slower or heavier.
  *
  * Every install and probe has a time limit; a peer that cannot be installed or run is a row with the
@@ -46,7 +48,7 @@ import { performance } from "node:perf_hooks";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { closeIpcEcho, ipcEcho, nodeStartFloor, printJsonLine, summarize, treePssKiB, twoProcessFloor } from "./lib.mjs";
+import { CALL_WARMUP, nodeStartFloor, printJsonLine, summarize, treePssKiB, twoProcessFloor } from "./lib.mjs";
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -105,21 +107,27 @@ for (let i = 0; i < 5; i++) {
   await peer.close(s);
 }
 const loop = (n) => peer.program("for (let i = 0; i < " + n + "; i++) await " + peer.call + "; return " + n + ";");
-for (let i = 0; i < 2; i++) expect(await peer.run(first, loop(${CALLS})), ${CALLS}, "the tool loop");
+expect(await peer.run(first, loop(${CALLS})), ${CALLS}, "the tool loop");
+// The floor in this process, warmed and sampled as the calls are, interleaved with them (lib.mjs CALL_WARMUP says why).
+const { ipcEcho, closeIpcEcho, perCallMs, roundTripMs, warmUp } = await import(${JSON.stringify(LIB)});
+const echo = ipcEcho();
+const perCallSample = () => perCallMs((n) => peer.run(first, loop(n)), ${CALLS});
+const floorSample = () => roundTripMs(echo, ${CALLS});
+await warmUp(perCallSample, ${CALLS});
+await warmUp(floorSample, ${CALLS});
 const perCall = [];
+const floor = [];
 for (let i = 0; i < 9; i++) {
-  const t0 = performance.now();
-  await peer.run(first, loop(${CALLS}));
-  const t1 = performance.now();
-  await peer.run(first, loop(0));
-  perCall.push((t1 - t0 - (performance.now() - t1)) / ${CALLS});
+  perCall.push(await perCallSample());
+  floor.push(await floorSample());
 }
+closeIpcEcho();
 const settled = async () => { globalThis.gc?.(); await pause(500); return treePssKiB(peer.pssPid ?? process.pid); };
 const before = await settled();
 const holding = await peer.hold(${EXTRA_SESSIONS});
 const after = await settled();
 const memory = holding > 0 ? { session_kib: (after - before) / holding, ...(holding < ${EXTRA_SESSIONS} ? { held: holding } : {}) } : {};
-console.log(JSON.stringify({ figures: { warm_ms: median(warm), call_ms: median(perCall), ...memory, ...(peer.coldMs === undefined ? {} : { cold_ms: peer.coldMs }) } }));
+console.log(JSON.stringify({ figures: { warm_ms: median(warm), call_ms: median(perCall), call_floor_ms: median(floor), ...memory, ...(peer.coldMs === undefined ? {} : { cold_ms: peer.coldMs }) } }));
 await peer.shutdown?.();
 `;
 
@@ -499,15 +507,6 @@ async function processFloor() {
   }
 }
 
-/** Mean of CALLS bare IPC round trips to a warm child node, ms. */
-async function ipcFloor() {
-  const echo = ipcEcho();
-  for (let i = 0; i < CALLS; i++) await echo.roundTrip();
-  const t0 = performance.now();
-  for (let i = 0; i < CALLS; i++) await echo.roundTrip();
-  return (performance.now() - t0) / CALLS;
-}
-
 /** Why py-code-mode is not measured (or that it could be). */
 async function pythonPeer() {
   try {
@@ -619,9 +618,9 @@ How each figure is taken:
 
 - **fresh process → first result**: a new process (Node, or workerd for Cloudflare) to \`1+1\` answered, with the session/tool set up as the peer's README shows.
 - **new session in a warm process → first result**: in the same process, the peer's unit of isolation made anew and a first \`1+1\` answered (ours: a \`Session\` with a new executor, which takes the spare child the default subprocess executor keeps).
-- **per tool call**: (a run of ${CALLS} sequential awaited calls of a tool that answers at once − a run of none) / ${CALLS}, timed by the host.
+- **per tool call**: (a run of ${CALLS} sequential awaited calls of a tool that answers at once − a run of none) / ${CALLS}, timed by the host, after ${CALL_WARMUP} warm-up calls.
 - **memory per extra idle session**: PSS of the process tree with ${EXTRA_SESSIONS} more idle sessions, minus without, / ${EXTRA_SESSIONS}.
-- **floors**: \`node -e 0\` spawned to its exit; a node process that spawns a node child with an IPC channel, timed to its report of the child's first message (two node starts in a row and one message: what a fresh process's first result costs at least when the code runs in a Node process of its own, as in the default subprocess executor; the isolate peers skip the second start); one message to a child node over IPC and its answer (the subprocess executor's per-call floor); the PSS each of ${EXTRA_SESSIONS} more idle \`node\` children with an IPC channel adds (what a session costs at least when it is a process of its own, as in the default subprocess executor).
+- **floors**: \`node -e 0\` spawned to its exit; a node process that spawns a node child with an IPC channel, timed to its report of the child's first message (two node starts in a row and one message: what a fresh process's first result costs at least when the code runs in a Node process of its own, as in the default subprocess executor; the isolate peers skip the second start); one message to a child node over IPC and its answer (the subprocess executor's per-call floor), measured inside our probe, interleaved with its calls and warmed alike; the PSS each of ${EXTRA_SESSIONS} more idle \`node\` children with an IPC channel adds (what a session costs at least when it is a process of its own, as in the default subprocess executor).
 `;
 }
 
@@ -676,41 +675,38 @@ async function main() {
     peers.push(entry);
   }
   const ours = oursMeasured.map((o) => ({ ...o, samples: [], error: null }));
-  const floorSamples = { node: [], twoProcess: [], ipc: [], process: [] };
+  const floorSamples = { node: [], twoProcess: [], process: [] };
   const short = (x) => FIGURES.map((f) => `${f.key.replace(/_.*/, "")} ${show(x[f.key] ?? null, f)}`).join(", ");
-  try {
-    for (let r = 0; r < rounds; r++) {
-      floorSamples.node.push(await nodeStartFloor());
-      floorSamples.twoProcess.push(await twoProcessFloor());
-      floorSamples.ipc.push(await ipcFloor());
-      floorSamples.process.push(await processFloor());
-      process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, node → node child → IPC message ${floorSamples.twoProcess.at(-1).toFixed(1)} ms, IPC round trip ${(floorSamples.ipc.at(-1) * 1000).toFixed(1)} µs, idle node process ${(floorSamples.process.at(-1) / 1024).toFixed(2)} MiB\n`);
-      const sides = [
-        // Ours imports dist/ by its path: its probe file goes to the temporary folder, not into the checkout.
-        ...ours.map((o) => ({ entry: o, what: `ts-code-mode ${o.title}`, run: () => probe(ourProbe(o.name), { cwd: os.tmpdir(), node: process.execPath, what: `ts-code-mode ${o.title}` }) })),
-        ...peers.map((p) => ({ entry: p, what: p.title, run: () => probe(p.probe(), { cwd: p.dir, node: p.node, what: p.title }) })),
-      ];
-      for (const side of sides) {
-        if (side.entry.error) continue;
-        try {
-          side.entry.samples.push(await side.run());
-          process.stderr.write(`round ${r + 1}/${rounds}  ${side.what}: ${short(side.entry.samples.at(-1))}\n`);
-        } catch (err) {
-          // A failed probe in one round is said and skipped; a side with no figures at all becomes a row with the reason.
-          side.entry.lastError = String(err.message ?? err);
-          process.stderr.write(`round ${r + 1}/${rounds}  ${side.what}: failed: ${side.entry.lastError}\n`);
-        }
+  for (let r = 0; r < rounds; r++) {
+    floorSamples.node.push(await nodeStartFloor());
+    floorSamples.twoProcess.push(await twoProcessFloor());
+    floorSamples.process.push(await processFloor());
+    process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, node → node child → IPC message ${floorSamples.twoProcess.at(-1).toFixed(1)} ms, idle node process ${(floorSamples.process.at(-1) / 1024).toFixed(2)} MiB\n`);
+    const sides = [
+      // Ours imports dist/ by its path: its probe file goes to the temporary folder, not into the checkout.
+      ...ours.map((o) => ({ entry: o, what: `ts-code-mode ${o.title}`, run: () => probe(ourProbe(o.name), { cwd: os.tmpdir(), node: process.execPath, what: `ts-code-mode ${o.title}` }) })),
+      ...peers.map((p) => ({ entry: p, what: p.title, run: () => probe(p.probe(), { cwd: p.dir, node: p.node, what: p.title }) })),
+    ];
+    for (const side of sides) {
+      if (side.entry.error) continue;
+      try {
+        side.entry.samples.push(await side.run());
+        process.stderr.write(`round ${r + 1}/${rounds}  ${side.what}: ${short(side.entry.samples.at(-1))}\n`);
+      } catch (err) {
+        // A failed probe in one round is said and skipped; a side with no figures at all becomes a row with the reason.
+        side.entry.lastError = String(err.message ?? err);
+        process.stderr.write(`round ${r + 1}/${rounds}  ${side.what}: failed: ${side.entry.lastError}\n`);
       }
     }
-  } finally {
-    closeIpcEcho();
   }
   for (const side of [...ours, ...peers]) if (!side.error && side.samples.length === 0) side.error = side.lastError ?? "no figures";
   const python = await pythonPeer().catch((err) => String(err.message ?? err));
-  const floors = { node: median(floorSamples.node), twoProcess: median(floorSamples.twoProcess), ipc: median(floorSamples.ipc), process: median(floorSamples.process) };
+  // The IPC floor is measured inside our default probe, interleaved with its calls (see MEASURE).
+  const floors = { node: median(floorSamples.node), twoProcess: median(floorSamples.twoProcess), ipc: ours[0].error ? null : median(ours[0].samples.map((s) => s.call_floor_ms)), process: median(floorSamples.process) };
   for (const side of [...ours.map((o) => ({ ...o, title: `ts-code-mode ${o.title}` })), ...peers]) {
     const row = { side: side.title, rounds: side.samples.length, error: side.error };
     for (const f of FIGURES) row[f.key] = side.error ? null : median(side.samples.map((s) => s[f.key]));
+    row.call_floor_ms = side.error ? null : median(side.samples.map((s) => s.call_floor_ms));
     printJsonLine(row);
   }
   printJsonLine({ side: "floors", node_e0_ms: floors.node, two_process_ms: floors.twoProcess, ipc_round_trip_ms: floors.ipc, idle_process_kib: floors.process });

@@ -359,12 +359,23 @@ export class HostServices {
     return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchNow(ns, opName, args, c));
   }
 
-  private async dispatchNow(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
+  /**
+   * Checks the call synchronously, then runs it; one `then` after the operation, not an async
+   * function with an await (see RpcProvider.handle: each promise on this path costs twice under
+   * the write deadline's promise hooks). The arguments stay counted until the operation settles.
+   */
+  private dispatchNow(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
     // The names the error prefix quotes, as they were when the call arrived; the prefix itself is
     // only built for an error.
     const named = [args[0], args[1]] as const;
     const argsLease = this.inFlight.lease();
     const replyLease = this.inFlight.lease();
+    /** A failure of the call, named as the agent wrote it; nothing is held for its reply. */
+    const failure = (err: unknown): Error => {
+      replyLease.release();
+      return withPrefix(err, messagePrefix(ns, opName, named));
+    };
+    let running: Promise<unknown>;
     try {
       if (this.closed) throw new ValidationError("the session is closed");
       const table = (operations() as Record<string, Record<string, Operation>>)[ns];
@@ -386,15 +397,26 @@ export class HostServices {
       }
       // Storage writes of the call never land after the run's deadline (a run that reported
       // TimeoutError has no ghost writes; storage/write-deadline.ts).
-      const value = await withWriteDeadline(ctx.deadline, () => operation.run(this, data, callCtx, replyLease));
-      if (!replyLease.reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
-      return { value, release: () => replyLease.release() };
+      running = withWriteDeadline(ctx.deadline, () => operation.run(this, data, callCtx, replyLease));
     } catch (err) {
-      replyLease.release();
-      throw withPrefix(err, messagePrefix(ns, opName, named));
-    } finally {
       argsLease.release();
+      return Promise.reject(failure(err));
     }
+    return running.then(
+      (value) => {
+        argsLease.release();
+        try {
+          if (!replyLease.reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
+        } catch (err) {
+          throw failure(err);
+        }
+        return { value, release: () => replyLease.release() };
+      },
+      (err: unknown) => {
+        argsLease.release();
+        throw failure(err);
+      },
+    );
   }
 
   /** deps.add/remove/sync when this executor has no deps service. */

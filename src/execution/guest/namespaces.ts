@@ -56,6 +56,9 @@ const MEMBER_CACHE_SIZE = 1_000;
 /** Properties a Proxy must not answer with a tool or workflow: promise resolution and inspection probe them. */
 const NOT_A_MEMBER = new Set(["then", "catch", "finally", "constructor", "prototype", "__proto__", "toJSON", "inspect", "asymmetricMatch", "$$typeof"]);
 
+/** The rejection handler that marks a call's promise handled (one function, not a closure per call). */
+const ignore = (): void => undefined;
+
 export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
   // A durable run's clock readings (determinism.ts) reach the host just before the call they precede.
   let takeTape: (() => number[]) | null = null;
@@ -65,7 +68,7 @@ export function createNamespaces(bridge: GuestBridge): GuestNamespaces {
     const p = bridge.call(ns, op, args);
     // A call the agent forgot to await must not crash the process with an unhandled rejection;
     // awaiting it still throws.
-    p.catch(() => {});
+    p.catch(ignore);
     return p;
   };
   const guestError = (name: string, message: string): Error => {

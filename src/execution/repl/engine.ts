@@ -282,6 +282,10 @@ export class ReplEngine {
     const requireFromBase = this.requireFromBase;
     const hostCall = this.options.call;
     const adopt = vm.runInContext(ADOPT_SOURCE, context) as (value: unknown) => unknown;
+    // One function for the context, not a closure per call: every namespace call passes here.
+    const rethrowInGuest = (err: unknown): never => {
+      throw fromWireError(isWireError(err) && !(err instanceof Error) ? err : toWireError(err), ErrorCtor);
+    };
     const namespaces = createNamespaces({
       ErrorCtor,
       // Results are copied into this context's realm (so `instanceof Uint8Array` holds), and
@@ -292,9 +296,7 @@ export class ReplEngine {
             fromWireError({ name: "RunEndedError", message: `${ns}.${op}: the run that made this call has ended; code left running after a run cannot call the host.` }, ErrorCtor),
           );
         }
-        return hostCall(ns, op, args).then(adopt, (err: unknown) => {
-          throw fromWireError(isWireError(err) && !(err instanceof Error) ? err : toWireError(err), ErrorCtor);
-        });
+        return hostCall(ns, op, args).then(adopt, rethrowInGuest);
       },
       compileWorkflow: (name, source) => {
         const factory = vm.runInContext(`(function (exports, require, module, tools, workflows, artifacts, deps) {${source}\n})`, context, {

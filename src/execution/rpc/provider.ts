@@ -21,25 +21,32 @@ export class RpcProvider {
     private readonly callContext: () => CallContext,
   ) {}
 
-  async handle(message: CallMessage): Promise<void> {
-    let reply: HostToGuest;
-    let release = () => {};
+  /**
+   * Answers `message`; settles once the reply is sent (or could not be). A chain of two `then`s
+   * rather than an async function with an await: every promise of a tool call's path costs twice
+   * once the write deadline's AsyncLocalStorage has turned on Node's promise hooks
+   * (storage/write-deadline.ts), and this is on the path of every call of every out-of-process executor.
+   */
+  handle(message: CallMessage): Promise<void> {
+    let held: Promise<{ value: unknown; release: () => void }>;
     try {
-      const args = Array.isArray(message.args) ? message.args : [];
-      const held = await this.host.dispatchHeld(message.ns, message.op, args, this.callContext());
-      release = held.release;
-      reply = { type: "reply", callId: message.callId, ok: true, value: held.value };
+      held = this.host.dispatchHeld(message.ns, message.op, Array.isArray(message.args) ? message.args : [], this.callContext());
     } catch (err) {
-      reply = { type: "reply", callId: message.callId, ok: false, error: toWireError(err) };
+      held = Promise.reject(err);
     }
-    try {
-      this.deliver(reply, () => messagePrefix(message.ns, message.op, Array.isArray(message.args) ? message.args : []));
-    } finally {
-      release();
-    }
+    return held.then(
+      ({ value, release }) => {
+        try {
+          this.deliver({ type: "reply", callId: message.callId, ok: true, value }, message);
+        } finally {
+          release();
+        }
+      },
+      (err: unknown) => this.deliver({ type: "reply", callId: message.callId, ok: false, error: toWireError(err) }, message),
+    );
   }
 
-  private deliver(reply: HostToGuest, label: () => string): void {
+  private deliver(reply: HostToGuest, call: CallMessage): void {
     try {
       this.send(reply);
     } catch (err) {
@@ -47,7 +54,10 @@ export class RpcProvider {
       // function) or cannot walk (2,000,000 levels deep overflows its recursion). Answer the call
       // with that at once, or the guest would wait out its whole timeout. If the guest is gone, this
       // send fails too and is ignored: its executor reports that.
-      if (reply.type === "reply" && reply.ok) this.deliver({ type: "reply", callId: reply.callId, ok: false, error: toWireError(unsendable(reply.value, err), label()) }, label);
+      if (reply.type === "reply" && reply.ok) {
+        const label = messagePrefix(call.ns, call.op, Array.isArray(call.args) ? call.args : []);
+        this.deliver({ type: "reply", callId: reply.callId, ok: false, error: toWireError(unsendable(reply.value, err), label) }, call);
+      }
     }
   }
 }
