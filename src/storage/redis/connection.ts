@@ -91,9 +91,12 @@ export function redact(text: string, password?: string): string {
 
 /** A Lua script run by SHA (sent once per server; a restarted server gets it again via EVAL). */
 export class LuaScript {
-  readonly sha: string;
-  constructor(readonly source: string) {
-    this.sha = createHash("sha1").update(source).digest("hex");
+  private digest: string | undefined;
+  constructor(readonly source: string) {}
+
+  /** The script's SHA-1 for EVALSHA, computed at first use: the scripts are made when the module loads, which every `import "ts-code-mode"` pays. */
+  get sha(): string {
+    return (this.digest ??= createHash("sha1").update(this.source).digest("hex"));
   }
 }
 
