@@ -136,8 +136,12 @@ describe("SubprocessExecutor limits", () => {
       const r = await session.run(parallelLoads);
       expect(r.error).toBeNull();
       const { loaded, refused, sequential } = r.value as { loaded: number; refused: string[]; sequential: number[] };
+      // A reply's bytes are given back once it is sent, so how many of the eight overlap (at most
+      // three of 300 KB fit in 1 MB) depends on how their messages and reads interleave: a CI run
+      // saw four succeed. The exact bound is held by InFlightBytes (in-flight.test.ts); here, that
+      // the executor option reaches it and that a refusal says what to do.
       expect(loaded).toBeGreaterThan(0);
-      expect(loaded).toBeLessThanOrEqual(3);
+      expect(loaded).toBeLessThan(8);
       expect(refused).toHaveLength(8 - loaded);
       for (const reason of refused) expect(reason).toMatch(/^ValidationError: .*artifacts\.load: the namespace calls in flight already hold .* of 1 MB .*await some calls before starting more/);
       expect(sequential).toEqual(Array(8).fill(300 * 1_024));
