@@ -28,7 +28,7 @@
  * loopback port (or --redis URL). Executors: in-process, subprocess, sandbox (QuickJS),
  * sandbox-deno, container (when an engine answers; skipped with the reason otherwise). Python
  * sessions refuse durable runs (the ledger does not apply): the bench says so with the error.
- * Samples are interleaved; medians reported.
+ * Samples are interleaved, the durable and the plain session taking turns to go first; medians reported.
  *
  *   npm run build && node bench/ledger.mjs [--rounds 9] [--calls 300] [--only in-process] [--storage file] [--redis URL] [--strict]
  */
@@ -144,10 +144,18 @@ async function measureOne(kind, storageName, storage, redisClient) {
     await ok(durable, loop(CALLS));
     const s = { perCall: [], perCallCpu: [], allIn: [], fixed: [], resume: [], own: [], over: [], overCpu: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      const pN = await timed(() => ok(plain, loop(CALLS)));
-      const dN = await timed(() => ok(durable, loop(CALLS)));
-      const p0 = await timed(() => ok(plain, loop(0)));
-      const d0 = await timed(() => ok(durable, loop(0)));
+      // Which session goes first alternates by round: the second of two back-to-back runs pays for
+      // garbage (and a cooler cache) the first left, which would otherwise all land on one side.
+      const pair = async (code) => {
+        if (r % 2 === 1) {
+          const d = await timed(() => ok(durable, code));
+          return { p: await timed(() => ok(plain, code)), d };
+        }
+        const p = await timed(() => ok(plain, code));
+        return { p, d: await timed(() => ok(durable, code)) };
+      };
+      const { p: pN, d: dN } = await pair(loop(CALLS));
+      const { p: p0, d: d0 } = await pair(loop(0));
       s.fixed.push(d0.wall - p0.wall);
       s.allIn.push((dN.wall - pN.wall) / CALLS);
       s.perCall.push((dN.wall - pN.wall - (d0.wall - p0.wall)) / CALLS);

@@ -120,7 +120,9 @@ export class ActiveRun {
     if (seq >= this.bounds.maxCalls) {
       return Promise.reject(new LedgerLimitError(`${call.ns}.${call.op}: this run made ${this.bounds.maxCalls.toLocaleString("en-US")} namespace calls, the most one durable run may log (durable.maxCallsPerRun)`));
     }
-    const entry: LedgerEntry = { seq, ns: call.ns, op: call.op, args, state: "applied", startedAt: isoNow(), bytes: encodedBytes(args) };
+    // Every field settle() sets is in the literal (undefined until then; JSON leaves it out): an
+    // object that gains properties later grows a second allocation and changes shape on every call.
+    const entry: LedgerEntry = { seq, ns: call.ns, op: call.op, args, state: "applied", startedAt: isoNow(), endedAt: undefined, result: undefined, bytes: encodedBytes(args) };
     if (tape.length > 0) entry.tape = tape;
     return this.live(entry, call.ctx, next);
   }
