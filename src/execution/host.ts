@@ -87,6 +87,16 @@ export type SkillRunner = (skill: { name: string; files: Array<{ path: string; b
 /** Longest tool, callable, workflow or artifact name, package spec or search query accepted. */
 export const MAX_NAME_CHARS = 1_024;
 export const MAX_QUERY_CHARS = 10_000;
+/**
+ * How long closing a session waits for its operations still running. Storage operations settle in
+ * milliseconds (a timed-out run's writes are refused at its deadline); what could run longer is a
+ * tool call that ignores the abort signal closing sends, and a close must not hang on it.
+ */
+const CLOSE_DRAIN_MS = 5_000;
+
+/** The namespaces whose operations read and write the session's storage: close() waits for them. */
+const STORAGE_NAMESPACES: ReadonlySet<string> = new Set(["artifacts", "workflows", "deps", "skills"]);
+
 /** Longest property name anywhere in a call's arguments. */
 export const MAX_ARG_KEY_CHARS = 1_024;
 
@@ -269,6 +279,13 @@ export class HostServices {
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
   private runHook: RunHook | null = null;
+  /**
+   * Storage operations started and not yet settled (a timed-out run's write may still be one).
+   * Tool and agent calls are not counted: a call paused for a human's decision never settles.
+   */
+  private running = 0;
+  /** Resolves close()'s wait once `running` is back to 0. */
+  private onIdle: (() => void) | null = null;
   /** What this session's calls hold now (arguments and replies). */
   readonly inFlight: InFlightBytes;
   /** The guest's language: tools.describe answers in it. */
@@ -402,8 +419,11 @@ export class HostServices {
       argsLease.release();
       return Promise.reject(failure(err));
     }
+    const counted = STORAGE_NAMESPACES.has(ns);
+    if (counted) this.running++;
     return running.then(
       (value) => {
+        if (counted) this.settled();
         argsLease.release();
         try {
           if (!replyLease.reserved) replyLease.reserve(walk(value, CALL_ARGS_LIMITS, { mode: "data" }).bytes, "the reply");
@@ -413,10 +433,16 @@ export class HostServices {
         return { value, release: () => replyLease.release() };
       },
       (err: unknown) => {
+        if (counted) this.settled();
         argsLease.release();
         throw failure(err);
       },
     );
+  }
+
+  /** One operation settled; the last one lets a waiting close() go on. */
+  private settled(): void {
+    if (--this.running === 0 && this.onIdle) this.onIdle();
   }
 
   /** deps.add/remove/sync when this executor has no deps service. */
@@ -424,12 +450,31 @@ export class HostServices {
     throw new ValidationError(this.depsUnavailable.replace("{op}", what));
   }
 
-  /** Closes tool connections. Storage belongs to the caller and stays open. Idempotent. */
+  /**
+   * Closes tool connections and waits (up to CLOSE_DRAIN_MS) for operations still running, so
+   * nothing a run started — a storage write of a run that timed out, say, which its deadline
+   * refuses but which still creates and removes its temporary file — happens after the session
+   * closed. Storage belongs to the caller and stays open. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.toolSessions.closeAll();
-    await this.tools.close();
+    await Promise.all([this.tools.close(), this.drain()]);
+  }
+
+  /** Resolves once no operation is running, or after CLOSE_DRAIN_MS (a tool that ignores its abort signal). */
+  private drain(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, CLOSE_DRAIN_MS);
+      timer.unref();
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.onIdle = done;
+    });
   }
 }
 

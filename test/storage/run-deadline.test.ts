@@ -107,4 +107,38 @@ describe("a run's timeout fences its writes (issue 35.3)", () => {
       await rm(base, { recursive: true, force: true });
     }
   });
+
+  it("closing a session waits for a storage write its timed-out run left running: nothing of the run happens after close() resolves", { timeout: 60_000 }, async () => {
+    const base = await mkdtemp(path.join(os.tmpdir(), "tcm-close-drain-"));
+    const storage = new FileStorage({ basePath: base });
+    // The run's save waits at a gate the test opens only after close() was called.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let saveSettled = false;
+    const save = storage.artifacts.save.bind(storage.artifacts);
+    storage.artifacts.save = async (...args: Parameters<typeof save>) => {
+      await gate;
+      try {
+        return await save(...args);
+      } finally {
+        saveSettled = true;
+      }
+    };
+    const session = new Session({ storage, executor: new InProcessExecutor() });
+    try {
+      const r = await session.run('await artifacts.save("a", "late"); "saved"', { timeoutMs: 500 });
+      expect(r.error?.name, JSON.stringify(r.error)).toBe("TimeoutError");
+      const closed = session.close().then(() => saveSettled);
+      setTimeout(open, 200);
+      // Without the wait, close() resolved at once, with the write still to come.
+      expect(await closed).toBe(true);
+      // The write itself was refused by the run's deadline: the agent was told TimeoutError.
+      expect(await storage.artifacts.exists("a")).toBe(false);
+    } finally {
+      open();
+      await session.close();
+      await storage.close();
+      await rm(base, { recursive: true, force: true });
+    }
+  });
 });
