@@ -16,7 +16,10 @@ interface OnFirstUse {
   "node:zlib": typeof import("node:zlib");
 }
 
-const require = createRequire(import.meta.url);
+// Built-ins resolve the same from any base. A fixed one keeps `import.meta.url` out of this module: the
+// bundle rewrites it to this file's path in dist/, which the container image (frames.ts runs there)
+// would then have to hold.
+const require = createRequire("/");
 
 /** The built-in module `name`, loaded now if it was not yet (Node caches it: later calls are a map lookup). */
 export function builtin<K extends keyof OnFirstUse>(name: K): OnFirstUse[K] {
