@@ -614,8 +614,8 @@ export class SandboxExecutor implements Executor {
     this.starting ??= loadQuickJs()
       .then(({ SandboxInstance }) => SandboxInstance.create(this.limits, this.hooks))
       .finally(() => {
-      this.starting = null;
-    });
+        this.starting = null;
+      });
     const instance = await this.starting;
     if (this.closed) {
       instance.dispose();
