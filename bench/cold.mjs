@@ -6,6 +6,10 @@
  *   import("ts-code-mode")          the main entry (target: floor + 50 ms)
  *   node → node child → IPC message the floor of a run with a child process: two node starts in a row
  *                                   and one message back (lib.mjs twoProcessFloor)
+ *   import, timed inside            the import alone, wall and CPU, without the early child
+ *                                   (TS_CODE_MODE_EARLY_CHILD=0; issue 42: what loads at import)
+ *   library: fresh process → first result   import, Session with SubprocessExecutor (the default) or
+ *                                   InProcessExecutor, run("1+1"): the process's clock at the result
  *   ts-code-mode run '1+1'          the CLI end to end, subprocess executor (target: 1.5 × node -e 0)
  *   … --executor in-process         the same without the child: our own start-up cost alone
  *   mcp: spawn → initialize → tools/list   what a desktop app waits for (target: 300 ms), beside the
@@ -41,6 +45,27 @@ function nodeRun(args, cwd) {
     child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`node ${args.join(" ")} exited ${code}: ${Buffer.concat(err).toString()}`))));
   });
 }
+
+/** Spawn node with `args` (+ `env`), resolve with the number on its last stdout line; reject if it exits non-zero. */
+function nodeTimed(args, cwd, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const out = [];
+    const err = [];
+    child.stdout.on("data", (c) => out.push(c));
+    child.stderr.on("data", (c) => err.push(c));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(Number(Buffer.concat(out).toString().trim().split("\n").pop())) : reject(new Error(`node ${args.join(" ")} exited ${code}: ${Buffer.concat(err).toString()}`))));
+  });
+}
+
+/** A module timing the import of `entry` inside the process: prints `what` ("wall" or "cpu") in ms. */
+const importTimed = (entry, what) =>
+  `const t0 = performance.now(), c0 = process.cpuUsage(); await import(${JSON.stringify(entry)}); const c = process.cpuUsage(c0); console.log(${what === "cpu" ? "(c.user + c.system) / 1000" : "performance.now() - t0"});`;
+
+/** A module printing the process's clock (ms since it started) at its first result: import, a session on `executor`, run("1+1"). */
+const firstResult = (entry, base, executor) =>
+  `const m = await import(${JSON.stringify(entry)}); const s = new m.Session({ storage: new m.FileStorage({ basePath: ${JSON.stringify(base)} }), executor: new m.${executor}() }); await s.start(); const r = await s.run("1+1"); const t = performance.now(); if (r.value !== 2) throw new Error(JSON.stringify(r)); await s.close(); console.log(t);`;
 
 /**
  * Spawn → initialize → first tools/list answered, in ms. Closing (the server's shutdown, its
@@ -80,6 +105,10 @@ export async function coldCases({ dist, base, label = "", floors = true }) {
   return [
     ...(floors ? FLOOR_CASES : []),
     { name: `${tag}import("ts-code-mode"), fresh process`, run: () => nodeRun(["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], ROOT) },
+    { name: `${tag}import("ts-code-mode"), timed inside, no early child`, run: () => nodeTimed(["--input-type=module", "-e", importTimed(entry, "wall")], ROOT, { TS_CODE_MODE_EARLY_CHILD: "0" }) },
+    { name: `${tag}import("ts-code-mode"), CPU ms, no early child`, run: () => nodeTimed(["--input-type=module", "-e", importTimed(entry, "cpu")], ROOT, { TS_CODE_MODE_EARLY_CHILD: "0" }) },
+    { name: `${tag}library: fresh process → first result (subprocess)`, run: () => nodeTimed(["--input-type=module", "-e", firstResult(entry, base, "SubprocessExecutor")], ROOT) },
+    { name: `${tag}library: fresh process → first result (in-process)`, run: () => nodeTimed(["--input-type=module", "-e", firstResult(entry, base, "InProcessExecutor")], ROOT) },
     { name: `${tag}ts-code-mode run '1+1' (subprocess executor)`, run: () => nodeRun([main, "run", "--base", base, "1+1"], ROOT) },
     { name: `${tag}ts-code-mode run '1+1' --executor in-process`, run: () => nodeRun([main, "run", "--executor", "in-process", "--base", base, "1+1"], ROOT) },
     { name: `${tag}mcp server: spawn + initialize + tools/list`, budget: 300, run: () => mcpReady([main, "mcp", "--base", base]) },

@@ -44,8 +44,9 @@ export {
 } from "./errors.js";
 export * from "./agents/index.js";
 export { ContainerExecutor, type ContainerExecutorOptions, type ContainerMount } from "./execution/container/executor.js";
-export { buildImage, defaultImageTag, type ImageBuildOptions } from "./execution/container/image.js";
-export { pruneContainers, type PruneResult } from "./execution/container/cleanup.js";
+export { buildImage, defaultImageTag, pruneContainers } from "./execution/container/public.js";
+export type { ImageBuildOptions } from "./execution/container/image.js";
+export type { PruneResult } from "./execution/container/cleanup.js";
 export type { DockerodeClient, ExecOptions, ExecResult } from "./execution/container/types.js";
 export { ContainerEngineError, SessionLostError } from "./errors.js";
 export { RemoteExecutor, type RemoteExecutorOptions } from "./execution/remote/executor.js";

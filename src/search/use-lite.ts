@@ -13,7 +13,8 @@
  */
 import { createRequire } from "node:module";
 import path from "node:path";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { builtin } from "../builtin-on-first-use.js";
 import { EmbedderError, type Embedder } from "./embedder.js";
 import { USE_LITE_WORKER_SOURCE } from "./use-lite-worker.js";
 
@@ -156,6 +157,7 @@ class ModelHost {
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const { corePath, embeddingsPath, modelDir } = this.paths;
+    const { Worker } = builtin("node:worker_threads");
     const worker = new Worker(USE_LITE_WORKER_SOURCE, { eval: true, workerData: { corePath, embeddingsPath, modelDir } });
     worker.unref();
     worker.on("message", (msg: { data?: Float32Array; dims?: number; error?: string }) => this.onMessage(msg));

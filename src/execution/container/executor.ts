@@ -35,14 +35,15 @@ import { SubprocessExecutor } from "../subprocess/executor.js";
 import { admitRun } from "../admit.js";
 import { errorResult } from "../result.js";
 import type { GuestHandle, SpawnOptions } from "../subprocess/child-process.js";
-import { dockerClient, type DockerClient } from "./engine.js";
-import { execIn, ShellAdapter, parseExecInput } from "./exec.js";
+import type { DockerClient } from "./engine.js";
 import type { ArgvRunOptions, ArgvRunResult, DockerodeClient, ExecOptions, ExecResult, ProgramLauncher } from "./types.js";
-import { ContainerGuest } from "./guest.js";
-import { buildCommandFor, defaultImageTag, imageExists } from "./image.js";
-import { reapOrphans } from "./cleanup.js";
-import { runSkillInContainer } from "./skill-run.js";
-import { containerPlace, fixFor, runArgvIn } from "./command.js";
+import type { ContainerGuest } from "./guest.js";
+import { defaultImageTag } from "./image-tag.js";
+
+type Runtime = typeof import("./runtime.js");
+let runtime: Promise<Runtime> | undefined;
+/** The container machinery, loaded on the first start (runtime.ts says why), once per process. */
+const loadRuntime = (): Promise<Runtime> => (runtime ??= import("./runtime.js"));
 
 export interface ContainerMount {
   /** Host path (absolute). */
@@ -236,18 +237,19 @@ export class ContainerExecutor implements Executor {
   }
 
   private async startNow(storage: StorageBackend): Promise<void> {
-    const docker = await dockerClient(this.options.docker);
+    const rt = await loadRuntime();
+    const docker = await rt.dockerClient(this.options.docker);
     const image = this.image;
-    const [exists] = await Promise.all([imageExists(docker, image), reapOrphans(docker).catch(() => 0)]);
-    if (!exists) throw new ValidationError(`the container image ${image} is missing; build it with: ${buildCommandFor(image)}`);
+    const [exists] = await Promise.all([rt.imageExists(docker, image), rt.reapOrphans(docker).catch(() => 0)]);
+    if (!exists) throw new ValidationError(`the container image ${image} is missing; build it with: ${rt.buildCommandFor(image)}`);
     // The sampler and event listener of toolable tools hold for this registry as for one loaded later.
     const registry = this.registry ?? (await ToolRegistry.load(this.options.toolsPath, this.options.toolable ? { toolable: this.options.toolable } : {}));
     if (this.codeTools && registry !== this.registry) await this.codeTools.registerInto(registry);
-    if (this.options.shell !== false) registry.register(new ShellAdapter((command, options) => this.execNow(command, options)));
+    if (this.options.shell !== false) registry.register(new rt.ShellAdapter((command, options) => this.execNow(command, options)));
     // Toolable executables run inside: their files are mounted read-only at the same paths.
     this.toolFiles = await registry.hostFiles();
     this.skillDirs = await skillFolders(storage, this.options.skillRoots ?? []);
-    this.place = containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" });
+    this.place = rt.containerPlace(() => this.liveContainer(), { cwd: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" });
     const place = this.place;
     const inner = new SubprocessExecutor(
       {
@@ -267,7 +269,7 @@ export class ContainerExecutor implements Executor {
         env: {},
         cwd: this.workdir,
       },
-      (spawn) => this.launch(docker, spawn),
+      (spawn) => this.launch(rt, docker, spawn),
       // The host services serve the container, not a host child: what its code saves is recorded
       // as untrusted, and skills.run runs inside the container (never on the host for it).
       // Command-line tools run there too (command.ts), so they see the guest's files, not the host's.
@@ -295,6 +297,7 @@ export class ContainerExecutor implements Executor {
    */
   private async markMissingCommands(registry: ToolRegistry): Promise<void> {
     const needs = await registry.commandsWhereCodeRuns();
+    const { fixFor } = await loadRuntime();
     const commands = [...new Set([...needs.values()].flat())];
     if (!commands.length) return;
     const r = await this.runArgv(["node", "-e", MISSING_COMMANDS_PROBE, ...commands], { timeoutMs: 30_000 }).catch(() => null);
@@ -315,9 +318,9 @@ export class ContainerExecutor implements Executor {
     }
   }
 
-  private launch(docker: DockerClient, spawn: SpawnOptions): GuestHandle {
+  private launch(rt: Runtime, docker: DockerClient, spawn: SpawnOptions): GuestHandle {
     // The guest imports packages only from its workdir (the host's deps folder is not mounted).
-    const guest = new ContainerGuest(
+    const guest = new rt.ContainerGuest(
       { docker, image: this.image, hostConfig: this.hostConfig(), workdir: this.workdir, env: this.options.env ?? {}, user: this.options.user ?? CONTAINER_DEFAULTS.user, memoryMb: this.memoryMb },
       { ...spawn, env: { TS_CODE_MODE_IMPORT_BASES: JSON.stringify([this.workdir]) } },
     );
@@ -364,12 +367,13 @@ export class ContainerExecutor implements Executor {
    */
   async exec(command: string | string[], options: ExecOptions = {}): Promise<ExecResult> {
     if (this.options.shell === false) throw new ValidationError("exec: this ContainerExecutor was created with shell: false");
-    const input = parseExecInput(command, options);
+    const input = (await loadRuntime()).parseExecInput(command, options);
     const { command: cmd, ...rest } = input;
     return this.execNow(cmd, rest);
   }
 
   private async execNow(command: string | string[], options: ExecOptions): Promise<ExecResult> {
+    const { execIn } = await loadRuntime();
     return execIn(await this.liveContainer(), command, { ...options, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user });
   }
 
@@ -395,6 +399,7 @@ export class ContainerExecutor implements Executor {
    */
   async runArgv(argv: readonly string[], options: Omit<ArgvRunOptions, "cwd" | "user"> & { cwd?: string; user?: string }): Promise<ArgvRunResult> {
     if (argv.length === 0) throw new ValidationError("runArgv: argv must name a program");
+    const { runArgvIn } = await loadRuntime();
     return runArgvIn(await this.liveContainer(), argv, { via: this.options.commandRunner ?? "runner", ...options, cwd: options.cwd ?? this.workdir, user: options.user ?? this.options.user ?? CONTAINER_DEFAULTS.user });
   }
 
@@ -402,6 +407,7 @@ export class ContainerExecutor implements Executor {
     // Called during a run, so the guest's container is up.
     const container = this.current?.isAlive ? this.current.handle : undefined;
     if (!container) throw new ValidationError("skills.run: no container is running");
+    const { runSkillInContainer } = await loadRuntime();
     return runSkillInContainer({ container, workdir: this.workdir, user: this.options.user ?? CONTAINER_DEFAULTS.user, image: this.image, via: this.options.commandRunner ?? "runner" }, skill, script, args, ctx);
   }
 

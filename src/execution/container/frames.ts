@@ -7,10 +7,10 @@
  * (the guest side is hostile; it could announce a 4 GB message), and bytes are kept as a list of
  * chunks until a frame is complete, so a slow trickle costs no quadratic copying.
  */
-import { deserialize, serialize } from "node:v8";
+import { builtin } from "../../builtin-on-first-use.js";
 
 export function encodeFrame(message: unknown): Buffer {
-  const body = serialize(message);
+  const body = builtin("node:v8").serialize(message);
   const head = Buffer.allocUnsafe(4);
   head.writeUInt32BE(body.length, 0);
   return Buffer.concat([head, body]);
@@ -40,7 +40,7 @@ export class FrameReader {
       const frame = this.take(4 + length).subarray(4);
       let message: unknown;
       try {
-        message = deserialize(frame);
+        message = builtin("node:v8").deserialize(frame);
       } catch (err) {
         return this.fail(`a message could not be read (${err instanceof Error ? err.message : String(err)})`);
       }

@@ -14,16 +14,17 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { chmod, copyFile, cp, mkdir, mkdtemp, open, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { ContainerEngineError, ValidationError } from "../../errors.js";
 import { dockerClient, describeEngine, engineError, START_ENGINE_HINT, statusOf, type DockerClient } from "./engine.js";
 import type { DockerodeClient } from "./types.js";
+import { BASIC_PROGRAMS, contentHash, defaultImageTag, distRoot, IMAGE_REPOSITORY, optionalHostProgram, runtimeFiles } from "./image-tag.js";
 
-export const IMAGE_REPOSITORY = "localhost/ts-code-mode-runtime";
+export { BASIC_PROGRAMS, defaultImageTag, distRoot, IMAGE_REPOSITORY, runtimeFiles } from "./image-tag.js";
+
 /** Where the runtime lives inside the image. */
 export const RUNTIME_DIR = "/opt/ts-code-mode";
 export const ENTRY_PATH = `${RUNTIME_DIR}/dist/execution/container/entry.js`;
@@ -47,46 +48,6 @@ function checkOptions(options: ImageBuildOptions): void {
   for (const w of options.with ?? []) if (!NAME_RE.test(w)) throw new ValidationError(`image build: ${JSON.stringify(w)} is not a program or package name (letters, digits, . _ + -)`);
   for (const [what, ref] of [["--tag", options.tag], ["--from", options.from]] as const)
     if (ref !== undefined && !REF_RE.test(ref)) throw new ValidationError(`image build: ${what} ${JSON.stringify(ref)} is not an image reference (lowercase name[:tag])`);
-}
-
-/** dist/ of this package (the built copy when running from the TypeScript sources, as tests do). */
-export function distRoot(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith(".js")) return path.resolve(path.dirname(here), "..", "..");
-  return path.resolve(path.dirname(here), "..", "..", "..", "dist");
-}
-
-/** The dist files the guest runtime needs: entry.js and what it imports, relatively, transitively. */
-export function runtimeFiles(dist = distRoot()): string[] {
-  const entry = path.join(dist, "execution", "container", "entry.js");
-  if (!existsSync(entry)) throw new ValidationError(`the container runtime is not built (${entry} is missing); run \`npm run build\` first`);
-  const seen = new Set<string>();
-  const visit = (file: string): void => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const source = readFileSync(file, "utf8");
-    // `import … from "./x"`, `export … from "./x"`, a bare `import "./x"` (a chunk run for its side
-    // effects, as the bundler emits when nothing of it is named) and `import("./x")`.
-    for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|(?:^|\n)\s*import\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
-      const spec = m[1] ?? m[2] ?? m[3];
-      if (spec) visit(path.resolve(path.dirname(file), spec));
-    }
-  };
-  visit(entry);
-  return [...seen].sort().map((f) => path.relative(dist, f));
-}
-
-/** The image ContainerExecutor uses when given none: the hash of this runtime, this node, default options. */
-export function defaultImageTag(): string {
-  return `${IMAGE_REPOSITORY}:${contentHash({})}`;
-}
-
-function contentHash(options: ImageBuildOptions): string {
-  const h = createHash("sha256");
-  const dist = distRoot();
-  h.update(`v4\0${BASIC_PROGRAMS.map((p) => optionalHostProgram(p) ?? "-").join(",")}\0${process.version}\0${process.arch}\0${options.from ?? "offline"}\0${(options.with ?? []).join(",")}\0`);
-  for (const rel of runtimeFiles(dist)) h.update(`${rel}\0`).update(readFileSync(path.join(dist, rel))).update("\0");
-  return h.digest("hex").slice(0, 16);
 }
 
 /** The command that builds `tag`, for error messages. */
@@ -168,9 +129,6 @@ async function copyRuntime(into: string): Promise<void> {
   await writeFile(path.join(into, "package.json"), JSON.stringify({ type: "module", private: true }) + "\n");
 }
 
-/** Copied into the offline image when the host has them (coreutils, grep, sed, findutils). */
-export const BASIC_PROGRAMS = ["cat", "chmod", "cp", "cut", "date", "echo", "env", "false", "find", "grep", "head", "id", "ls", "mkdir", "mv", "pwd", "rm", "sed", "sha256sum", "sleep", "sort", "tail", "touch", "tr", "true", "uname", "uniq", "wc", "xargs"];
-
 /**
  * What `image build --tools DIR` adds for the commands those tools run inside: the programs an
  * offline image lacks and this host has (`add`), and those it cannot add, with why (`skipped`).
@@ -187,21 +145,6 @@ export function programsForCommands(commands: readonly string[], options: { from
     else add.push(command);
   }
   return { add, skipped };
-}
-
-function optionalHostProgram(name: string): string | undefined {
-  // A PATH search, not `command -v`: a shell answers "echo" for its builtin instead of /usr/bin/echo.
-  for (const dir of (process.env["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(path.delimiter)) {
-    if (!dir.startsWith("/")) continue;
-    const full = path.join(dir, name);
-    try {
-      accessSync(full, constants.X_OK);
-      return full;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /** A host program's path, or a clear error. */

@@ -7,7 +7,7 @@
  * saying so, and the caller adds a note with the count. The copy is at most `maxParts` parts, so
  * rendering it is bounded too. The value itself is not changed.
  */
-import { Opaque } from "./instance.js";
+import { Opaque } from "./opaque.js";
 
 export interface PruneLimits {
   /** Entries shown in all (each appearance of a shared part counts again). */

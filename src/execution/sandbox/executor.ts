@@ -40,15 +40,25 @@ import { RunBudget } from "../run-budget.js";
 import { toWireError } from "../wire-error.js";
 import { CallRouter, type CallOrigin } from "./calls.js";
 import type { Decoded } from "./codec.js";
-import { DenoEngine } from "./deno/engine.js";
-import { CONSOLE_METHODS } from "./guest/runtime.js";
-import { SandboxInstance, type EncodedReply, type InstanceHooks, type InstanceLimits, type ReportKind } from "./instance.js";
+import type { DenoEngine, DenoEngineConfig } from "./deno/engine.js";
+import type { EncodedReply, InstanceHooks, InstanceLimits, ReportKind, SandboxInstance } from "./instance.js";
 import { memoryError, poisonError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "./outcome.js";
 import { CANCELLED_ERROR_NAME, cancelledError, onAbort, streamerFor } from "../output-stream.js";
 import { recordExecutorRestart } from "../../telemetry/metrics.js";
 import type { GuestConsole } from "../output.js";
 import { createSandboxConsole, DEFAULT_MAX_OUTPUT_BYTES, newRunOutput } from "./output.js";
-import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./wasm.js";
+import { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./memory-limits.js";
+
+/**
+ * Each engine's code is imported when a sandbox of that engine first starts (issue 42, cold start):
+ * QuickJS (~100 KB with its guest bundle) and the deno driver are neither needed nor loaded by a
+ * process that imports the package and runs another executor.
+ */
+type QuickJs = typeof import("./quickjs.js");
+let quickjs: QuickJs | undefined;
+async function loadQuickJs(): Promise<QuickJs> {
+  return (quickjs ??= await import("./quickjs.js"));
+}
 
 export interface SandboxExecutorOptions {
   /**
@@ -154,7 +164,10 @@ export class SandboxExecutor implements Executor {
   private readonly queue = new SerialQueue();
   private readonly console: GuestConsole;
   private closed = false;
-  private readonly deno: DenoEngine | null = null;
+  /** The deno engine's settings when this executor uses it; the engine is made on first use (denoEngine()). */
+  private readonly denoConfig: DenoEngineConfig | null = null;
+  private deno: DenoEngine | null = null;
+  private denoLoading: Promise<DenoEngine> | null = null;
   /** Replies of calls left running by an earlier run, for the next run (see park). */
   private parked: { instance: SandboxInstance | null; replies: EncodedReply[] } = { instance: null, replies: [] };
 
@@ -176,7 +189,7 @@ export class SandboxExecutor implements Executor {
     this.router = new CallRouter<SandboxInstance>(CALL_LIMITS, (origin, ok, value) => this.settle(origin, ok, value));
     this.console = createSandboxConsole(() => this.active?.output ?? null);
     if (parsed.engine === "deno" || this.language === "python") {
-      this.deno = new DenoEngine({
+      this.denoConfig = {
         ...(this.language === "python" ? { python: true } : {}),
         defaultTimeoutMs: this.options.defaultTimeoutMs,
         memoryMb: this.options.memoryMb,
@@ -184,9 +197,8 @@ export class SandboxExecutor implements Executor {
         limits: { maxDepth: MAX_VALUE_DEPTH, maxBytes: MAX_VALUE_BYTES, maxTimers: MAX_TIMERS },
         callLimits: CALL_LIMITS,
         host: this.hostOptions(),
-      });
-      const deno = this.deno;
-      this.prestart = () => deno.prestart();
+      };
+      this.prestart = async () => (await this.denoEngine()).prestart();
     }
   }
 
@@ -207,7 +219,7 @@ export class SandboxExecutor implements Executor {
 
   /** The engine in use. */
   get engine(): "quickjs" | "deno" {
-    return this.deno ? "deno" : "quickjs";
+    return this.denoConfig ? "deno" : "quickjs";
   }
 
   /** Process id of the deno engine's current process (diagnostics); null for QuickJS or when none runs. */
@@ -220,7 +232,7 @@ export class SandboxExecutor implements Executor {
   }
 
   capabilities(): CapabilityReport {
-    if (this.deno) return this.denoCapabilities();
+    if (this.denoConfig) return this.denoCapabilities();
     return {
       capabilities: ["timeout", "reset", "networkIsolation", "filesystemIsolation", "memoryLimit"],
       notes: [
@@ -285,7 +297,7 @@ export class SandboxExecutor implements Executor {
   }
 
   async start(storage: StorageBackend): Promise<void> {
-    if (this.deno) return this.deno.start(storage);
+    if (this.denoConfig) return (await this.denoEngine()).start(storage);
     if (this.closed) throw new ValidationError("SandboxExecutor is closed; create a new one");
     if (this.hostServices) return;
     const host = await HostServices.create({ storage, ...this.hostOptions() });
@@ -301,12 +313,12 @@ export class SandboxExecutor implements Executor {
   }
 
   run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
-    if (this.deno) return this.deno.run(code, options);
+    if (this.denoConfig) return this.denoEngine().then((deno) => deno.run(code, options));
     return this.queue.run(() => this.runNow(code, options));
   }
 
   async reset(): Promise<void> {
-    if (this.deno) return this.deno.reset();
+    if (this.denoConfig) return (await this.denoEngine()).reset();
     await this.queue.run(async () => {
       if (this.closed || !this.hostServices) return;
       this.console.clear();
@@ -316,7 +328,7 @@ export class SandboxExecutor implements Executor {
   }
 
   async close(): Promise<void> {
-    if (this.deno) return this.deno.close();
+    if (this.denoConfig) return (await this.denoEngine()).close();
     if (this.closed) return;
     this.closed = true;
     this.budget.abort("the executor was closed");
@@ -530,7 +542,8 @@ export class SandboxExecutor implements Executor {
       this.router.submit(origin, ns, op, args, bytes);
     },
     console: (method, args) => {
-      if (!(CONSOLE_METHODS as readonly string[]).includes(method)) throw new TypeError("sandbox: unknown console method");
+      // Hooks run only once an instance exists, so QuickJS is loaded here.
+      if (!(quickjs?.CONSOLE_METHODS as readonly string[] | undefined)?.includes(method)) throw new TypeError("sandbox: unknown console method");
       this.console.methods[method]?.(...args);
     },
     timer: (id, ms, repeat) => {
@@ -586,14 +599,23 @@ export class SandboxExecutor implements Executor {
     this.parked.replies.push(...replies);
   }
 
+  /** The deno engine, made (its module imported) on first use; only when `denoConfig` is set. */
+  private denoEngine(): Promise<DenoEngine> {
+    const config = this.denoConfig;
+    if (!config) return Promise.reject(new Error("SandboxExecutor: the deno engine is not in use"));
+    return (this.denoLoading ??= import("./deno/engine.js").then(({ DenoEngine }) => (this.deno = new DenoEngine(config))));
+  }
+
   // ---- the sandbox instance ---------------------------------------------------------------------
 
   private async ensureInstance(): Promise<SandboxInstance> {
     if (this.instance?.usable) return this.instance;
     if (this.instance) this.replaceInstance("SandboxCrashError");
-    this.starting ??= SandboxInstance.create(this.limits, this.hooks).finally(() => {
-      this.starting = null;
-    });
+    this.starting ??= loadQuickJs()
+      .then(({ SandboxInstance }) => SandboxInstance.create(this.limits, this.hooks))
+      .finally(() => {
+        this.starting = null;
+      });
     const instance = await this.starting;
     if (this.closed) {
       instance.dispose();

@@ -22,6 +22,9 @@ import { GUEST_BUNDLE } from "./guest-bundle.js";
 import { parseCallBatch, type GuestLimits } from "./guest/runtime.js";
 import { newSandboxModule, type SandboxModule } from "./wasm.js";
 import { HardStop } from "./watchdog.js";
+import { Opaque } from "./opaque.js";
+
+export { Opaque } from "./opaque.js";
 
 /** QuickJS's own recursion limit (its stack check runs on the WebAssembly shadow stack). */
 export const MAX_STACK_BYTES = 192 * 1024;
@@ -530,16 +533,5 @@ export class SandboxInstance {
     });
     if (result.error) return { error: result.error };
     return result.value;
-  }
-}
-
-/** Host stand-in for a guest value that could not be copied (shown by util.inspect as its text). */
-export class Opaque {
-  constructor(readonly text: string) {}
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return this.text;
-  }
-  toString(): string {
-    return this.text;
   }
 }

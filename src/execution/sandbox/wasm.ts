@@ -18,6 +18,9 @@ import { createRequire } from "node:module";
 import type { QuickJSSyncVariant, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { METER_FUEL_EXPORT, METER_IMPORT, meterWasm } from "./wasm-meter.js";
 import { Watchdog, type FuelGlobal } from "./watchdog.js";
+import { MAX_MEMORY_MB } from "./memory-limits.js";
+
+export { MAX_MEMORY_MB, MIN_MEMORY_MB } from "./memory-limits.js";
 
 /** The slice of the WebAssembly API used here (this project's TypeScript lib has no WebAssembly types). */
 export interface WasmMemory {
@@ -35,10 +38,6 @@ interface WasmApi {
 const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
 const WASM_PAGE = 65_536;
-/** The module's own minimum (16 MB: heap start plus a 5 MB C stack); the memory limit must exceed it. */
-export const MIN_MEMORY_MB = 32;
-/** What the module's memory import allows (2 GB, wasm32 as built). */
-export const MAX_MEMORY_MB = 2048;
 const INITIAL_PAGES = 256;
 
 let compiled: Promise<object> | null = null;

@@ -32,7 +32,7 @@ import { toWireError } from "../../wire-error.js";
 import { CallRouter, type CallLimits, type CallOrigin } from "../calls.js";
 import { BoundaryError, decode, encode, type Decoded } from "../codec.js";
 import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
-import { Opaque } from "../instance.js";
+import { Opaque } from "../opaque.js";
 import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
 import { cancelledError, onAbort, streamerFor } from "../../output-stream.js";
 import { recordExecutorRestart } from "../../../telemetry/metrics.js";

@@ -6,7 +6,7 @@
  * (a "billion laughs" document), and the download's time.
  */
 import { open } from "node:fs/promises";
-import { gunzipSync } from "node:zlib";
+import { builtin } from "../../../builtin-on-first-use.js";
 import { ValidationError } from "../../../errors.js";
 import { readBounded } from "../http/response.js";
 import type { SpecLocation } from "./schema.js";
@@ -85,7 +85,7 @@ export function decompressSpec(raw: Uint8Array, label: string, limits: SpecLimit
   if (raw[0] !== 0x1f || raw[1] !== 0x8b) return raw;
   try {
     // maxOutputLength stops a gzip bomb at the cap instead of after filling memory.
-    return gunzipSync(raw, { maxOutputLength: cap });
+    return builtin("node:zlib").gunzipSync(raw, { maxOutputLength: cap });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError) throw new ValidationError(`${label}: the spec decompresses to more than ${mib(cap)}, the most accepted`);

@@ -5,7 +5,6 @@
  * capped; the listener is closed when the call ends.
  */
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -17,6 +16,8 @@ export interface SampleListener {
 
 export async function startSampleListener(answer: (request: Record<string, unknown>) => Promise<{ content: string } | { refused: string }>): Promise<SampleListener> {
   const token = randomBytes(16).toString("hex");
+  // node:http on first use: loading it costs every import of the package otherwise (issue 42).
+  const { createServer } = await import("node:http");
   const server = createServer((req, res) => {
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
