@@ -122,6 +122,24 @@ describe("SandboxExecutor (deno engine)", () => {
       expect(await value("typeof resumed")).toBe("undefined");
     });
 
+    it("a guest that gets no CPU while it is asked to stop (as on a loaded machine) keeps its variables: the grace is its own CPU time, not the clock", async () => {
+      await open();
+      await value("var patient = 'yes'");
+      const pid = executor.processId as number;
+      const run = session.run("await tools.probe.sleep({ ms: 10000 })", { timeoutMs: 500 });
+      await waitFor(() => probe.inFlight === 1, "the probe call to start");
+      // The process cannot run from here until 1.5 s later: the request to stop at the 500 ms
+      // timeout waits in it ~1 s. A 250 ms wall-clock grace judged it busy and replaced it.
+      process.kill(pid, "SIGSTOP");
+      const resumed = new Promise<void>((resolve) => setTimeout(() => resolve(process.kill(pid, "SIGCONT") && undefined), 1_500));
+      const r = await run;
+      await resumed;
+      expect(r.error?.name).toBe("TimeoutError");
+      expect(r.error?.message).toMatch(/kept/);
+      expect(executor.processId).toBe(pid);
+      expect(await value("patient")).toBe("yes");
+    });
+
     it("running out of memory is a MemoryLimitError naming the limit, then a fresh process", async () => {
       await open({ memoryMb: 64 });
       await value("var beforeOom = 1");

@@ -9,7 +9,7 @@
  *   - console output arrives as frames (the guest's console never touches the real stdout, which
  *     is the protocol channel) and is formatted on the host like every other executor's;
  *   - timeout: the guest is asked to drop its timers and pending calls; if it answers within
- *     STOP_GRACE_MS (it was waiting), variables are kept, otherwise (a busy loop) the process is
+ *     STOP_GRACE (250 ms of its own CPU time: it was waiting), variables are kept, otherwise (a busy loop) the process is
  *     killed and restarted and variables are lost;
  *   - memory: V8's heap is capped with --max-old-space-size; running out kills the process, which
  *     is reported as a MemoryLimitError and replaced;
@@ -39,10 +39,16 @@ import { recordExecutorRestart } from "../../../telemetry/metrics.js";
 import type { GuestConsole } from "../../output.js";
 import { createSandboxConsole, newRunOutput } from "../output.js";
 import { denoGuestProgram } from "./driver.js";
+import { whenBusy, type CpuGrace } from "../../cpu-grace.js";
 import { DenoProcess, denoBinaryPath, describeExit, type DenoExit, type Frame } from "./process.js";
 
-/** After a timeout, how long the guest has to confirm it dropped the stopped run's work. */
-const STOP_GRACE_MS = 250;
+/**
+ * After every run (and a timeout or cancel), how long the guest has to confirm it dropped the run's
+ * work before it is judged busy and replaced: 250 ms of its own CPU time, so a guest that merely
+ * waits for a CPU on a loaded machine is not mistaken for a runaway loop (cpu-grace.ts), and at
+ * most 10 s whatever it used.
+ */
+const STOP_GRACE: CpuGrace = { graceMs: 250, maxWaitMs: 10_000 };
 /**
  * V8's heap cap does not cover ArrayBuffers (typed arrays live outside the heap), so during a run
  * the process's resident memory is checked this often, and a process over memoryMb plus
@@ -370,15 +376,15 @@ export class DenoEngine {
   /**
    * Python mode: a Python stack suspended in a namespace call cannot be dropped in place, so the
    * run's pending calls fail in the guest with RunInterrupted (a BaseException, which `except
-   * Exception` does not catch): an idle run unwinds and reports by itself within STOP_GRACE_MS,
+   * Exception` does not catch): an idle run unwinds and reports by itself within STOP_GRACE,
    * and its variables are kept. A busy one (or one that swallows even that) loses its process.
    */
   private async stopPythonRun(seq: number, proc: DenoProcess, reason: string): Promise<boolean> {
     this.budget.abort(reason);
     const ended = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => done(false), STOP_GRACE_MS);
+      const cancel = whenBusy(proc.pid, STOP_GRACE, () => done(false));
       const done = (ok: boolean) => {
-        clearTimeout(timer);
+        cancel();
         this.reportWaiters.delete(seq);
         resolve(ok);
       };
@@ -410,9 +416,9 @@ export class DenoEngine {
     // Python mode: a stopped run's coroutine (or a Python stack suspended in a call) cannot be
     // dropped in place, so only a run that ended by itself keeps its process.
     const confirmed = this.config.python && calls ? false : await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => done(false), STOP_GRACE_MS);
+      const cancel = whenBusy(proc.pid, STOP_GRACE, () => done(false));
       const done = (ok: boolean) => {
-        clearTimeout(timer);
+        cancel();
         this.stopWaiters.delete(seq);
         resolve(ok);
       };
