@@ -118,7 +118,8 @@ export class DenoEngine {
   private readonly closing = new AbortController();
 
   constructor(private readonly config: DenoEngineConfig) {
-    this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value));
+    // Calls arrive as frames from the deno process, never inside a sandbox entry: dispatched at once.
+    this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value), true);
     this.console = createSandboxConsole(() => this.active?.output ?? null);
   }
 
