@@ -281,8 +281,9 @@ export function closeIpcEcho() {
  * The deno engine's per-call floor: a deno process (the binary SandboxExecutor({ engine: "deno" })
  * runs) that answers each frame on stdin with one on stdout at once — the same pipes, the same
  * frame layout as its driver (src/execution/sandbox/deno/driver.ts: "TCM1", u32 LE length, u32 LE
- * header length, JSON header), read the same way (Deno.stdin.read, writeSync). Null when the deno
- * package is not installed. One per bench run, killed at exit.
+ * header length, JSON header), read the same way (Deno.stdin.read, writeSync), and like the driver
+ * it writes its answer before it asks for the next read. Null when the deno package is not
+ * installed. One per bench run, killed at exit.
  */
 let denoEchoChild;
 export function denoEcho() {

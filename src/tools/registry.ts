@@ -18,7 +18,7 @@ import type { ToolableHostOptions } from "./adapters/toolable/host.js";
 import type { ToolableToolAdapter } from "./adapters/toolable/adapter.js";
 import type { ToolableSession } from "./adapters/toolable/session.js";
 import { assertToolName, callLabel, validateArgs } from "./validate.js";
-import { compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
+import { allKeepArgs, compose, type ToolCallContext, type ToolMiddleware } from "./middleware/types.js";
 import { noteToolAttempt, noteToolType } from "../telemetry/calls.js";
 
 export interface CallableListing {
@@ -69,6 +69,10 @@ export class ToolRegistry {
   private readonly factories: ToolFactories;
   private readonly middleware: ToolMiddleware[] = [];
   private chain: ((ctx: ToolCallContext) => Promise<unknown>) | null = null;
+  /** The chain's middleware all keep the arguments (keepsArgs): what call() validated reaches the adapter as it was. */
+  private chainKeepsArgs = false;
+  /** Arguments call() validated, while their call goes through the chain. */
+  private readonly validated = new WeakSet<Record<string, unknown>>();
   private searchCache: { infos: ToolInfo[]; docs: readonly SearchDocument[] } | null = null;
   private closed = false;
   /** Set by `deferred` until the first use starts the load; `loading` is that load until it succeeds (a failed one stays). */
@@ -368,7 +372,11 @@ export class ToolRegistry {
       if (needsApproval !== null && ctx.approved !== true) return awaitApproval({ tool, callable, needsApproval, ...(ctx.pause ? { pause: ctx.pause } : {}) });
       return adapter.call(callable, cleaned, ctx);
     }
-    this.chain ??= compose(this.middleware, (c) => this.callAdapter(c));
+    if (!this.chain) {
+      this.chain = compose(this.middleware, (c) => this.callAdapter(c));
+      this.chainKeepsArgs = allKeepArgs(this.middleware);
+    }
+    if (this.chainKeepsArgs) this.validated.add(cleaned);
     const call: ToolCallContext = { tool, callable, args: cleaned, executor: ctx.executor ?? "host", requestId: randomUUID(), runId: ctx.runId ?? "host", timeoutMs: ctx.timeoutMs, signal: ctx.signal };
     // Set, not spread in as `...(x ? { x } : {})`: a literal of conditional spreads costs V8 several times more, on every call.
     if (ctx.holdDeadline) call.holdDeadline = ctx.holdDeadline;
@@ -411,19 +419,24 @@ export class ToolRegistry {
     return (await chain(first)) as ToolableSession;
   }
 
-  /** The end of the middleware chain. Middleware (approval) may have edited the arguments: check them again. */
+  /**
+   * The end of the middleware chain. Middleware (approval) may have edited the arguments: check
+   * them again, unless every middleware keeps them and they are still those call() validated.
+   */
   private async callAdapter(c: ToolCallContext): Promise<unknown> {
     const adapter = this.get(c.tool);
-    const target = findCallable(await adapter.info(), c.callable);
+    const kept = this.chainKeepsArgs && this.validated.has(c.args);
+    const target = kept ? null : findCallable(await adapter.info(), c.callable);
     // needs_approval: no middleware approved the call (nor a decision on a paused run).
     if (c.needsApproval !== undefined && c.approved !== true) return awaitApproval({ tool: c.tool, callable: c.callable, needsApproval: c.needsApproval, ...(c.pause ? { pause: c.pause } : {}) });
+    const args = target === null ? c.args : validateArgs(c.tool, c.callable, target, c.args);
     noteToolAttempt();
     const ctx: CallContext = { executor: c.executor, runId: c.runId };
     if (c.timeoutMs !== undefined) ctx.timeoutMs = c.timeoutMs;
     if (c.signal) ctx.signal = c.signal;
     // Without this a container session's tools ran on the host whenever middleware was configured.
     if (c.place) ctx.place = c.place;
-    return adapter.call(c.callable, validateArgs(c.tool, c.callable, target, c.args), ctx);
+    return adapter.call(c.callable, args, ctx);
   }
 
   /** Close every adapter (MCP connections, ...). Idempotent; later calls fail. */

@@ -185,6 +185,55 @@ for (const [kind, make] of [
   });
 }
 
+/** One callable taking a whole number `n`; records the arguments each call reached it with. */
+class CountAdapter implements ToolAdapter {
+  readonly name = "count";
+  received: Array<Record<string, unknown>> = [];
+  async info(): Promise<ToolInfo> {
+    return { name: "count", type: "toolable", description: "", tags: [], direct: null, callables: [{ name: "to", description: "", params: [{ name: "n", type: "integer", required: true }], returns: "number" }] };
+  }
+  async call(_c: string | null, args: Record<string, unknown>): Promise<unknown> {
+    this.received.push(args);
+    return args["n"];
+  }
+  async close(): Promise<void> {}
+}
+
+describe("arguments after the middleware chain", () => {
+  const registryWith = (...middleware: ToolMiddleware[]) => {
+    const adapter = new CountAdapter();
+    const registry = new ToolRegistry({ middleware });
+    registry.register(adapter);
+    return { adapter, registry };
+  };
+
+  it("a middleware's edits are validated again before the adapter runs, also behind callsPerRun", async () => {
+    const replace: ToolMiddleware = async (c, next) => {
+      c.args = { n: "three" };
+      return next();
+    };
+    const editInPlace: ToolMiddleware = async (c, next) => {
+      c.args["n"] = 2.5;
+      return next();
+    };
+    for (const edit of [replace, editInPlace]) {
+      const { adapter, registry } = registryWith(callsPerRun(10), edit);
+      await expect(registry.call("count", "to", { n: 3 }, { runId: "r" })).rejects.toMatchObject({ name: "ToolError", code: "INVALID_INPUT" });
+      expect(adapter.received).toEqual([]);
+    }
+  });
+
+  it("behind callsPerRun alone (which keeps them), the adapter gets the arguments validated at the boundary", async () => {
+    const { adapter, registry } = registryWith(callsPerRun(2));
+    await expect(registry.call("count", "to", { n: 3 }, { runId: "r" })).resolves.toBe(3);
+    expect(adapter.received).toEqual([{ n: 3 }]);
+    await expect(registry.call("count", "to", { n: "x" }, { runId: "r" })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(registry.call("count", "to", { n: 4 }, { runId: "r" })).resolves.toBe(4);
+    await expect(registry.call("count", "to", { n: 5 }, { runId: "r" })).rejects.toMatchObject({ code: "PERMISSION" });
+    expect(adapter.received).toEqual([{ n: 3 }, { n: 4 }]);
+  });
+});
+
 describe("a rule on a recipe covers every call running the same command", () => {
   // The issue's tool: recipe `epoch` runs `date -- +%s`; the escape hatch and tools.call can build that argv too.
   const DATE_YAML = [

@@ -9,7 +9,7 @@
  */
 import { ValidationError } from "../../errors.js";
 import type { RpcProvider } from "../rpc/provider.js";
-import type { HostToGuest } from "../rpc/protocol.js";
+import type { CallMessage, HostToGuest } from "../rpc/protocol.js";
 import { toWireError, type WireError } from "../wire-error.js";
 
 const resolved = Promise.resolve();
@@ -55,9 +55,15 @@ export class CallRouter<T> {
   private pendingBytes = 0;
   private nextId = 1;
 
+  /**
+   * `inline`: calls are dispatched as they are submitted. For an engine whose calls arrive as
+   * messages from another process (deno), where no host code runs inside a sandbox entry; the
+   * QuickJS engine submits from inside one, so by default a call is dispatched a microtask later.
+   */
   constructor(
     private readonly limits: CallLimits,
     private readonly settle: Settle<T>,
+    private readonly inline = false,
   ) {}
 
   attach(provider: RpcProvider): void {
@@ -143,9 +149,11 @@ export class CallRouter<T> {
       // Arguments are released once dispatched; the record keeps only what routing needs.
       const args = record.args;
       record.args = [];
+      const message: CallMessage = { type: "call", callId: record.id, ns: record.ns, op: record.op, args };
       // Dispatched after the current entry into the sandbox has returned: host code never runs
       // under the sandbox's watchdog, which could stop it halfway.
-      soon(() => void provider.handle({ type: "call", callId: record.id, ns: record.ns, op: record.op, args }));
+      if (this.inline) void provider.handle(message);
+      else soon(() => void provider.handle(message));
     }
   }
 }

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { ToolError, ValidationError, type ToolErrorCode } from "../../errors.js";
 import { globToRegExp, matchesAny } from "./glob.js";
-import { callName, type ToolCallContext, type ToolMiddleware } from "./types.js";
+import { callName, keepsArgs, type ToolCallContext, type ToolMiddleware } from "./types.js";
 
 // ---- audit ------------------------------------------------------------------------------------
 
@@ -208,14 +208,14 @@ export function retry(options: RetryOptions = {}): ToolMiddleware {
 export function callsPerRun(max: number): ToolMiddleware {
   if (!Number.isInteger(max) || max < 1) throw new ValidationError(`callsPerRun needs a whole number >= 1; got ${max}`);
   const counts = new Map<string, number>();
-  return async (ctx, next) => {
+  return keepsArgs(async (ctx, next) => {
     const n = (counts.get(ctx.runId) ?? 0) + 1;
     counts.set(ctx.runId, n);
     // Keep the map small: only recent runs matter.
     if (counts.size > 100) counts.delete(counts.keys().next().value as string);
     if (n > max) throw permission(ctx, `more than ${max} tool calls in one run (callsPerRun limit); split the work across runs`);
     return next();
-  };
+  });
 }
 
 function permission(ctx: ToolCallContext, message: string): ToolError {

@@ -44,6 +44,24 @@ export interface ToolCallContext {
 
 export type ToolMiddleware = (ctx: ToolCallContext, next: () => Promise<unknown>) => Promise<unknown>;
 
+/** Middleware marked by keepsArgs. */
+const argsKeepers = new WeakSet<ToolMiddleware>();
+
+/**
+ * Marks `middleware` as one that never replaces or edits `ctx.args` (it counts, logs or refuses):
+ * after a chain of only such middleware the registry hands the adapter the arguments it validated
+ * at the boundary without validating them a second time. Only for middleware whose code shows it.
+ */
+export function keepsArgs<M extends ToolMiddleware>(middleware: M): M {
+  argsKeepers.add(middleware);
+  return middleware;
+}
+
+/** True when every middleware of `chain` was marked by keepsArgs. */
+export function allKeepArgs(chain: readonly ToolMiddleware[]): boolean {
+  return chain.every((m) => argsKeepers.has(m));
+}
+
 /** `tool.callable`, or `tool` for the escape hatch: what glob rules and logs name a call by. */
 export function callName(ctx: Pick<ToolCallContext, "tool" | "callable">): string {
   return ctx.callable === null ? ctx.tool : `${ctx.tool}.${ctx.callable}`;

@@ -30,7 +30,7 @@ import { RpcProvider } from "../../rpc/provider.js";
 import { RunBudget } from "../../run-budget.js";
 import { toWireError } from "../../wire-error.js";
 import { CallRouter, type CallLimits, type CallOrigin } from "../calls.js";
-import { BoundaryError, decode, encode, type Decoded } from "../codec.js";
+import { BoundaryError, decode, encode, type Decoded, type DecodeOptions, type EncodeOptions } from "../codec.js";
 import { CONSOLE_METHODS, type GuestLimits } from "../guest/runtime.js";
 import { Opaque } from "../opaque.js";
 import { memoryError, thrownError, timeoutError, uncaughtError, unencodableFields, valueFields } from "../outcome.js";
@@ -123,8 +123,18 @@ export class DenoEngine {
   /** Aborted by close(): a close during the first Pyodide snapshot build neither waits for it nor leaves its process. */
   private readonly closing = new AbortController();
 
+  /** Codec options, made once: they are used on every call (a literal with a conditional spread costs V8 several times more). */
+  private readonly dataDecoding: DecodeOptions;
+  private readonly displayDecoding: DecodeOptions;
+  private readonly replyEncoding: EncodeOptions;
+
   constructor(private readonly config: DenoEngineConfig) {
-    this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value));
+    const { maxDepth, maxBytes } = config.limits;
+    this.dataDecoding = { strictKeys: true, maxDepth: maxDepth + 1 };
+    this.displayDecoding = { strictKeys: true, maxDepth: maxDepth + 1, opaque: (text: string) => new Opaque(text) };
+    this.replyEncoding = { mode: "data", maxDepth, maxBytes };
+    // Calls arrive as frames from the deno process, never inside a sandbox entry: dispatched at once.
+    this.router = new CallRouter<DenoProcess>(config.callLimits, (origin, ok, value) => this.settle(origin, ok, value), true);
     this.console = createSandboxConsole(() => this.active?.output ?? null);
   }
 
@@ -526,21 +536,21 @@ export class DenoEngine {
 
   /** Decodes what the guest sent, checking its size too (the guest side can be tampered with). */
   private decodeFromGuest(json: string, buffers: ArrayBuffer[], display: boolean): Decoded {
-    const { maxBytes, maxDepth } = this.config.limits;
-    const size = buffers.reduce((n, b) => n + b.byteLength, json.length);
+    const { maxBytes } = this.config.limits;
+    let size = json.length;
+    for (const b of buffers) size += b.byteLength;
     if (size > maxBytes) throw new BoundaryError(`the value is larger than ${Math.round(maxBytes / 1_048_576)} MB, the most that can cross the sandbox boundary`);
-    return decode(json, buffers, { strictKeys: true, maxDepth: maxDepth + 1, ...(display ? { opaque: (text: string) => new Opaque(text) } : {}) });
+    return decode(json, buffers, display ? this.displayDecoding : this.dataDecoding);
   }
 
   /** A reply (or an immediate refusal) for a call: into the process that made it, if it is still the current one. */
   private settle(origin: CallOrigin<DenoProcess>, ok: boolean, value: unknown): void {
     const proc = origin.target;
     if (proc !== this.proc || !proc.running) return;
-    const { maxDepth, maxBytes } = this.config.limits;
     let encoded;
     let good = ok;
     try {
-      encoded = encode(value, { mode: "data", maxDepth, maxBytes });
+      encoded = encode(value, this.replyEncoding);
     } catch (err) {
       good = false;
       encoded = encode({ name: "DataCloneError", message: `the result could not be copied into the sandbox: ${(err as Error).message}` }, { mode: "data", maxDepth: 4, maxBytes: 1_000_000 });
