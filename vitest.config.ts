@@ -8,31 +8,17 @@ import { DurationSequencer } from "./test/setup/sequencer.js";
  * worker process with the files that ran before it (`isolate: false`): no new process, no second
  * import of the source tree, which is most of a light file's time on a loaded 2-core machine
  * (31 light files: 196 s → 108 s). A file belongs here when it changes or measures something
- * process-wide that a later file in the same process would see:
+ * process-wide that a later file in the same process would see. Setting process.env is not such a
+ * change when the file puts it back (test/helpers/env.ts's setEnv deletes what was unset; assigning
+ * `undefined` would store the string "undefined"): those files share a process too.
  */
 const OWN_PROCESS = [
-  // writes process.env (some restore `undefined` as the string "undefined")
-  "test/agents/chat-spares.test.ts",
-  "test/agents/cli-overrides.test.ts",
-  "test/agents/cli.test.ts",
-  "test/agents/durable-runtime.test.ts",
-  "test/agents/durable.test.ts",
-  "test/agents/executors.test.ts",
-  "test/agents/reviewer-example.test.ts",
-  "test/deps/python-shared.test.ts",
-  "test/deps/python.test.ts",
-  "test/execution/container/container.test.ts",
-  "test/execution/real-python.test.ts", // and counts real-python's module-level cache
-  "test/runs/cli.test.ts",
-  "test/runs/durable.test.ts",
-  "test/security/shell-confined.test.ts", // and process.chdir
-  "test/tools/all-adapters.test.ts",
-  "test/tools/http/session.test.ts",
-  "test/tools/mcp/http.test.ts",
-  "test/tools/mcp/stdio.test.ts",
+  // keeps state between files: real-python's module-level cache (it counts it); process.chdir
+  "test/execution/real-python.test.ts",
+  "test/security/shell-confined.test.ts",
+  // its second case reuses a keep-alive connection to the stand-in server seconds after the first;
+  // sharing a process, the POST met the server's idle close (ECONNRESET) in 2 of 2 loaded runs
   "test/tools/openapi/code.test.ts",
-  "test/tools/openapi/doc.test.ts",
-  "test/tools/openapi/session.test.ts",
   // the embedding model and the search notices are process-wide singletons; vi.mock
   "test/search/*.test.ts",
   "test/skills/library.test.ts", // vi.mock

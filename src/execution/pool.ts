@@ -80,12 +80,17 @@ export class ExecutorPool {
     }
     // None ready yet: one whose child is still starting is further along than a new one (its
     // start() waits for that child).
+    let handedStarting = false;
     if (!handed) {
       const [starting] = this.starting;
       if (starting) this.starting.delete(starting);
       handed = starting;
+      handedStarting = starting !== undefined;
     }
-    this.refillSoon();
+    // One handed out while still starting is replaced when its start ends (adopt() refills then):
+    // a second start now would take the CPU from the one the session waits on (a Pyodide load
+    // takes seconds), and a host that shuts down before it was ready would start it for nothing.
+    if (!handedStarting) this.refillSoon();
     return handed ?? this.create();
   }
 

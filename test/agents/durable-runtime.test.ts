@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentRunPausedError, createRuntime, type PausedAgentRun } from "../../src/index.js";
 import { journalFixture, SECRET, type JournalFixture } from "../runs/fixture.js";
+import { setEnv } from "../helpers/env.js";
 import { projectsRemovedAfterEach } from "./project.js";
 import { scripted, toolResults } from "./scripted.js";
 
@@ -17,11 +18,12 @@ const project = projectsRemovedAfterEach(afterEach);
 const CODE = `const n = (await tools.journal.add({ line: "a" })).trim(); [n, (await tools.journal.pay({ line: "pay 100" })).trim()]`;
 let fx: JournalFixture;
 
+let restoreEnv: (() => void) | undefined;
 beforeAll(() => {
-  process.env["TS_CODE_MODE_RUNS_SECRET"] = SECRET;
+  restoreEnv = setEnv({ TS_CODE_MODE_RUNS_SECRET: SECRET });
 });
 afterAll(() => {
-  delete process.env["TS_CODE_MODE_RUNS_SECRET"];
+  restoreEnv?.();
 });
 afterEach(async () => {
   await rm(fx.dir, { recursive: true, force: true });

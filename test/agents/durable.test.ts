@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { cleanup, cli, ensureBuilt, REPO, tempDir } from "../cli/harness.js";
 import { journalFixture, SECRET, type JournalFixture } from "../runs/fixture.js";
+import { setEnv } from "../helpers/env.js";
 import { startFakeOpenAI, type FakeOpenAI, type FakeRequest, type FakeStep } from "./fake-openai.js";
 import { agentFile } from "./project.js";
 import { inPty } from "./pty.js";
@@ -19,7 +20,8 @@ const CODE = `const n = (await tools.journal.add({ line: "a" })).trim(); [n, (aw
 let dir: string;
 let fx: JournalFixture;
 let server: FakeOpenAI | null = null;
-const saved = { ...process.env };
+/** Put back what each useServer() set in process.env, latest first, so the file leaves it as it found it. */
+const restoreEnv: Array<() => void> = [];
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -31,7 +33,7 @@ afterEach(async () => {
   await cleanup(fx.dir);
 });
 afterAll(async () => {
-  process.env = saved;
+  for (const restore of restoreEnv.splice(0).reverse()) restore();
   await cleanup(dir);
 });
 
@@ -55,7 +57,7 @@ async function project(config: Record<string, unknown> = {}): Promise<string> {
 async function useServer(): Promise<FakeOpenAI> {
   server = await startFakeOpenAI(script);
   // cli() spawns with this process's environment.
-  Object.assign(process.env, { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url, TS_CODE_MODE_RUNS_SECRET: SECRET });
+  restoreEnv.push(setEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url, TS_CODE_MODE_RUNS_SECRET: SECRET }));
   return server;
 }
 

@@ -57,6 +57,14 @@ export interface ConformanceOptions {
    * own pids), so the suite checks the argv case here and the executor's own tests the rest.
    */
   skillsRun?: boolean | "isolated";
+  /**
+   * The conformance run that already covers this executor's REPL language, when its guest code runs
+   * in another executor (RemoteExecutor: the server's subprocess executor). The REPL tests whose
+   * values are plain (TypeScript stripped, declarations kept across runs, completion values,
+   * timers) are then skipped here, each titled with the run that has it; the REPL tests whose
+   * values, display, output or errors cross this executor's own transport still run.
+   */
+  replCoveredBy?: string;
   /** Where the guest sees a skill's SKILL.md (default: its host path; a container session: /skills/<name>/SKILL.md). */
   skillLocation?: (name: string, hostPath: string) => string;
 }
@@ -111,6 +119,11 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
   /** A test that this executor may list as a known bug: then it must fail, else it must pass. */
   const bugTest = (id: string, title: string, fn: () => Promise<void>) =>
     (knownBugs.has(id) ? it.fails : it)(`${title} [${id}]`, fn);
+  /** A test of the REPL language itself, with plain values: skipped where options.replCoveredBy has it. */
+  const replTest = (title: string, fn: () => Promise<void>) =>
+    options.replCoveredBy ? it.skip(`${title} (run by ${options.replCoveredBy})`, fn) : it(title, fn);
+  const replBugTest = (id: string, title: string, fn: () => Promise<void>) =>
+    options.replCoveredBy ? replTest(`${title} [${id}]`, fn) : bugTest(id, title, fn);
 
   describe(`Executor conformance: ${name}`, () => {
     const dirs: string[] = [];
@@ -176,7 +189,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         s = await openSession();
       });
 
-      it("strips TypeScript: interfaces, type aliases, generics, `as`, `!`, annotations, access modifiers", async () => {
+      replTest("strips TypeScript: interfaces, type aliases, generics, `as`, `!`, annotations, access modifiers", async () => {
         const code = `
           interface Point { x: number; y: number }
           type Pair<T> = [T, T];
@@ -193,19 +206,19 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, code)).toEqual({ swapped: [2, 1], items: [1, 2], optional: 11 });
       });
 
-      bugTest("ts-explicit-type-arguments", "strips explicit type arguments in a snippet that is otherwise valid JavaScript", async () => {
+      replBugTest("ts-explicit-type-arguments", "strips explicit type arguments in a snippet that is otherwise valid JavaScript", async () => {
         // `f<T>(x)` also parses as JavaScript — as the comparisons `(f < T) > (x)` — so it must not be run as JavaScript.
         expect(await value(s, 'new Set<string>(["a", "b"]).size')).toBe(2);
         expect(await value(s, "await new Promise<number>((resolve) => resolve(7))")).toBe(7);
         expect(await value(s, "[3, 1, 2].map<number>((x) => x * 2)")).toEqual([6, 2, 4]);
       });
 
-      it("supports top-level await, including a promise as the last value", async () => {
+      replTest("supports top-level await, including a promise as the last value", async () => {
         expect(await value(s, "const tla: number = await new Promise((r) => setTimeout(() => r(41), 1)); tla + 1")).toBe(42);
         expect(await value(s, "Promise.resolve('resolved')")).toBe("resolved");
       });
 
-      it("keeps const, let, var, function and class declarations for later runs", async () => {
+      replTest("keeps const, let, var, function and class declarations for later runs", async () => {
         const first = await s.run(`
           const keptConst = 1;
           let keptLet: number = 2;
@@ -219,18 +232,18 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "typeof keptFn + ' ' + typeof KeptClass")).toBe("function function");
       });
 
-      bugTest("top-level-var-in-statement", "keeps a var declared inside a top-level for/if/block statement, as the Node REPL does", async () => {
+      replBugTest("top-level-var-in-statement", "keeps a var declared inside a top-level for/if/block statement, as the Node REPL does", async () => {
         // `var` is scoped to the script, not to the loop or block: JavaScript (and the Node REPL) keep it.
         await value(s, "for (var loopVar = 0; loopVar < 3; loopVar++) {}\nif (true) { var blockVar = 'b'; }");
         expect(await value(s, "[typeof loopVar, typeof blockVar]")).toEqual(["number", "string"]);
       });
 
-      it("keeps names bound by destructuring declarations", async () => {
+      replTest("keeps names bound by destructuring declarations", async () => {
         await value(s, "const { dA, nested: { dB }, list: [dC, ...dRest], dD = 'dflt' } = { dA: 1, nested: { dB: 2 }, list: [3, 4, 5] } as any;");
         expect(await value(s, "[dA, dB, dC, dRest, dD]")).toEqual([1, 2, 3, [4, 5], "dflt"]);
       });
 
-      it("closures, timers and later runs share one binding of a top-level variable", async () => {
+      replTest("closures, timers and later runs share one binding of a top-level variable", async () => {
         await value(s, "let shared = 0; function bump() { shared++; return shared; }");
         expect(await value(s, "bump(); bump()")).toBe(2);
         expect(await value(s, "shared")).toBe(2);
@@ -243,13 +256,13 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "acc")).toBe(4999950000);
       });
 
-      it("code never outlives its run: a timer still pending when the run ends never fires", async () => {
+      replTest("code never outlives its run: a timer still pending when the run ends never fires", async () => {
         expect(await value(s, "var leftTimerFired = false; setTimeout(() => { leftTimerFired = true }, 5); 'returned'")).toBe("returned");
         await new Promise((r) => setTimeout(r, 60));
         expect(await value(s, "leftTimerFired")).toBe(false);
       });
 
-      it("a declaration made in a function body stays local", async () => {
+      replTest("a declaration made in a function body stays local", async () => {
         await value(s, "function localScope() { const notGlobal = 1; return notGlobal; } localScope()");
         expect(await value(s, "typeof notGlobal")).toBe("undefined");
       });
@@ -261,7 +274,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
         expect(await value(s, "null")).toBeNull();
       });
 
-      it("a last if/try/switch/block gives its completion value, as the Node REPL does; a last `{ a: 1 }` is an object", async () => {
+      replTest("a last if/try/switch/block gives its completion value, as the Node REPL does; a last `{ a: 1 }` is an object", async () => {
         expect(await value(s, "const cv = 1;\nif (cv) { cv + 1 }")).toBe(2);
         expect(await value(s, "if (!cv) 'yes'; else 'no'")).toBe("no");
         expect(await value(s, "if (!cv) { 1 }")).toBeUndefined();

@@ -99,6 +99,19 @@ describe("ExecutorPool", () => {
     expect(running(pid)).toBe(false);
   });
 
+  it("a spare handed out while still starting is replaced once it is ready, not beside its start", async () => {
+    pool = new ExecutorPool(subprocess, { likelyStorage: storage });
+    const spare = created[0] as SubprocessExecutor;
+    // Stopped before this thread could read its ready message: the spare cannot finish starting.
+    process.kill(spare.pid as number, "SIGSTOP");
+    expect(pool.take()).toBe(spare);
+    // Longer than the pool's refill delay after a take: no second child starts beside this one's start.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(created).toHaveLength(1);
+    process.kill(spare.pid as number, "SIGCONT");
+    await waitFor(() => created.length === 2, "the replacement spare", 60_000);
+  });
+
   it("close() right after construction kills the children still starting", async () => {
     pool = new ExecutorPool(subprocess, { spares: 2, likelyStorage: storage });
     const pids = created.map((e) => e.pid as number);

@@ -197,6 +197,24 @@ describe("SandboxExecutor (deno engine)", () => {
       expect(executor.processId).toBeNull();
     });
 
+    it("close() while the process is still starting kills it rather than waiting for it to be ready", async () => {
+      // A spare (ExecutorPool) still starting when `mcp --http` or `serve` shuts down. The process
+      // is stopped as soon as it exists, so it cannot get ready by itself: a close() that waited
+      // for it would end only at the start timeout, with "did not start within".
+      const spare = new SandboxExecutor({ engine: "deno" });
+      const started = spare.prestart!().then(
+        () => "ready",
+        (err: Error) => err.message,
+      );
+      await waitFor(() => spare.processId !== null, "the deno process to be spawned");
+      const pid = spare.processId as number;
+      process.kill(pid, "SIGSTOP");
+      await spare.close();
+      expect(isAlive(pid)).toBe(false);
+      // "closed": the process was ready before the stop (a fast machine); either way it is gone.
+      expect(await started).toMatch(/exited before it was ready|the executor was closed/);
+    }, 120_000);
+
     it("reset() replaces the process", async () => {
       await open();
       await value("var gone = 1");

@@ -10,11 +10,13 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { cleanup, cli, ensureBuilt, tempDir } from "../cli/harness.js";
 import { callTool, connectStdio, structuredOf, textOf } from "../mcp/harness.js";
+import { setEnv } from "../helpers/env.js";
 import { startServe, TOKEN } from "../server/harness.js";
 import { journalFixture, SECRET, type JournalFixture } from "./fixture.js";
 
 let dir: string;
 let fx: JournalFixture;
+let restoreEnv: (() => void) | undefined;
 const PAY = `const n = (await tools.journal.add({ line: "a" })).trim(); [n, (await tools.journal.pay({ line: "pay 100" })).trim()]`;
 
 beforeAll(async () => {
@@ -24,10 +26,10 @@ beforeAll(async () => {
   await mkdir(path.join(dir, ".code-mode/tools"), { recursive: true });
   await copyFile(path.join(fx.tools, "journal.yaml"), path.join(dir, ".code-mode/tools/journal.yaml"));
   // cli() spawns with this process's environment: the key every process of the test shares.
-  process.env["TS_CODE_MODE_RUNS_SECRET"] = SECRET;
+  restoreEnv = setEnv({ TS_CODE_MODE_RUNS_SECRET: SECRET });
 }, 180_000);
 afterAll(async () => {
-  delete process.env["TS_CODE_MODE_RUNS_SECRET"];
+  restoreEnv?.();
   await cleanup(dir);
   await cleanup(fx.dir);
 });

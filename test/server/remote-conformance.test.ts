@@ -3,7 +3,9 @@
  * on loopback, subprocess executor, the example tools). The server is started with
  * --client-storage so each test's temp FileStorage is the one the remote session uses. The
  * code-tools case runs against a second server started with --tools-module (the suite's code
- * tools, test/fixtures/code-tools/tools.ts): a remote session has its server's tools.
+ * tools, test/fixtures/code-tools/tools.ts): a remote session has its server's tools. The REPL
+ * tests with plain values are the server's subprocess executor's (test/execution/subprocess.test.ts
+ * runs them); the ones whose values, output and errors cross the wire run here.
  */
 import path from "node:path";
 import { afterAll, beforeAll } from "vitest";
@@ -28,4 +30,4 @@ executorConformance("RemoteExecutor (serve, subprocess)", (opts) => {
   const target = opts.tools ? codeToolsServer : server;
   if (!target) throw new Error("serve did not start");
   return new RemoteExecutor({ url: target.url, token: TOKEN, defaultTimeoutMs: opts.defaultTimeoutMs, shareStorage: true });
-});
+}, { replCoveredBy: "test/execution/subprocess.test.ts, the server's executor" });

@@ -12,12 +12,14 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { approval, policy } from "../../src/tools/middleware/index.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
+import { setEnv } from "../helpers/env.js";
 import { json, startServer, type TestServer } from "./http/server.js";
 import { fixtureTool, typeErrors, yamlText } from "./mcp/helpers.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 let dir: string;
 let api: TestServer;
+let restoreEnv: (() => void) | undefined;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "tcm-all-"));
@@ -26,7 +28,7 @@ beforeAll(async () => {
     if (m && req.method === "GET") return json(res, 200, { id: decodeURIComponent(m[1]!), auth: req.headers["authorization"] });
     json(res, 404, { error: "no route" });
   });
-  process.env["EXAMPLE_API_TOKEN"] = "t0ken";
+  restoreEnv = setEnv({ EXAMPLE_API_TOKEN: "t0ken" });
   await copyFile(path.join(ROOT, "examples", "tools", "echo.yaml"), path.join(dir, "echo.yaml"));
   await writeFile(path.join(dir, "math.yaml"), yamlText({ ...fixtureTool("math"), description: "Arithmetic over MCP", tags: ["math"] }));
   const apiYaml = (await readFile(path.join(ROOT, "test", "fixtures", "http", "api.yaml"), "utf8")).replace("http://127.0.0.1:8080/v1", `${api.url}/v1`);
@@ -34,6 +36,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  restoreEnv?.();
   await api.close();
   await rm(dir, { recursive: true, force: true });
 });

@@ -16,6 +16,7 @@ import { Session } from "../../../src/session.js";
 import { FileStorage } from "../../../src/storage/file/storage.js";
 import { EXAMPLE_TOOLS_PATH } from "../../conformance/executor.js";
 import { ensureTestImage, ownContainers, testDocker } from "../../helpers/container.js";
+import { setEnv } from "../../helpers/env.js";
 import { waitFor } from "../../helpers/processes.js";
 
 let tmp: string;
@@ -45,9 +46,10 @@ let limited: { s: Session; ex: ContainerExecutor };
 
 /** Set in the host's environment before the containers start; must not reach them. */
 const HOST_SECRET = "tcm-host-secret-value";
+let restoreEnv: (() => void) | undefined;
 
 beforeAll(async () => {
-  process.env["TCM_TEST_HOST_SECRET"] = HOST_SECRET;
+  restoreEnv = setEnv({ TCM_TEST_HOST_SECRET: HOST_SECRET });
   tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-container-"));
   image = await ensureTestImage();
   workspace = await mkdtemp(path.join(tmp, "workspace-"));
@@ -67,6 +69,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  restoreEnv?.();
   await Promise.all(sessions.map((s) => s.close()));
   // Every container this file started is gone once its session is closed (looked up by label).
   expect(await ownContainers()).toEqual([]);

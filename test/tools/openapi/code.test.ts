@@ -54,7 +54,7 @@ for (const [label, make] of executors) {
           const user = await tools.github.users_get_by_username({ username: "ann" });
           const found = await tools.search("get a user", { limit: 3 });
           ({ title: issue.title, login: user.login, found: found.map((f) => f.name + "." + f.callables[0].name) })`);
-        expect(r.error).toBeNull();
+        expect(r.error, JSON.stringify(r.error)).toBeNull();
         expect(r.value).toMatchObject({ title: "From code", login: "ann" });
         expect((r.value as { found: string[] }).found).toContain("github.users_get_by_username");
         expect(JSON.stringify(await session.listTools())).not.toContain(TOKEN);

@@ -249,6 +249,10 @@ export class DenoEngine {
     this.budget.abort("the executor was closed");
     this.active?.finish({ kind: "closed" });
     await this.preparing?.catch(() => undefined);
+    // A process still starting is killed, not waited for: no run will use it, and its start can
+    // take seconds (a Pyodide load). An ExecutorPool closes a spare that is still starting when
+    // `mcp --http` or `serve` shuts down.
+    if (this.starting) await this.dropProcess();
     await this.starting?.catch(() => undefined);
     this.router.drop(() => true);
     this.console.clear();
