@@ -110,8 +110,21 @@ export const MAX_ARG_KEY_CHARS = 1_024;
  */
 export type RunHook = (
   call: { ns: string; op: string; args: readonly unknown[]; ctx: CallContext },
-  next: (ctx: CallContext, args?: readonly unknown[]) => Promise<{ value: unknown; release: () => void }>,
+  next: RunHookNext,
 ) => Promise<{ value: unknown; release: () => void }> | null;
+
+/**
+ * Runs the call for real. With an observer, `observer.callEnded(token, ...)` is told how it ended
+ * from within the call's own settlement, before the reply is handed on: the ledger logs a call
+ * without a promise of its own per call (each costs microseconds under the write deadline's
+ * promise hooks).
+ */
+export type RunHookNext = <T>(ctx: CallContext, args?: readonly unknown[], observer?: CallObserver<T>, token?: T) => Promise<{ value: unknown; release: () => void }>;
+
+export interface CallObserver<T> {
+  /** The call ended: its reply (`ok`) or what it failed with. Must not throw. */
+  callEnded(token: T, ok: boolean, outcome: unknown): void;
+}
 
 type Handler = (host: HostServices, args: unknown[], ctx: CallContext, lease: Lease) => Promise<unknown>;
 
@@ -362,7 +375,7 @@ export class HostServices {
    */
   dispatchHeld(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<{ value: unknown; release: () => void }> {
     // Synchronously, before any await: the hook numbers calls in the order they arrived.
-    const hooked = this.runHook?.({ ns, op: opName, args, ctx }, (c, a) => this.dispatchTraced(ns, opName, a ?? args, c));
+    const hooked = this.runHook?.({ ns, op: opName, args, ctx }, (c, a, observer, token) => this.dispatchTraced(ns, opName, a ?? args, c, observer, token));
     return hooked ?? this.dispatchTraced(ns, opName, args, ctx);
   }
 
@@ -372,8 +385,8 @@ export class HostServices {
   }
 
   /** The one place every executor's namespace calls pass: their spans and metrics (no-ops without an SDK). */
-  private dispatchTraced(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
-    return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchNow(ns, opName, args, c));
+  private dispatchTraced<T>(ns: string, opName: string, args: readonly unknown[], ctx: CallContext, observer?: CallObserver<T>, token?: T): Promise<{ value: unknown; release: () => void }> {
+    return traceNamespaceCall(ns, opName, args, ctx, this.executorKind, (c) => this.dispatchNow(ns, opName, args, c, observer, token));
   }
 
   /**
@@ -381,7 +394,7 @@ export class HostServices {
    * function with an await (see RpcProvider.handle: each promise on this path costs twice under
    * the write deadline's promise hooks). The arguments stay counted until the operation settles.
    */
-  private dispatchNow(ns: string, opName: string, args: readonly unknown[], ctx: CallContext): Promise<{ value: unknown; release: () => void }> {
+  private dispatchNow<T>(ns: string, opName: string, args: readonly unknown[], ctx: CallContext, observer?: CallObserver<T>, token?: T): Promise<{ value: unknown; release: () => void }> {
     // The names the error prefix quotes, as they were when the call arrived; the prefix itself is
     // only built for an error.
     const named = [args[0], args[1]] as const;
@@ -390,7 +403,9 @@ export class HostServices {
     /** A failure of the call, named as the agent wrote it; nothing is held for its reply. */
     const failure = (err: unknown): Error => {
       replyLease.release();
-      return withPrefix(err, messagePrefix(ns, opName, named));
+      const failed = withPrefix(err, messagePrefix(ns, opName, named));
+      observer?.callEnded(token as T, false, failed);
+      return failed;
     };
     let running: Promise<unknown>;
     try {
@@ -430,6 +445,7 @@ export class HostServices {
         } catch (err) {
           throw failure(err);
         }
+        observer?.callEnded(token as T, true, value);
         return { value, release: () => replyLease.release() };
       },
       (err: unknown) => {

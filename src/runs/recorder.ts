@@ -21,7 +21,7 @@
  */
 import { ToolError } from "../errors.js";
 import type { CallContext } from "../tools/protocol.js";
-import type { RunHook } from "../execution/host.js";
+import type { CallObserver, RunHook, RunHookNext } from "../execution/host.js";
 import { toWireError } from "../execution/wire-error.js";
 import type { EncodedValue, LedgerEntry, RunStore } from "../storage/runs.js";
 import { decodeValue, encodeValue, encodedBytes } from "./codec.js";
@@ -61,7 +61,7 @@ const MAX_TAPE = 100_000;
 export const pendingId = (seq: number): string => `call-${seq}`;
 
 /** One durable run in progress: what it logged, what it serves, what waits. */
-export class ActiveRun {
+export class ActiveRun implements CallObserver<LedgerEntry> {
   private nextSeq = 0;
   private tape: number[] = [];
   private tapeTotal = 0;
@@ -101,7 +101,7 @@ export class ActiveRun {
   }
 
   /** The hook's body for this run's calls. */
-  handle(call: Parameters<RunHook>[0], next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
+  handle(call: Parameters<RunHook>[0], next: RunHookNext): Promise<{ value: unknown; release: () => void }> {
     if (call.ns === "runs" && call.op === "tape") return Promise.resolve(this.takeTape(call.args[0]));
     const seq = this.nextSeq++;
     this.activity++;
@@ -135,7 +135,7 @@ export class ActiveRun {
     return { value: null, release: () => {} };
   }
 
-  private live(entry: LedgerEntry, ctx: CallContext, next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
+  private live(entry: LedgerEntry, ctx: CallContext, next: RunHookNext): Promise<{ value: unknown; release: () => void }> {
     this.liveInFlight++;
     const pause = (reason: string): Promise<never> => {
       if (this.unresumable) {
@@ -154,35 +154,30 @@ export class ActiveRun {
   }
 
   /**
-   * Runs a call counted in flight (the caller counted it in), logs how it ended, and counts it out
-   * for the quiet check that pauses the run. No await in between: the reply reaches the code in
-   * the same turn it arrives (the log entry is queued, see write()).
+   * Runs a call counted in flight (the caller counted it in); callEnded logs how it ended and counts
+   * it out for the quiet check that pauses the run. It is told from within the call's own
+   * settlement (RunHookNext's observer), so the reply reaches the code in the same turn it arrives
+   * and the ledger adds no promise per call (the log entry is queued, see write()).
    */
-  private runCounted(entry: LedgerEntry, next: Parameters<RunHook>[1], ctx: CallContext, args?: readonly unknown[]): Promise<{ value: unknown; release: () => void }> {
-    let started: Promise<{ value: unknown; release: () => void }>;
+  private runCounted(entry: LedgerEntry, next: RunHookNext, ctx: CallContext, args?: readonly unknown[]): Promise<{ value: unknown; release: () => void }> {
     try {
-      started = next(ctx, args);
+      return next(ctx, args, this, entry);
     } catch (err) {
-      started = Promise.reject(err);
+      this.callEnded(entry, false, err);
+      return Promise.reject(err);
     }
-    return started.then(
-      (held) => {
-        try {
-          this.settle(entry, true, held.value);
-        } finally {
-          this.countOut();
-        }
-        return held;
-      },
-      (err: unknown) => {
-        try {
-          this.settle(entry, false, err);
-        } finally {
-          this.countOut();
-        }
-        throw err;
-      },
-    );
+  }
+
+  /** CallObserver: a call run through runCounted ended. */
+  callEnded(entry: LedgerEntry, ok: boolean, outcome: unknown): void {
+    try {
+      this.settle(entry, ok, outcome);
+    } catch (err) {
+      // Logging must not change the call's outcome; a run whose ledger missed a call cannot resume.
+      this.unresumable ??= `call #${entry.seq} could not be logged: ${err instanceof Error ? err.message : String(err)}`;
+    } finally {
+      this.countOut();
+    }
   }
 
   /** A call in flight ended: one fewer to wait for before the run may pause. */
@@ -268,7 +263,7 @@ export class ActiveRun {
     }
   }
 
-  private async replay(seq: number, logged: LedgerEntry, args: EncodedValue, call: Parameters<RunHook>[0], next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
+  private async replay(seq: number, logged: LedgerEntry, args: EncodedValue, call: Parameters<RunHook>[0], next: RunHookNext): Promise<{ value: unknown; release: () => void }> {
     if (logged.ns !== call.ns || logged.op !== call.op || logged.args.json !== args.json || logged.args.buffers.join() !== args.buffers.join()) {
       const err = new ReplayDivergenceError(
         `The code diverged from its ledger at call #${seq}: it now calls ${describeCall(call.ns, call.op, args)} where the ledger has ${describeCall(logged.ns, logged.op, logged.args)}. ` +
@@ -288,7 +283,7 @@ export class ActiveRun {
     return { value: logged.result ? decodeValue(logged.result) : undefined, release: () => {} };
   }
 
-  private async decide(entry: LedgerEntry, call: Parameters<RunHook>[0], next: Parameters<RunHook>[1]): Promise<{ value: unknown; release: () => void }> {
+  private async decide(entry: LedgerEntry, call: Parameters<RunHook>[0], next: RunHookNext): Promise<{ value: unknown; release: () => void }> {
     const decision = this.decisions.get(pendingId(entry.seq));
     const at = new Date().toISOString();
     if (!decision || decision.decision === "reject") {
