@@ -44,7 +44,9 @@ const OWN_PROCESS = [
   "test/storage/file.test.ts",
   "test/storage/replace-races.test.ts",
   "test/tools/openapi/index.test.ts",
-  // load Pyodide into this process (hundreds of MB a later file would inherit)
+  // Pyodide files. Pyodide runs inside deno processes, not in this one (an older reason here said
+  // otherwise); sandbox-pyodide sets process.env, and the other three have not been checked for
+  // sharing a worker yet (about 3 s each on the CI)
   "test/execution/sandbox-pyodide.test.ts",
   "test/execution/py-code-mode-compat.test.ts",
   "test/matrix/python-sandbox.test.ts",
