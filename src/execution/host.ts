@@ -360,7 +360,8 @@ export class HostServices {
    * Run one namespace operation. Throws an Error whose message starts with `<ns>.<op>:`; the
    * error keeps its `name` (ToolError, NotFoundError, ValidationError, InvalidNameError, ...).
    * `ctx` bounds tool calls: the executor passes the time left in the run and a signal that aborts
-   * the call when the run is stopped.
+   * the call when the run is stopped. It is the call's own object (RunBudget.callContext makes one
+   * per call): the host and the run ledger set fields on it (`place`, `pause`, `approved`).
    */
   async dispatch(ns: string, opName: string, args: readonly unknown[], ctx: CallContext = {}): Promise<unknown> {
     const { value, release } = await this.dispatchHeld(ns, opName, args, ctx);
@@ -420,16 +421,11 @@ export class HostServices {
       argsLease.reserve(measureArgs(args), "the arguments");
       const data = operation.quick?.(args) ?? parseArgs(ns, operation, args);
       // The guest's CLI tool calls run where the guest runs (a container session's container).
-      // Object.assign, then set: on Node 20 adding a property to an object made by a spread
-      // (`{ ...ctx, place }`, or `{ ...ctx }` then `.place =`) takes V8's slow path, microseconds.
-      let callCtx = ctx;
-      if (this.commandPlace && !ctx.place) {
-        callCtx = Object.assign({}, ctx);
-        callCtx.place = this.commandPlace;
-      }
+      // Set on the call's own context (see dispatchHeld), whose shape has the field already.
+      if (this.commandPlace && !ctx.place) ctx.place = this.commandPlace;
       // Storage writes of the call never land after the run's deadline (a run that reported
       // TimeoutError has no ghost writes; storage/write-deadline.ts).
-      running = withWriteDeadline(ctx.deadline, () => operation.run(this, data, callCtx, replyLease));
+      running = withWriteDeadline(ctx.deadline, () => operation.run(this, data, ctx, replyLease));
     } catch (err) {
       argsLease.release();
       return Promise.reject(failure(err));

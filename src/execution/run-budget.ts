@@ -54,17 +54,28 @@ export class RunBudget {
     return new RunBudget(Number.POSITIVE_INFINITY, executor, BETWEEN_RUNS);
   }
 
+  /**
+   * A new context for one namespace call. Every field a later step may set (`place` by the host,
+   * `pause` and `approved` by the run ledger) is in the literal, undefined until then: V8 gives the
+   * object one fixed shape, and setting those fields is a store in place. Adding them later (or
+   * copying the object to add them) changed its shape on every call, which showed as microseconds
+   * per call in a durable container session, whose calls get all three.
+   */
   callContext(): CallContext {
     const left = this.remainingMs();
-    const ctx: CallContext = { signal: this.controller.signal, executor: this.executor, runId: this.runId, holdDeadline: this.holdDeadline };
-    if (this.trace) ctx.trace = this.trace;
-    // Assigned, not `{ ...ctx, timeoutMs, deadline }`: on Node 20 a spread followed by more
-    // properties takes V8's slow path, microseconds on every namespace call of every executor.
-    if (Number.isFinite(left)) {
-      ctx.timeoutMs = Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS;
-      ctx.deadline = Date.now() + left;
-    }
-    return ctx;
+    const finite = Number.isFinite(left);
+    return {
+      timeoutMs: finite ? Math.max(1, Math.floor(left)) + RUN_STOP_MARGIN_MS : undefined,
+      signal: this.controller.signal,
+      deadline: finite ? Date.now() + left : undefined,
+      executor: this.executor,
+      runId: this.runId,
+      holdDeadline: this.holdDeadline,
+      place: undefined,
+      trace: this.trace,
+      pause: undefined,
+      approved: undefined,
+    };
   }
 
   /** Milliseconds until the deadline; Infinity while held (nothing may stop the run for time then). */
