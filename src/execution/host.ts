@@ -21,6 +21,7 @@ import { NotFoundError, ValidationError, closestNames, didYouMean, withMessage }
 import type { ArtifactStore, StorageBackend } from "../storage/protocol.js";
 import type { DepsService } from "../deps/service.js";
 import type { ToolMiddleware } from "../tools/middleware/types.js";
+import { PerRunCallLimit } from "../tools/middleware/builtins.js";
 import type { CallContext, CommandPlace } from "../tools/protocol.js";
 import { callLabel } from "../tools/validate.js";
 import { callableSignature } from "../tools/describe.js";
@@ -54,6 +55,12 @@ export interface HostServicesOptions {
   codeTools?: CodeToolSet;
   /** Tool middleware, added to the registry (after any it already has). */
   middleware?: ToolMiddleware[];
+  /**
+   * Most tool calls (and tool sessions opened) one run may make; the next is a PERMISSION
+   * ToolError. Counted here, before any middleware (what the agent's code asked for, not retries),
+   * and without the middleware chain's cost on every call. Absent: no limit.
+   */
+  maxToolCallsPerRun?: number;
   /** Behind the `deps` namespace; absent: this executor cannot install packages. */
   deps?: DepsService;
   /** Without `deps`: why deps.add/remove/sync are refused, as the agent should read it ("{op}" is the operation). */
@@ -174,7 +181,10 @@ const buildOperations = (): Record<Namespace, Record<string, Operation>> => ({
     call: op(
       "call(tool, callable | null, args)",
       z.tuple([str("tool"), str("callable").nullable(), z.unknown()]),
-      (h, [tool, callable, args], ctx) => h.tools.call(tool, callable, args, ctx),
+      (h, [tool, callable, args], ctx) => {
+        h.toolCallLimit?.count(ctx.runId ?? "host", tool, callable);
+        return h.tools.call(tool, callable, args, ctx);
+      },
       // What the tuple accepts; anything else goes to zod for its message.
       (a): [string, string | null, unknown] | undefined => {
         const tool = a[0];
@@ -183,7 +193,10 @@ const buildOperations = (): Record<Namespace, Record<string, Operation>> => ({
       },
     ),
     // Sessions with toolable session tools (guest side: tools.<tool>.<callable>.session(args)).
-    session: op("session(tool, callable, args)", z.tuple([str("tool"), str("callable"), z.unknown()]), (h, [tool, callable, args], ctx) => h.toolSessions.start(tool, callable, args, ctx)),
+    session: op("session(tool, callable, args)", z.tuple([str("tool"), str("callable"), z.unknown()]), (h, [tool, callable, args], ctx) => {
+      h.toolCallLimit?.count(ctx.runId ?? "host", tool, callable);
+      return h.toolSessions.start(tool, callable, args, ctx);
+    }),
     sessionSend: op("sessionSend(id, message)", z.tuple([str("id", 64), z.unknown()]), (h, [id, message]) => h.toolSessions.send(id, message)),
     sessionNext: op("sessionNext(id)", z.tuple([str("id", 64)]), (h, [id], ctx) => h.toolSessions.next(id, ctx)),
     sessionClose: op("sessionClose(id)", z.tuple([str("id", 64)]), (h, [id]) => h.toolSessions.close(id)),
@@ -289,6 +302,8 @@ export class HostServices {
   readonly executorKind: string;
   /** The agents this session's code may call (agents.*), when an agent runtime serves them. */
   agents: AgentsHost | undefined;
+  /** HostServicesOptions.maxToolCallsPerRun, when set. */
+  toolCallLimit: PerRunCallLimit | null = null;
   private depsUnavailable = DEFAULT_DEPS_UNAVAILABLE;
   private closed = false;
   private runHook: RunHook | null = null;
@@ -352,6 +367,7 @@ export class HostServices {
     // search. The first search loads it (answering by words until it is ready, see SemanticRanker).
     const host = new HostServices(options.storage, tools, toolsPath, options.deps, search, options.origin, options.maxInFlightBytes, options.skillRoots);
     if (options.depsUnavailable) host.depsUnavailable = options.depsUnavailable;
+    if (options.maxToolCallsPerRun !== undefined) host.toolCallLimit = new PerRunCallLimit(options.maxToolCallsPerRun);
     host.agents = options.agents;
     return host;
   }

@@ -311,11 +311,14 @@ describe("SandboxExecutor", () => {
   });
 
   describe("tool calls", () => {
-    it("maxToolCallsPerRun limits tool calls per run (the callsPerRun middleware); the next run counts again", async () => {
-      await open({ maxToolCallsPerRun: 3 });
+    it("maxToolCallsPerRun limits tool calls per run, counted before any middleware; the next run counts again", async () => {
+      const reached: unknown[] = [];
+      await open({ maxToolCallsPerRun: 3, middleware: [async (ctx, next) => (reached.push(ctx.args["value"]), next())] });
       const r = await session.run("for (let i = 0; i < 4; i++) await tools.probe.echo({ value: i })");
       expect(r.error?.name).toBe("ToolError");
-      expect(r.error?.message).toMatch(/more than 3 tool calls in one run/);
+      expect(r.error?.message).toMatch(/^tools\.probe\.echo: more than 3 tool calls in one run/);
+      // The fourth call was refused before the middleware saw it.
+      expect(reached).toEqual([0, 1, 2]);
       expect(await value("await tools.probe.echo({ value: 'again' })")).toBe("again");
     });
 

@@ -12,7 +12,7 @@
  *     HARD_STOP_GRACE_MS.
  *   - memoryMb caps the sandbox's whole WebAssembly memory; running out is a MemoryLimitError and
  *     the next run gets a fresh sandbox.
- *   - maxToolCallsPerRun is the callsPerRun tool middleware; maxOutputBytes caps each console stream.
+ *   - maxToolCallsPerRun is counted by the host (HostServicesOptions); maxOutputBytes caps each console stream.
  *   - reset() replaces the sandbox; close() drops it and aborts calls in flight.
  *
  * engine "deno" runs the code in V8 inside a separate `deno` process with no permissions instead
@@ -26,7 +26,6 @@ import { ValidationError } from "../../errors.js";
 import type { SearchOptions } from "../../search/config.js";
 import { SerialQueue } from "../../serial-queue.js";
 import type { StorageBackend } from "../../storage/protocol.js";
-import { callsPerRun } from "../../tools/middleware/builtins.js";
 import type { ToolMiddleware } from "../../tools/middleware/types.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import { toolsOption, type CodeToolSet, type CodeToolsInput } from "../../tools/code/tool-set.js";
@@ -85,7 +84,7 @@ export interface SandboxExecutorOptions {
   memoryMb?: number;
   /** Cap on each of stdout and stderr per run, in bytes of UTF-8; default 1,000,000. */
   maxOutputBytes?: number;
-  /** Most tool calls one run may make (the callsPerRun middleware); default 1000. */
+  /** Most tool calls one run may make (counted before any middleware, as callsPerRun would); default 1000. */
   maxToolCallsPerRun?: number;
   /** Tool middleware applied on the host to every tool call (see tools/middleware). */
   middleware?: ToolMiddleware[];
@@ -281,13 +280,13 @@ export class SandboxExecutor implements Executor {
   }
 
   private hostOptions(): Omit<HostServicesOptions, "storage"> {
-    const limit = callsPerRun(this.options.maxToolCallsPerRun ?? DEFAULT_MAX_TOOL_CALLS_PER_RUN);
     return {
       origin: this,
       ...(this.registry ? { tools: this.registry } : { toolsPath: this.options.toolsPath }),
       ...(this.codeTools ? { codeTools: this.codeTools } : {}),
-      // The per-run limit is outermost: it counts the calls the agent made, not retries inside.
-      middleware: [limit, ...(this.options.middleware ?? [])],
+      // Counted by the host before any middleware: the calls the agent made, not retries inside.
+      maxToolCallsPerRun: this.options.maxToolCallsPerRun ?? DEFAULT_MAX_TOOL_CALLS_PER_RUN,
+      ...(this.options.middleware ? { middleware: this.options.middleware } : {}),
       ...(this.options.search ? { search: this.options.search } : {}),
       ...hostLimitsOf(this.options),
       depsUnavailable:

@@ -204,16 +204,32 @@ export function retry(options: RetryOptions = {}): ToolMiddleware {
 
 // ---- limits -----------------------------------------------------------------------------------
 
+/**
+ * Counts tool calls per run and refuses the one past `max` with a PERMISSION ToolError. Only the
+ * most recent runs are kept: a run's calls arrive while it runs.
+ */
+export class PerRunCallLimit {
+  private readonly counts = new Map<string, number>();
+
+  constructor(readonly max: number) {
+    if (!Number.isInteger(max) || max < 1) throw new ValidationError(`callsPerRun needs a whole number >= 1; got ${max}`);
+  }
+
+  /** Counts one call of `tool.callable` in run `runId`; throws when it is one too many. */
+  count(runId: string, tool: string, callable: string | null): void {
+    const n = (this.counts.get(runId) ?? 0) + 1;
+    this.counts.set(runId, n);
+    // Keep the map small: only recent runs matter.
+    if (this.counts.size > 100) this.counts.delete(this.counts.keys().next().value as string);
+    if (n > this.max) throw new ToolError({ tool, callable, code: "PERMISSION", message: `more than ${this.max} tool calls in one run (callsPerRun limit); split the work across runs` });
+  }
+}
+
 /** At most `max` tool calls per run (an agent's loop gone wrong); the next is a PERMISSION ToolError. */
 export function callsPerRun(max: number): ToolMiddleware {
-  if (!Number.isInteger(max) || max < 1) throw new ValidationError(`callsPerRun needs a whole number >= 1; got ${max}`);
-  const counts = new Map<string, number>();
+  const limit = new PerRunCallLimit(max);
   return keepsArgs(async (ctx, next) => {
-    const n = (counts.get(ctx.runId) ?? 0) + 1;
-    counts.set(ctx.runId, n);
-    // Keep the map small: only recent runs matter.
-    if (counts.size > 100) counts.delete(counts.keys().next().value as string);
-    if (n > max) throw permission(ctx, `more than ${max} tool calls in one run (callsPerRun limit); split the work across runs`);
+    limit.count(ctx.runId, ctx.tool, ctx.callable);
     return next();
   });
 }
