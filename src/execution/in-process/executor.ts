@@ -101,14 +101,28 @@ export class InProcessExecutor implements Executor {
       // Arguments are copied into the host realm, as they would be across a process boundary:
       // the host's plain-object and JSON checks then see host objects, and the guest cannot
       // mutate what the host is working on.
-      call: async (ns, op, args) => {
-        const copied = copyArgs(args);
-        this.callsInFlight++;
+      // One `then`, not an async function awaiting dispatch(): each promise on a call's path costs
+      // twice under the write deadline's promise hooks (see RpcProvider.handle).
+      call: (ns, op, args) => {
+        let held: Promise<{ value: unknown; release: () => void }>;
         try {
-          return await host.dispatch(ns, op, copied, this.budget.callContext());
-        } finally {
-          this.callsInFlight--;
+          held = host.dispatchHeld(ns, op, copyArgs(args), this.budget.callContext());
+        } catch (err) {
+          return Promise.reject(err);
         }
+        this.callsInFlight++;
+        return held.then(
+          ({ value, release }) => {
+            this.callsInFlight--;
+            // In process the reply is the guest's from here on; nothing of it waits in the host.
+            release();
+            return value;
+          },
+          (err: unknown) => {
+            this.callsInFlight--;
+            throw err;
+          },
+        );
       },
       // The agent's floating failures are reported on the run's stderr instead of ending the host.
       onCallbackError: (err) => report(`Uncaught exception (outside the awaited code, e.g. thrown from a timer): ${describe(err)}\n`),
