@@ -134,7 +134,8 @@ export function noopAdapter() {
     direct: null,
   };
   const call = async (callable) => (callable === "sleep20" ? new Promise((r) => setTimeout(() => r("slept"), 20)) : "pong");
-  return { name: "noop", info: async () => info, call, close: async () => {} };
+  // infoNow: its info is known without I/O, as a code tool's (defineTool) is.
+  return { name: "noop", info: async () => info, infoNow: () => info, call, close: async () => {} };
 }
 
 /** Same id and size as the real model, random unit vectors: fills a cache fast. Queries go to the real model. */

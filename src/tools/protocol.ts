@@ -151,6 +151,11 @@ export interface ToolAdapter {
   readonly name: string;
   /** May connect (MCP) the first time; cached afterwards. */
   info(): Promise<ToolInfo>;
+  /**
+   * `info()` when it is known without I/O, else undefined. Optional: a tool that answers in
+   * microseconds (code tools) spares each call the two promises of awaiting info().
+   */
+  infoNow?(): ToolInfo | undefined;
   /** `callable` null is the escape hatch. Throws ToolError. */
   call(callable: string | null, args: Record<string, unknown>, ctx: CallContext): Promise<unknown>;
   /**

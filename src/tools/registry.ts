@@ -362,7 +362,7 @@ export class ToolRegistry {
   async call(tool: string, callable: string | null, args: unknown, ctx: CallContext = {}): Promise<unknown> {
     if (this.unloaded) await this.loaded();
     const adapter = this.get(tool);
-    const info = await adapter.info();
+    const info = adapter.infoNow?.() ?? (await adapter.info());
     const target = findCallable(info, callable);
     const cleaned = validateArgs(tool, callable, target, args);
     const needsApproval = adapter.approvalNeeded?.(callable) ?? null;
@@ -426,7 +426,7 @@ export class ToolRegistry {
   private async callAdapter(c: ToolCallContext): Promise<unknown> {
     const adapter = this.get(c.tool);
     const kept = this.chainKeepsArgs && this.validated.has(c.args);
-    const target = kept ? null : findCallable(await adapter.info(), c.callable);
+    const target = kept ? null : findCallable(adapter.infoNow?.() ?? (await adapter.info()), c.callable);
     // needs_approval: no middleware approved the call (nor a decision on a paused run).
     if (c.needsApproval !== undefined && c.approved !== true) return awaitApproval({ tool: c.tool, callable: c.callable, needsApproval: c.needsApproval, ...(c.pause ? { pause: c.pause } : {}) });
     const args = target === null ? c.args : validateArgs(c.tool, c.callable, target, c.args);

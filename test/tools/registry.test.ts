@@ -351,6 +351,27 @@ describe("ToolRegistry.call errors", () => {
     await expect(examples.call("date", null, { iso_8601: "weeks" })).rejects.toThrow(/expected one of "date", "hours"/);
   });
 
+  it("a call takes an adapter's infoNow() when it gives one, else awaits info() (a tool rediscovered on change)", async () => {
+    const info: ToolInfo = { name: "quick", type: "toolable", description: "", tags: [], direct: null, callables: [{ name: "go", description: "", params: [{ name: "n", type: "number", required: true }], returns: "number" }] };
+    let infoCalls = 0;
+    const adapter: ToolAdapter = {
+      name: "quick",
+      info: async () => (infoCalls++, info),
+      infoNow: () => (infoCalls > 0 ? undefined : info),
+      call: async (_c, args) => args["n"],
+      close: async () => {},
+    };
+    const registry = new ToolRegistry();
+    registry.register(adapter);
+    // Validation still applies on the quick path.
+    await expect(registry.call("quick", "go", { n: "x" })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    expect(await registry.call("quick", "go", { n: 1 })).toBe(1);
+    expect(infoCalls).toBe(0);
+    infoCalls = 1; // infoNow now says it does not know: the call asks info()
+    expect(await registry.call("quick", "go", { n: 2 })).toBe(2);
+    expect(infoCalls).toBe(2);
+  });
+
   it("a preset satisfies a requirement", async () => {
     // date.epoch presets the format positional; nothing is required of the caller.
     const info = await examples.info("date");
