@@ -541,9 +541,11 @@ export class SubprocessExecutor implements Executor {
       return;
     }
     this.callsInFlight++;
-    const done = () => void this.callsInFlight--;
-    void this.provider.handle(message).then(done, done);
+    void this.provider.handle(message, this.callDone);
   }
+
+  /** A call counted in by onCall was answered. */
+  private readonly callDone = (): void => void this.callsInFlight--;
 
   // Hooks for a guest in another language (PythonExecutor): what it runs, how code is admitted, how it is stopped.
 
