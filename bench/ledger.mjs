@@ -34,6 +34,7 @@
  */
 import path from "node:path";
 import os from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import { printJsonLine, printTable, resultRow, startRedis, summarize, withTempDir, noopAdapter } from "./lib.mjs";
@@ -128,10 +129,40 @@ function sessions(kind, storage) {
     tools.register(noopAdapter());
     return EXECUTORS[kind]({ tools, middleware: [approval(decide, { only: ["noop.sleep20"] })] });
   };
+  const plainExecutor = executor(() => true);
+  const durableExecutor = executor(() => "pending");
   return {
-    plain: new Session({ storage: storage(), executor: executor(() => true) }),
-    durable: new Session({ storage: storage(), executor: executor(() => "pending"), durable: { secret: SECRET } }),
+    plain: new Session({ storage: storage(), executor: plainExecutor }),
+    durable: new Session({ storage: storage(), executor: durableExecutor, durable: { secret: SECRET } }),
+    executors: [plainExecutor, durableExecutor],
   };
+}
+
+/**
+ * With this process pinned to CPU 0, puts every process of each container session (podman-init
+ * and the guest node under it) on CPU 1. The engine starts them, so they do not inherit our
+ * affinity: each container's guest landed on CPU 0 or 1 by chance and stayed there, and a guest
+ * sharing the host's CPU makes the host's CPU per call ~70 µs higher, for the whole bench — a
+ * difference between the durable and the plain session's containers that was not the ledger's.
+ */
+async function pinContainerGuests(executors) {
+  // os.cpus(), not availableParallelism(): the latter counts only the CPUs this process may use (one).
+  if (!process.env.TCM_BENCH_PINNED || os.cpus().length < 2) return;
+  const { execFileSync } = await import("node:child_process");
+  for (const executor of executors) {
+    const id = executor.containerId;
+    if (!id) continue;
+    const root = execFileSync("podman", ["inspect", "--format", "{{.State.Pid}}", id], { encoding: "utf8" }).trim();
+    const pids = [root];
+    for (let i = 0; i < pids.length; i++) {
+      for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
+        const children = readFileSync(`/proc/${pids[i]}/task/${task}/children`, "utf8").trim();
+        if (children) pids.push(...children.split(" "));
+      }
+    }
+    for (const pid of pids) execFileSync("taskset", ["-a", "-p", "-c", "1", pid], { stdio: "ignore" });
+    process.stderr.write(`bench: container ${id.slice(0, 12)}: processes ${pids.join(", ")} pinned to CPU 1\n`);
+  }
 }
 
 async function ok(session, code) {
@@ -159,9 +190,11 @@ async function commandCounts(client) {
 }
 
 async function measureOne(kind, storageName, storage, redisClient) {
-  const { plain, durable } = sessions(kind, storage);
+  const { plain, durable, executors } = sessions(kind, storage);
   try {
     await ok(plain, "1");
+    await ok(durable, "1");
+    if (kind === "container") await pinContainerGuests(executors);
     await ok(plain, loop(CALLS));
     await ok(plain, PAUSING);
     await ok(durable, loop(CALLS));
