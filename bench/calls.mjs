@@ -16,12 +16,11 @@
  */
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { closeDenoEcho, closeIpcEcho, denoEcho, ipcEcho, noopAdapter, perCallMs, printJsonLine, printTable, resultRow, roundTripMs, summarize, warmUp, withTempDir } from "./lib.mjs";
+import { closeDenoEcho, closeIpcEcho, denoEcho, ipcEcho, noopAdapter, perCallMs, printJsonLine, printTable, resultRow, roundTripMs, summarize, warmUp, withTempDir, benchArgs } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" }, calls: { type: "string", default: "300" }, compare: { type: "string" } } });
+const { values } = benchArgs(import.meta.url, { options: { rounds: { type: "string", default: "15" }, calls: { type: "string", default: "300" }, compare: { type: "string" } } });
 const ROUNDS = Number(values.rounds);
 const CALLS = Number(values.calls);
 

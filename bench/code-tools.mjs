@@ -9,14 +9,13 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import { z } from "zod";
-import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, timed, withTempDir, benchArgs } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { defineTool, FileStorage, InProcessExecutor, PythonExecutor, SandboxExecutor, Session, SubprocessExecutor } = await import("../dist/index.js");
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" } } });
+const { values } = benchArgs(import.meta.url, { options: { rounds: { type: "string", default: "15" } } });
 const ROUNDS = Number(values.rounds);
 const CALLS = 500;
 

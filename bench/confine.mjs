@@ -14,8 +14,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, benchArgs } from "./lib.mjs";
 
 const load = (m) =>
   import(m).catch((err) => {
@@ -25,7 +24,7 @@ const load = (m) =>
 const { shellReadonlyToolset } = await load("../dist/agents/toolsets/shell.js");
 const { runCommand } = await load("../dist/tools/adapters/cli/run.js");
 
-const { values } = parseArgs({ options: { strict: { type: "boolean", default: false } } });
+const { values } = benchArgs(import.meta.url, { options: { strict: { type: "boolean", default: false } } });
 const COMMAND = "grep -n second a.txt";
 const ITERATIONS = 40;
 const WARMUP = 5;

@@ -35,9 +35,8 @@
 import path from "node:path";
 import os from "node:os";
 import { readdirSync, readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { printJsonLine, printTable, resultRow, startRedis, summarize, withTempDir, noopAdapter } from "./lib.mjs";
+import { printJsonLine, printTable, resultRow, startRedis, summarize, withTempDir, noopAdapter, benchArgs } from "./lib.mjs";
 
 // Measured on one CPU (Linux, util-linux's taskset; --no-pin to turn off): in a container session the
 // host's CPU per call is bimodal, ~80 or ~150 µs, as the host process and its guest land on the same
@@ -56,7 +55,7 @@ const dist = await import("../dist/index.js").catch((err) => {
 });
 const { approval, buildImage, ContainerExecutor, FileStorage, InProcessExecutor, PythonExecutor, RedisStorage, SandboxExecutor, Session, SubprocessExecutor, ToolRegistry } = dist;
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     rounds: { type: "string", default: "9" },
     calls: { type: "string", default: "300" },

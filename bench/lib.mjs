@@ -10,6 +10,9 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 /** Wall time of one call of `fn`, in milliseconds. */
 export async function timed(fn) {
@@ -441,4 +444,28 @@ export async function startRedis(dir) {
     url: `redis://127.0.0.1:${port}`,
     stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM")))),
   };
+}
+
+/**
+ * `parseArgs(config)` for a bench script at `scriptUrl` (its import.meta.url): `--help` (or `-h`)
+ * prints the script's opening doc comment, which says what it measures and how to run it, and
+ * exits 0; an option it does not know is named, with a pointer to --help, and exits 2 (not
+ * parseArgs' stack trace).
+ */
+export function benchArgs(scriptUrl, config) {
+  const file = fileURLToPath(scriptUrl);
+  const name = path.relative(process.cwd(), file) || file;
+  if (process.argv.slice(2).some((a) => a === "--help" || a === "-h")) {
+    const doc = /^\/\*\*([\s\S]*?)\*\//m.exec(readFileSync(file, "utf8"));
+    const text = doc ? doc[1].split("\n").map((l) => l.replace(/^\s*\* ?/, "")).join("\n").trim() : `node ${name}`;
+    process.stdout.write(`${text}\n`);
+    process.exit(0);
+  }
+  try {
+    return parseArgs(config);
+  } catch (err) {
+    if (!String(err?.code).startsWith("ERR_PARSE_ARGS")) throw err;
+    process.stderr.write(`${name}: ${err.message}\nRun node ${name} --help for what it measures and its options.\n`);
+    process.exit(2);
+  }
 }

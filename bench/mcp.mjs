@@ -20,10 +20,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { printJsonLine, printTable, resultRow, summarize, timed } from "./lib.mjs";
+import { printJsonLine, printTable, resultRow, summarize, timed, benchArgs } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -35,7 +34,7 @@ const SERVER = path.join(ROOT, "test", "fixtures", "mcp", "server.mjs");
 /** Our median may be at most this many times the raw client's. */
 const BUDGET_RATIO = 1.2;
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs(import.meta.url, {
   options: { iterations: { type: "string", default: "1000" }, warmup: { type: "string", default: "200" }, strict: { type: "boolean", default: false } },
 });
 const iterations = Number(flags.iterations);

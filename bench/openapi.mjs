@@ -30,8 +30,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, benchArgs } from "./lib.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const REPO = path.resolve(path.dirname(SELF), "..");
@@ -39,7 +38,7 @@ const DIST = path.join(REPO, "dist/index.js");
 const SPEC = path.join(REPO, "test/fixtures/openapi/github/api.github.com.json.gz");
 const QUERIES = path.join(REPO, "test/fixtures/openapi/github/queries.json");
 
-const { values: flags } = parseArgs({ options: { semantic: { type: "boolean" }, vectors: { type: "string" }, samples: { type: "string" }, child: { type: "string" }, index: { type: "string" } } });
+const { values: flags } = benchArgs(import.meta.url, { options: { semantic: { type: "boolean" }, vectors: { type: "string" }, samples: { type: "string" }, child: { type: "string" }, index: { type: "string" } } });
 
 const lib = await import(DIST).catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npm run build\n`);

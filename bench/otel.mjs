@@ -14,9 +14,9 @@
  *   stdout: one JSON line per case  {"case","sdk","median_us","p90_us","target_us","within_target"}
  */
 import { createServer } from "node:http";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./lib.mjs";
 
-const { values } = parseArgs({ options: { batches: { type: "string", default: "31" }, per: { type: "string", default: "2000" } } });
+const { values } = benchArgs(import.meta.url, { options: { batches: { type: "string", default: "31" }, per: { type: "string", default: "2000" } } });
 const BATCHES = Number(values.batches);
 const PER = Number(values.per);
 

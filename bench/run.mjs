@@ -17,8 +17,7 @@ import { copyFile, mkdir, readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter } from "./lib.mjs";
+import { closeIpcEcho, ipcEcho, measure, printJsonLine, printTable, resultRow, summarize, timed, withTempDir, noopAdapter, benchArgs } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json, or npm run bench\n`);
@@ -268,7 +267,7 @@ async function coldRows() {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" } } });
+  const { values } = benchArgs(import.meta.url, { options: { strict: { type: "boolean", default: false }, only: { type: "string" } } });
   const cases = CASES.filter((c) => values.only === undefined || c.name.includes(values.only));
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   process.stderr.write(`ts-code-mode bench — node ${process.version}, ${os.platform()} ${os.arch()}, ${cpu} ×${os.cpus().length}\n`);

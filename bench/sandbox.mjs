@@ -17,8 +17,7 @@
  */
 import path from "node:path";
 import os from "node:os";
-import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, noopAdapter } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, timed, withTempDir, noopAdapter, benchArgs } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, SandboxExecutor, Session, ToolRegistry } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -173,7 +172,7 @@ const CASES = [
 ];
 
 async function main() {
-  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" } } });
+  const { values } = benchArgs(import.meta.url, { options: { strict: { type: "boolean", default: false }, only: { type: "string" } } });
   const cases = CASES.filter((c) => values.only === undefined || c.name.includes(values.only));
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   process.stderr.write(`ts-code-mode sandbox bench — node ${process.version}, ${os.platform()} ${os.arch()}, ${cpu} ×${os.cpus().length}\n`);

@@ -24,8 +24,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, untilIndexed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, syntheticThenReal, timed, untilIndexed, withTempDir, benchArgs } from "./lib.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 const DIST = path.resolve(path.dirname(SELF), "../dist/index.js");
@@ -187,7 +186,7 @@ async function childMain(mode, dir) {
 
 // ---- main --------------------------------------------------------------------------------------
 
-const { values: argv, positionals } = parseArgs({ options: { strict: { type: "boolean" }, quick: { type: "boolean" }, child: { type: "string" } }, allowPositionals: true });
+const { values: argv, positionals } = benchArgs(import.meta.url, { options: { strict: { type: "boolean" }, quick: { type: "boolean" }, child: { type: "string" } }, allowPositionals: true });
 if (argv.child) await childMain(argv.child, positionals[0]);
 
 const quick = Boolean(argv.quick);

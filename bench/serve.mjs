@@ -14,9 +14,9 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./lib.mjs";
 
-const { values } = parseArgs({ options: { clients: { type: "string", default: "20" }, runs: { type: "string", default: "100" }, executor: { type: "string", default: "subprocess" } } });
+const { values } = benchArgs(import.meta.url, { options: { clients: { type: "string", default: "20" }, runs: { type: "string", default: "100" }, executor: { type: "string", default: "subprocess" } } });
 const CLIENTS = Number(values.clients);
 const RUNS = Number(values.runs);
 const TOKEN = "bench-token-0123456789abcdef";

@@ -11,8 +11,7 @@
  * identical sources.
  */
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { withTempDir } from "./lib.mjs";
+import { withTempDir, benchArgs } from "./lib.mjs";
 
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, SandboxExecutor } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`soak: cannot load ../dist/index.js (${err.message}); run npm run build first\n`);
@@ -24,7 +23,7 @@ if (typeof globalThis.gc !== "function") {
   process.exit(2);
 }
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "20000" }, every: { type: "string", default: "1000" }, only: { type: "string" } } });
+const { values } = benchArgs(import.meta.url, { options: { runs: { type: "string", default: "20000" }, every: { type: "string", default: "1000" }, only: { type: "string" } } });
 const RUNS = Number(values.runs);
 const EVERY = Number(values.every);
 

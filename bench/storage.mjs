@@ -16,8 +16,7 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { measure, printJsonLine, printTable, resultRow, startRedis, syntheticThenReal, timed, untilIndexed, withTempDir } from "./lib.mjs";
+import { measure, printJsonLine, printTable, resultRow, startRedis, syntheticThenReal, timed, untilIndexed, withTempDir, benchArgs } from "./lib.mjs";
 
 const { FileStorage, RedisStorage, SearchSetup, SemanticRanker, UseLiteEmbedder, WorkflowLibrary } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npx tsc -p tsconfig.build.json\n`);
@@ -202,7 +201,7 @@ async function mapLimit(items, limit, fn) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { strict: { type: "boolean", default: false }, only: { type: "string" }, large: { type: "boolean", default: false }, float: { type: "boolean", default: false } } });
+  const { values } = benchArgs(import.meta.url, { options: { strict: { type: "boolean", default: false }, only: { type: "string" }, large: { type: "boolean", default: false }, float: { type: "boolean", default: false } } });
   const cases = CASES.filter((c) => values.only === undefined || c.name.includes(values.only));
   const cpu = os.cpus()[0]?.model ?? "unknown cpu";
   process.stderr.write(`ts-code-mode storage bench — node ${process.version}, ${os.platform()} ${os.arch()}, ${cpu} ×${os.cpus().length}\n`);

@@ -10,9 +10,8 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { printJsonLine, printTable, resultRow, withTempDir } from "./lib.mjs";
+import { printJsonLine, printTable, resultRow, withTempDir, benchArgs } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { ExecutorPool, FileStorage, Session, SubprocessExecutor, spareChildren } = await import("../dist/index.js");
@@ -82,6 +81,6 @@ export async function warmRows(rounds = 9) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { rounds: { type: "string", default: "15" } } });
+  const { values } = benchArgs(import.meta.url, { options: { rounds: { type: "string", default: "15" } } });
   printTable(await warmRows(Number(values.rounds)));
 }
