@@ -13,6 +13,8 @@
 import { readFileSync } from "node:fs";
 import { withTempDir, benchArgs } from "./lib.mjs";
 
+const { values } = benchArgs(import.meta.url, { options: { runs: { type: "string", default: "20000" }, every: { type: "string", default: "1000" }, only: { type: "string" } } });
+
 const { FileStorage, InProcessExecutor, Session, SubprocessExecutor, SandboxExecutor } = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`soak: cannot load ../dist/index.js (${err.message}); run npm run build first\n`);
   process.exit(2);
@@ -23,7 +25,6 @@ if (typeof globalThis.gc !== "function") {
   process.exit(2);
 }
 
-const { values } = benchArgs(import.meta.url, { options: { runs: { type: "string", default: "20000" }, every: { type: "string", default: "1000" }, only: { type: "string" } } });
 const RUNS = Number(values.runs);
 const EVERY = Number(values.every);
 
