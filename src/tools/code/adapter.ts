@@ -16,6 +16,7 @@ import { paramsFromInputSchema, typeTextFromSchema } from "../adapters/mcp/json-
 import type { CallContext, CallableInfo, ToolAdapter, ToolInfo } from "../protocol.js";
 import { callLabel } from "../validate.js";
 import { prepareCodeTool, type CodeTool, type PreparedCodeTool } from "./define.js";
+import { isPromiseLike, type Validation } from "./schema.js";
 
 /** Problems quoted from a failed validation. */
 const MAX_PROBLEMS = 5;
@@ -61,14 +62,27 @@ export class CodeToolAdapter implements ToolAdapter {
     return this.toolInfo;
   }
 
-  async call(callable: string | null, args: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
-    const label = callLabel(this.name, callable);
-    if (this.closed) throw new ToolError({ tool: this.name, callable, code: "INTERNAL", message: `${label}: the tool is closed` });
-    const target = callable === null ? this.single : (this.callables.get(callable) ?? null);
-    if (!target) throw new ToolError({ tool: this.name, callable, code: "NOT_FOUND", message: `${label}: no such tool` });
-    const input = await checked(target.input.validate, args, { tool: this.name, callable, label, what: "arguments", code: "INVALID_INPUT" });
-    const result = await runBounded(target, input, ctx, { tool: this.name, callable, label });
-    return checked(target.output?.validate, result, { tool: this.name, callable, label, what: "result (it does not match the tool's output schema)", code: "INTERNAL" });
+  /**
+   * Checks the arguments, runs the tool, checks its result. Written without async/await: a schema
+   * that checks synchronously (zod) adds no promise, and a call makes only the ones running the
+   * tool needs (this is every code tool call's path; each promise costs twice under the write
+   * deadline's promise hooks).
+   */
+  call(callable: string | null, args: Record<string, unknown>, ctx: CallContext): Promise<unknown> {
+    try {
+      const label = callLabel(this.name, callable);
+      if (this.closed) throw new ToolError({ tool: this.name, callable, code: "INTERNAL", message: `${label}: the tool is closed` });
+      const target = callable === null ? this.single : (this.callables.get(callable) ?? null);
+      if (!target) throw new ToolError({ tool: this.name, callable, code: "NOT_FOUND", message: `${label}: no such tool` });
+      const at: At = { tool: this.name, callable, label };
+      const input = checked(target.input.validate, args, { ...at, what: "arguments", code: "INVALID_INPUT" });
+      const result = isPromiseLike(input) ? Promise.resolve(input).then((value) => runBounded(target, value, ctx, at)) : runBounded(target, input, ctx, at);
+      const output = target.output?.validate;
+      if (!output) return result;
+      return result.then((value) => checked(output, value, { ...at, what: "result (it does not match the tool's output schema)", code: "INTERNAL" }));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async close(): Promise<void> {
@@ -95,18 +109,26 @@ interface At {
   label: string;
 }
 
-async function checked(
+/** `value` as the schema leaves it (at once when the check is synchronous), or a ToolError saying what is wrong. */
+function checked(
   validate: PreparedCodeTool["input"]["validate"],
   value: unknown,
   at: At & { what: string; code: "INVALID_INPUT" | "INTERNAL" },
-): Promise<unknown> {
+): unknown {
   if (!validate) return value;
-  let r: Awaited<ReturnType<NonNullable<typeof validate>>>;
-  try {
-    r = await validate(value);
-  } catch (e) {
+  const failed = (e: unknown): never => {
     throw new ToolError({ tool: at.tool, callable: at.callable, code: "INTERNAL", message: `${at.label}: checking the ${at.what} failed: ${e instanceof Error ? e.message : String(e)}` });
+  };
+  let r: ReturnType<typeof validate>;
+  try {
+    r = validate(value);
+  } catch (e) {
+    return failed(e);
   }
+  return isPromiseLike(r) ? r.then((v) => outcome(v, at), failed) : outcome(r, at);
+}
+
+function outcome(r: Validation, at: At & { what: string; code: "INVALID_INPUT" | "INTERNAL" }): unknown {
   if (r.ok) return r.value;
   const shown = r.problems.slice(0, MAX_PROBLEMS).map((p) => (p.length > MAX_PROBLEM_CHARS ? `${p.slice(0, MAX_PROBLEM_CHARS)}…` : p));
   const more = r.problems.length > MAX_PROBLEMS ? ` (and ${r.problems.length - MAX_PROBLEMS} more)` : "";
@@ -124,8 +146,15 @@ const NEVER_ABORTED = new AbortController().signal;
 function runBounded(target: PreparedCodeTool, args: unknown, ctx: CallContext, at: At): Promise<unknown> {
   const signal = ctx.signal ?? NEVER_ABORTED;
   if (signal.aborted) return Promise.reject(abortError(at, signal));
-  const running = (async () =>
-    target.tool.execute(args as Record<string, unknown>, { signal, toolCallId: randomUUID(), runId: ctx.runId ?? "host", executor: ctx.executor ?? "host", timeoutMs: ctx.timeoutMs }))();
+  let returned: unknown;
+  try {
+    returned = target.tool.execute(args as Record<string, unknown>, { signal, toolCallId: randomUUID(), runId: ctx.runId ?? "host", executor: ctx.executor ?? "host", timeoutMs: ctx.timeoutMs });
+  } catch (e) {
+    return Promise.reject(executeError(e, at));
+  }
+  // A tool that answered synchronously has nothing left to race the run's end against.
+  if (!isPromiseLike(returned)) return Promise.resolve(returned);
+  const running = Promise.resolve(returned);
   if (!ctx.signal && ctx.timeoutMs === undefined) return running.catch((e: unknown) => Promise.reject(executeError(e, at)));
   return new Promise((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;

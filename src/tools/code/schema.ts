@@ -48,8 +48,23 @@ export type InferSchema<S> = S extends StandardSchemaV1<unknown, infer O> ? O : 
 export interface NormalizedSchema {
   /** JSON Schema of the value (computed on first read); undefined when the library gives none. */
   jsonSchema(): Record<string, unknown> | undefined;
-  /** The schema's own check; undefined for a plain JSON Schema. Resolves to the (transformed) value or the problems. */
-  validate: ((value: unknown) => Promise<{ ok: true; value: unknown } | { ok: false; problems: string[] }>) | undefined;
+  /**
+   * The schema's own check; undefined for a plain JSON Schema. Gives the (transformed) value or the
+   * problems: at once when the library checks synchronously (zod without async refinements), else
+   * as a promise. A promise per check was two per code tool call, each call.
+   */
+  validate: ((value: unknown) => Validation | Promise<Validation>) | undefined;
+}
+
+export type Validation = { ok: true; value: unknown } | { ok: false; problems: string[] };
+
+export function isPromiseLike<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
+  return typeof (v as { then?: unknown } | null)?.then === "function";
+}
+
+/** `f(value)` when `value` is at hand, else once it resolves. */
+export function thenOrNow<T, R>(value: T | PromiseLike<T>, f: (v: T) => R): R | Promise<R> {
+  return isPromiseLike(value) ? Promise.resolve(value).then(f) : f(value);
 }
 
 const AI_SDK_SCHEMA = Symbol.for("vercel.ai.schema");
@@ -107,10 +122,7 @@ export function normalizeSchema(schema: unknown, where: string): NormalizedSchem
     return {
       jsonSchema: once(() => asJsonObject(schema.jsonSchema, where)),
       validate: check
-        ? async (value) => {
-            const r = await check(value);
-            return r.success ? { ok: true, value: r.value } : { ok: false, problems: [r.error.message] };
-          }
+        ? (value) => thenOrNow(check(value), (r): Validation => (r.success ? { ok: true, value: r.value } : { ok: false, problems: [r.error.message] }))
         : undefined,
     };
   }
@@ -123,10 +135,7 @@ export function normalizeSchema(schema: unknown, where: string): NormalizedSchem
         // A library without JSON Schema output: discovery shows loose types, and its validator checks calls.
         return undefined;
       }),
-      validate: async (value) => {
-        const r = await std.validate(value);
-        return r.issues ? { ok: false, problems: r.issues.map(issueText) } : { ok: true, value: r.value };
-      },
+      validate: (value) => thenOrNow(std.validate(value), (r): Validation => (r.issues ? { ok: false, problems: r.issues.map(issueText) } : { ok: true, value: r.value })),
     };
   }
   if (isObject(schema) && !Array.isArray(schema) && typeof schema !== "function") {

@@ -129,6 +129,19 @@ describe("the tools option", () => {
     }
   });
 
+  it("checks with a schema that validates asynchronously (async refinements), arguments and result", async () => {
+    const positive = z.object({ n: z.number() }).refine(async (v) => (await Promise.resolve(v.n)) > 0, "n must be positive");
+    const slow = defineTool({ name: "slow", description: "", input: positive, output: positive, execute: async ({ n }) => ({ n: n - 5 }) });
+    const s = await session({ tools: [slow] });
+    try {
+      expect((await s.run(`(await tools.slow({ n: 9 })).n`)).value).toBe(4);
+      expect((await s.run(`await tools.slow({ n: -1 })`)).error?.message).toMatch(/tools\.slow: invalid arguments: n must be positive/);
+      expect((await s.run(`await tools.slow({ n: 2 })`)).error?.message).toMatch(/tools\.slow: invalid result .*n must be positive/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("checks the result against the output schema", async () => {
     const liar = defineTool({ name: "liar", description: "", input: z.object({}), output: z.object({ n: z.number() }), execute: () => ({ n: "x" }) as never });
     const s = await session({ tools: [liar] });
