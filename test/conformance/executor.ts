@@ -151,6 +151,15 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       return session;
     }
 
+    /**
+     * One started session with the defaults for the tools and artifacts namespaces and the host
+     * facade: their tests use names of their own, create no workflows (the facade lists them
+     * exactly) and neither restart nor reset the guest, so one executor start (seconds for a
+     * container) serves the three.
+     */
+    let namespaces: Promise<Session> | undefined;
+    const namespacesSession = (): Promise<Session> => (namespaces ??= openSession());
+
     /** Runs code that must succeed and returns its value; a failure shows the agent's error. */
     async function value(session: Session, code: string, runOptions?: RunOptions): Promise<unknown> {
       const r = await session.run(code, runOptions);
@@ -646,7 +655,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     describe("tools namespace", () => {
       let s: Session;
       beforeAll(async () => {
-        s = await openSession();
+        s = await namespacesSession();
       });
 
       it("list() gives every example tool with its callables and their signatures", async () => {
@@ -1071,7 +1080,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     describe("artifacts namespace", () => {
       let s: Session;
       beforeAll(async () => {
-        s = await openSession();
+        s = await namespacesSession();
       });
 
       it("a string comes back as the same string", async () => {
@@ -1214,7 +1223,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       describe("a started session: its capabilities, and the host facade sees the same data as the guest", () => {
         let s: Session;
         beforeAll(async () => {
-          s = await openSession();
+          s = await namespacesSession();
         });
 
         // No session of its own: an executor start is seconds for a container, and the report is the same.
