@@ -44,13 +44,10 @@ const OWN_PROCESS = [
   "test/storage/file.test.ts",
   "test/storage/replace-races.test.ts",
   "test/tools/openapi/index.test.ts",
-  // Pyodide files. Pyodide runs inside deno processes, not in this one (an older reason here said
-  // otherwise); sandbox-pyodide sets process.env, and the other three have not been checked for
-  // sharing a worker yet (about 3 s each on the CI)
-  "test/execution/sandbox-pyodide.test.ts",
-  "test/execution/py-code-mode-compat.test.ts",
-  "test/matrix/python-sandbox.test.ts",
-  "test/security/sandbox-escape.test.ts",
+  // The Pyodide files share a worker: Pyodide runs inside deno processes, not in this one;
+  // sandbox-pyodide puts back the variables it sets (setEnv), and the snapshot caches it checks
+  // are folders of its own; sandbox-escape compares this process's globals before and after its own
+  // tests only; py-code-mode-compat and matrix/python-sandbox close what they start.
 ];
 
 export default defineConfig({

@@ -1,21 +1,19 @@
 /** `ts-code-mode init`, `tools …` and `workflows …` against a real base folder. */
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
+import { cleanup, cli, ensureBuilt, initTemplate, tempDir, type InitTemplate } from "./harness.js";
 
 let dir: string;
-/** A folder holding `base`, made by one `init`: the tests that need an initialised base get a copy. */
-let template: string;
+/** The base one `init` made: the tests that need an initialised base get a copy. */
+let template: InitTemplate;
 
 beforeAll(ensureBuilt);
 beforeAll(async () => {
-  template = await tempDir();
-  const r = await cli(["init", "--base", "base"], { cwd: template, timeoutMs: 90_000 });
-  expect(r.code).toBe(0);
+  template = await initTemplate();
 }, 120_000);
 afterAll(async () => {
-  await cleanup(template);
+  await template?.close();
 });
 beforeEach(async () => {
   dir = await tempDir();
@@ -29,12 +27,9 @@ async function onBase(args: string[]) {
   return cli([...args, "--base", "base"], { cwd: dir });
 }
 
-/**
- * The base `init` makes, copied: a CLI start costs seconds on a loaded machine, a copy milliseconds.
- * `init` itself is tested in its own describe; init writes no absolute paths (so a copy is the same base).
- */
+/** The base `init` makes, copied (`init` itself is tested in its own describe). */
 async function initBase(): Promise<void> {
-  await cp(path.join(template, "base"), path.join(dir, "base"), { recursive: true, preserveTimestamps: true });
+  await template.copyTo(dir);
 }
 
 /** A stack trace has lines starting with "    at ". */

@@ -4,7 +4,7 @@
  * so a lock folder keeps two of them from writing dist at the same time.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -98,6 +98,32 @@ export async function tempDir(): Promise<string> {
 
 export async function cleanup(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * The base `init` makes, made by one `init` (a file's beforeAll) and copied for each test that
+ * needs an initialised base: a CLI start costs seconds on a loaded machine, a copy milliseconds.
+ * init writes no absolute paths, so a copy is the same base; test/cli/commands.test.ts tests init
+ * itself.
+ */
+export interface InitTemplate {
+  /** Copies the base to `<dir>/<name>` (default `base`); its path. */
+  copyTo(dir: string, name?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function initTemplate(): Promise<InitTemplate> {
+  const folder = await tempDir();
+  const r = await cli(["init", "--base", "base"], { cwd: folder, timeoutMs: 90_000 });
+  if (r.code !== 0) throw new Error(`init exited ${r.code}: ${r.stderr}`);
+  return {
+    copyTo: async (dir, name = "base") => {
+      const to = path.join(dir, name);
+      await cp(path.join(folder, "base"), to, { recursive: true, preserveTimestamps: true });
+      return to;
+    },
+    close: () => cleanup(folder),
+  };
 }
 
 /** A CLI server process (`serve`, `mcp --http`) and the URL it logged. */

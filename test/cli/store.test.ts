@@ -10,7 +10,7 @@ import { loadToolDocuments } from "../../src/storage/redis/tools.js";
 import { createToolAdapter, defaultToolFactories } from "../../src/tools/adapters/index.js";
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { deleteKeys, freePort, startRedis, uniquePrefix, type RedisServer } from "../helpers/redis.js";
-import { cleanup, cli, ensureBuilt, MAIN, tempDir } from "./harness.js";
+import { cleanup, cli, ensureBuilt, initTemplate, MAIN, tempDir, type InitTemplate } from "./harness.js";
 import { markedShellBlock, runDocShell } from "../helpers/docs.js";
 
 let server: RedisServer;
@@ -18,10 +18,15 @@ let dir: string;
 let prefix: string;
 const open: RedisStorage[] = [];
 
+/** The base one `init` made (harness.ts's initTemplate): the tests that need one get a copy. */
+let template: InitTemplate;
+
 beforeAll(async () => {
   [server] = await Promise.all([startRedis(), ensureBuilt()]);
-});
+  template = await initTemplate();
+}, 120_000);
 afterAll(async () => {
+  await template?.close();
   await server?.close();
 });
 beforeEach(async () => {
@@ -58,9 +63,7 @@ function redis(workspaceId?: string): RedisStorage {
 }
 
 async function initBase(): Promise<string> {
-  const r = await cli(["init", "--base", "base"], { cwd: dir });
-  expect(r.code).toBe(0);
-  return path.join(dir, "base");
+  return template.copyTo(dir);
 }
 
 describe("store bootstrap", () => {

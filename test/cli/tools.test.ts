@@ -4,12 +4,20 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { cleanup, cli, ensureBuilt, tempDir } from "./harness.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { cleanup, cli, ensureBuilt, initTemplate, tempDir, type InitTemplate } from "./harness.js";
 
 let dir: string;
+/** The base one `init` made (harness.ts's initTemplate): the tests that need one get a copy. */
+let template: InitTemplate;
 
-beforeAll(ensureBuilt);
+beforeAll(async () => {
+  await ensureBuilt();
+  template = await initTemplate();
+}, 120_000);
+afterAll(async () => {
+  await template?.close();
+});
 beforeEach(async () => {
   dir = await tempDir();
 });
@@ -18,8 +26,7 @@ afterEach(async () => {
 });
 
 async function initBase(): Promise<void> {
-  const r = await cli(["init", "--base", "base"], { cwd: dir });
-  expect(r.code).toBe(0);
+  await template.copyTo(dir);
 }
 
 function onBase(args: string[]) {

@@ -151,6 +151,16 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       return session;
     }
 
+    /**
+     * One started session with the defaults for the REPL, cancellation, tools and artifacts blocks
+     * and the host facade: their tests use variable, artifact and tool names of their own and
+     * create no workflows (the facade lists them exactly); a timeout or cancel that restarts the
+     * guest loses only variables, which no later block reads. One executor start (seconds for a
+     * container) serves the five; reset, workflows, skills and the lifecycle tests open their own.
+     */
+    let shared: Promise<Session> | undefined;
+    const sharedSession = (): Promise<Session> => (shared ??= openSession());
+
     /** Runs code that must succeed and returns its value; a failure shows the agent's error. */
     async function value(session: Session, code: string, runOptions?: RunOptions): Promise<unknown> {
       const r = await session.run(code, runOptions);
@@ -186,7 +196,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     describe("REPL semantics", () => {
       let s: Session;
       beforeAll(async () => {
-        s = await openSession();
+        s = await sharedSession();
       });
 
       replTest("strips TypeScript: interfaces, type aliases, generics, `as`, `!`, annotations, access modifiers", async () => {
@@ -548,7 +558,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     describe("cancellation (RunOptions.signal) and streamed output (RunOptions.onOutput)", () => {
       let s: Session;
       beforeAll(async () => {
-        s = await openSession();
+        s = await sharedSession();
       });
 
       /** Runs `code` (which prints before it loops) and aborts as soon as its first output arrives. */
@@ -646,7 +656,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     describe("tools namespace", () => {
       let s: Session;
       beforeAll(async () => {
-        s = await openSession();
+        s = await sharedSession();
       });
 
       it("list() gives every example tool with its callables and their signatures", async () => {
@@ -1071,7 +1081,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
     describe("artifacts namespace", () => {
       let s: Session;
       beforeAll(async () => {
-        s = await openSession();
+        s = await sharedSession();
       });
 
       it("a string comes back as the same string", async () => {
@@ -1214,7 +1224,7 @@ export function executorConformance(name: string, factory: ExecutorFactory, opti
       describe("a started session: its capabilities, and the host facade sees the same data as the guest", () => {
         let s: Session;
         beforeAll(async () => {
-          s = await openSession();
+          s = await sharedSession();
         });
 
         // No session of its own: an executor start is seconds for a container, and the report is the same.

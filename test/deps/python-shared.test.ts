@@ -76,7 +76,8 @@ describe("Python deps configured by the operator, listed on Redis", () => {
 
   it("deps.add on one machine writes the shared Redis list; a second machine installs it into its own venv on start", async () => {
     const prefix = uniquePrefix("pyshared");
-    const a = await onMachine("a2", prefix);
+    // Machine "a" again: its venv is made already (a venv costs seconds); "b" is the new machine.
+    const a = await onMachine("a", prefix);
     const added = await a.run(`deps.add(${JSON.stringify(ADDED)})`, { timeoutMs: 240_000 });
     expect(added.value).toEqual({ installed: [ADDED], alreadyPresent: [], failed: [] });
     // The list is on Redis, under its own key; the npm list is untouched.

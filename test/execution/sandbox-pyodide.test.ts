@@ -20,14 +20,13 @@ import { Session } from "../../src/session.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
 import { executorConformance, EXAMPLE_TOOLS_PATH } from "../conformance/executor.js";
 import { isAlive } from "../mcp/harness.js";
+import { setEnv } from "../helpers/env.js";
 import { waitFor } from "../helpers/processes.js";
 
-// Snapshots (pyodide-snapshot.ts) go to a cache folder of this file's, not the user's.
-const cacheDir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-cache-"));
-process.env.TCM_PYODIDE_CACHE_DIR = cacheDir;
-afterAll(async () => {
-  await rm(cacheDir, { recursive: true, force: true });
-});
+// The first two blocks start from the tests' shared snapshot cache (vitest.config.ts's
+// TCM_PYODIDE_CACHE_DIR: made once per machine, not in the user's ~/.cache); the snapshot block
+// below makes its own in folders of its own. This file shares its worker with later files
+// (vitest.config.ts): what it sets in process.env it puts back (setEnv).
 
 executorConformance("SandboxExecutor (python, Pyodide in deno)", (opts) => new SandboxExecutor({ language: "python", ...opts }), { language: "python" });
 
@@ -189,14 +188,15 @@ describe("SandboxExecutor with language python in an ExecutorPool", () => {
 describe("SandboxExecutor with language python from a memory snapshot", () => {
   const dirs: string[] = [];
   let snapDir: string;
+  let restoreEnv: (() => void) | undefined;
 
   beforeAll(async () => {
     snapDir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-snap-"));
-    process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+    restoreEnv = setEnv({ TCM_PYODIDE_CACHE_DIR: snapDir });
   });
 
   afterAll(async () => {
-    process.env.TCM_PYODIDE_CACHE_DIR = cacheDir;
+    restoreEnv?.();
     await Promise.all([snapDir, ...dirs].map((d) => rm(d, { recursive: true, force: true })));
   });
 
@@ -254,15 +254,13 @@ describe("SandboxExecutor with language python from a memory snapshot", () => {
   it("TCM_PYODIDE_SNAPSHOT=off: no snapshot is made or read", async () => {
     const own = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-nosnap-"));
     dirs.push(own);
-    process.env.TCM_PYODIDE_CACHE_DIR = own;
-    process.env.TCM_PYODIDE_SNAPSHOT = "off";
+    const restore = setEnv({ TCM_PYODIDE_CACHE_DIR: own, TCM_PYODIDE_SNAPSHOT: "off" });
     try {
       const r = await inNewSession("6 * 7");
       expect(r.value).toBe(42);
       expect(await readdir(own).catch(() => [])).toEqual([]);
     } finally {
-      delete process.env.TCM_PYODIDE_SNAPSHOT;
-      process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+      restore();
     }
   }, 240_000);
 
@@ -270,7 +268,7 @@ describe("SandboxExecutor with language python from a memory snapshot", () => {
     const own = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-closed-"));
     const dir = await mkdtemp(path.join(os.tmpdir(), "tcm-pyodide-snaprun-"));
     dirs.push(own, dir);
-    process.env.TCM_PYODIDE_CACHE_DIR = own;
+    const restore = setEnv({ TCM_PYODIDE_CACHE_DIR: own });
     // This test process's own children running the maker program (pyodide-snapshot.ts).
     const makers = () => execFileSync("ps", ["--ppid", String(process.pid), "-o", "pid=,args="], { encoding: "utf8" }).split("\n").filter((l) => l.includes("maker.js"));
     try {
@@ -282,7 +280,7 @@ describe("SandboxExecutor with language python from a memory snapshot", () => {
       await waitFor(() => makers().length === 0, "the maker to end", 10_000);
       expect(await readdir(own).catch(() => [])).toEqual([]);
     } finally {
-      process.env.TCM_PYODIDE_CACHE_DIR = snapDir;
+      restore();
     }
   }, 240_000);
 

@@ -141,11 +141,22 @@ const HTTP_AS_STDIO: ReadonlySet<ExecutorId> = new Set<ExecutorId>(["in-process"
 const HTTP_AS_STDIO_NOTE =
   "this executor's mcp-stdio cell: `mcp --http` builds each client's session with the same executor factory, and this executor cannot prestart, so no --spare-executors pool is involved; the HTTP transport is run by the other mcp-http cells (remote without spares; subprocess, subprocess-shared, sandbox-deno, python, python-sandbox with them)";
 
+/**
+ * The converse, so that each executor is run through `mcp` once: where the mcp-http cell runs (the
+ * executor prestarts, or is remote), the mcp-stdio cell is that cell minus the HTTP transport. Both
+ * build the session's executor with the same `newExecutor` (src/cli/commands/mcp.ts) and serve it
+ * with the same run_code; what stdio adds (one session, started once the handshake is done) does not
+ * depend on the executor, and the mcp-stdio cells of in-process, sandbox-quickjs and container run it.
+ */
+const STDIO_AS_HTTP_NOTE =
+  "this executor's mcp-http cell: `mcp` over stdio builds its one session with the same executor factory (newExecutor in src/cli/commands/mcp.ts) and the same run_code; the stdio transport and its start after the handshake do not depend on the executor and are run by the mcp-stdio cells of in-process, sandbox-quickjs and container";
+
 export function expectedFrontEnd(executor: ExecutorId, frontEnd: FrontEndId): Outcome {
   const adapterTest = ADAPTER_TESTS[frontEnd];
   if (adapterTest) return { kind: "same-as", cell: `the library's: the adapter takes a Session of any executor and calls its run_code (${adapterTest} runs it end to end)` };
   if (frontEnd === "library") return { kind: "same-as", cell: "the capability table above" };
   if (frontEnd === "mcp-http" && HTTP_AS_STDIO.has(executor)) return { kind: "same-as", cell: HTTP_AS_STDIO_NOTE };
+  if (frontEnd === "mcp-stdio" && !HTTP_AS_STDIO.has(executor)) return { kind: "same-as", cell: STDIO_AS_HTTP_NOTE };
   if (executor === "remote" && frontEnd === "agents") return works('code_mode.executor "remote" with remote.url / token_env');
   return works();
 }

@@ -3,7 +3,9 @@
  * over HTTP (the built CLI, as users start it) and the agent runtime (project.json code_mode,
  * scripted model). Each cell runs one composite probe in a fresh base folder: a CLI tool call, a
  * workflow created and called, an artifact saved and loaded; the value proves all three happened
- * where the front end says. The framework adapters are the cells test/adapters/* run.
+ * where the front end says. The framework adapters are the cells test/adapters/* run. Each executor
+ * goes through `mcp` once: over HTTP where that differs from stdio by more than the transport
+ * (spares, remote), else over stdio (cells.ts says which cell stands for which).
  */
 import { cp, mkdir } from "node:fs/promises";
 import path from "node:path";

@@ -1,7 +1,14 @@
 /**
- * The package as users get it: `npm pack` from a clean copy of the project (tracked files only, no
- * dist), installed from the tarball into an empty folder with `npm install`, then its bin run the
- * way a user runs it: --version, init, run, and `mcp` answering tools/list over stdio.
+ * The package as users get it: `npm pack` from a clean copy of the project (tracked files only)
+ * with the dist `npm run build` made, installed from the tarball into an empty folder with
+ * `npm install`, then its bin run the way a user runs it: --version, init, run, and `mcp` answering
+ * tools/list over stdio.
+ *
+ * The copy is packed with --ignore-scripts and the repository's dist rather than letting `prepack`
+ * build a second dist from the same sources (a whole tsc + bundle run: most of this file's time on
+ * a loaded CI machine). That dist is the one CI's `npm test` builds in its fresh clone first, so the
+ * tarball is the same; what `prepack` adds (removing dist first, then `npm run build`) is checked
+ * below from package.json.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
@@ -9,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOC_FIGURES_RE, INSTALL_DOC, installTarball, measureInstall } from "../../scripts/install-size.mjs";
-import { REPO } from "../cli/harness.js";
+import { ensureBuilt, REPO } from "../cli/harness.js";
 import { connectStdio } from "../mcp/harness.js";
 
 const MINUTES = 60_000;
@@ -37,13 +44,16 @@ async function cleanCopy(to: string): Promise<void> {
   }
   // The build tools only; `npm ci` would give the same.
   await symlink(path.join(REPO, "node_modules"), path.join(to, "node_modules"));
+  // What `npm run build` made (ensureBuilt rebuilds it when a source file is newer).
+  await cp(path.join(REPO, "dist"), path.join(to, "dist"), { recursive: true });
 }
 
 beforeAll(async () => {
+  await ensureBuilt();
   tmp = await mkdtemp(path.join(os.tmpdir(), "tcm-pack-"));
   const clone = path.join(tmp, "clone");
   await cleanCopy(clone);
-  const report = JSON.parse(sh("npm", ["pack", "--json", "--pack-destination", tmp], clone)) as { filename: string; files: { path: string }[] }[];
+  const report = JSON.parse(sh("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", tmp], clone)) as { filename: string; files: { path: string }[] }[];
   tarball = path.join(tmp, report[0]!.filename);
   packed = report[0]!.files.map((f) => f.path);
   // Installed the way scripts/install-size.mjs installs what it measures (the figures docs/install.md quotes).
@@ -63,6 +73,12 @@ function runBin(args: string[]) {
 }
 
 describe("npm pack + install from the tarball", () => {
+  it("packing builds dist from scratch: prepack removes dist, then runs `npm run build` (the build CI runs first)", async () => {
+    const { scripts } = JSON.parse(await readFile(path.join(REPO, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    expect(scripts["prepack"]).toBe(`node -e "require('node:fs').rmSync('dist',{recursive:true,force:true})" && npm run build`);
+    expect(scripts["build"]).toMatch(/^tsc -p tsconfig\.build\.json && .* && node scripts\/bundle\.mjs && chmod \+x dist\/cli\/main\.js$/);
+  });
+
   it("ships the built dist, the LICENSE and no test or source folders", async () => {
     expect(packed).toContain("dist/cli/main.js");
     expect(packed).toContain("dist/index.js");
