@@ -146,6 +146,54 @@ const PROCESS_CHUNKS = {
   groups: [{ name: "tool-adapters", test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host|mcp[\\/]json-schema)\.js$/.test(id) }],
 };
 
+/**
+ * Library entries that keep a chunk graph of their own (libraryGroups): the early child's start,
+ * which must run before the rest of the library is read, and the toolable authoring API, imported
+ * by every toolable tool process.
+ */
+const OWN_GRAPH_ENTRIES = [EARLY_START, "./dist/toolable/index.js"].map((f) => f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""));
+
+/**
+ * The library build's chunk groups, from a first build's chunk graph (issue 42, cold start): every
+ * module the main entry loads statically goes into one chunk, except those of OWN_GRAPH_ENTRIES,
+ * which keep theirs (one chunk each). Split the way the entries share modules, the main entry's
+ * import read ~60 chunks, and each module costs the ESM loader a resolve, an open, a read and a
+ * link of its own: one chunk took ~80 ms of CPU off `import("ts-code-mode")` (330 → 250 ms, node
+ * 20). The other entries (mcp, ai, langchain, openai-agents) load that chunk whole where they used
+ * to load part of it: they use the session and executors anyway. What the main entry imports
+ * dynamically (QuickJS, containers, tool adapters...) stays in chunks of its own, loaded on use.
+ */
+function libraryGroups(output) {
+  const chunks = new Map(output.filter((c) => c.type === "chunk").map((c) => [c.fileName, c]));
+  const entry = (name) => [...chunks.values()].find((c) => c.isEntry && c.name === name) ?? fail(`no entry chunk ${name}`);
+  /** The modules of `name`'s entry chunk and of every chunk it imports statically, transitively. */
+  const staticModules = (name) => {
+    const seen = new Set();
+    const stack = [entry(name).fileName];
+    while (stack.length) {
+      const file = stack.pop();
+      if (seen.has(file)) continue;
+      seen.add(file);
+      stack.push(...chunks.get(file).imports.filter((f) => chunks.has(f)));
+    }
+    return new Set([...seen].flatMap((f) => chunks.get(f).moduleIds));
+  };
+  const own = OWN_GRAPH_ENTRIES.map((name) => ({ name, ids: staticModules(name) }));
+  const main = staticModules(MAIN_LIBRARY);
+  return {
+    groups: [
+      // A higher priority wins a module two groups match: a library module's dependency that is one
+      // of these stays in its own group instead of being pulled into the library's.
+      ...own.map(({ name, ids }, i) => ({ name: `${path.posix.basename(name)}-graph`, test: (id) => ids.has(id), priority: own.length + 1 - i })),
+      { name: "library", test: (id) => main.has(id) && !own.some(({ ids }) => ids.has(id)), priority: 0 },
+    ],
+  };
+}
+
+function fail(message) {
+  throw new Error(message);
+}
+
 // Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.
 const builds = [];
 /** The names the main entry exports (its bundle's), which dist/index.js re-exports. */
@@ -153,7 +201,7 @@ let mainExports = null;
 /** Files of packages in node_modules that ended up in a chunk (BUNDLED_PACKAGES and what they import). */
 const bundledFiles = new Set();
 for (const [input, chunkDir, codeSplitting] of [
-  [library, "_chunks", undefined],
+  [library, "_chunks", libraryGroups],
   [processes, "_proc", PROCESS_CHUNKS],
   [child, "_proc", false],
 ]) {
@@ -161,7 +209,7 @@ for (const [input, chunkDir, codeSplitting] of [
     input,
     platform: "node",
     // The process entries' exports are read by nobody; the chunk groups may add to them.
-    ...(codeSplitting !== undefined ? { preserveEntrySignatures: "allow-extension" } : {}),
+    ...(codeSplitting !== undefined && typeof codeSplitting !== "function" ? { preserveEntrySignatures: "allow-extension" } : {}),
     // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
     external: isExternal,
     plugins: [zodOnFirstUse, keepModuleUrls],
@@ -178,9 +226,11 @@ for (const [input, chunkDir, codeSplitting] of [
     sourcemap: false,
     charset: "ascii",
     comments: { legal: true, annotation: true, jsdoc: false },
-    ...(codeSplitting !== undefined ? { codeSplitting } : {}),
+    ...(codeSplitting !== undefined && typeof codeSplitting !== "function" ? { codeSplitting } : {}),
   };
-  const generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
+  let generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
+  // Groups computed from the chunk graph: a second generate with them.
+  if (typeof codeSplitting === "function") generated = await bundle.generate(Object.assign(output, { codeSplitting: codeSplitting(generated.output) }));
   for (const chunk of generated.output) if (chunk.type === "chunk") for (const id of chunk.moduleIds) if (id.includes(NODE_MODULES)) bundledFiles.add(id);
   for (const chunk of generated.output) if (chunk.type === "chunk" && chunk.isEntry && chunk.name === MAIN_LIBRARY) mainExports = chunk.exports;
   builds.push({ bundle, output });
