@@ -141,10 +141,69 @@ for (const file of [...Object.values(library), ...Object.values(processes), ...O
  * (event lines) and mcp/json-schema.js (code tools' schemas) are used on the run path too, so they
  * stay out of the group.
  */
-const PROCESS_CHUNKS = {
-  includeDependenciesRecursively: false,
-  groups: [{ name: "tool-adapters", test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host|mcp[\\/]json-schema)\.js$/.test(id) }],
+const TOOL_ADAPTERS_GROUP = {
+  name: "tool-adapters",
+  test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host|mcp[\\/]json-schema)\.js$/.test(id),
+  priority: 1,
 };
+
+/**
+ * The modules the bin loads by a dynamic import on its way to a `run` (issue 42, cold start): the
+ * command runner, its helpers, the default executor. With what they and the bin import statically
+ * they form one chunk, "run" (processGroups), where they used to be ~60 chunks: the ESM loader
+ * resolves, opens, reads and links each one on the way to the first result. A command that shares
+ * modules with `run` (mcp, tools, ...) loads that chunk; the rest of its code stays apart.
+ */
+const RUN_PATH = ["cli/package-root.js", "cli/shared.js", "cli/commands/run.js", "cli/tools-module.js", "execution/subprocess/executor.js", "execution/subprocess/shared-children.js"].map((f) => path.join(DIST, f));
+
+/** The process build's groups, from a first build's chunk graph: the container entry's graph (the image holds it), the tool adapters, the run path (RUN_PATH). */
+function processGroups(output) {
+  const graph = chunkGraph(output);
+  const container = graph.staticModules(graph.entry("execution/container/entry"));
+  const runChunks = [graph.entry("cli/main"), ...[...graph.chunks.values()].filter((c) => c.isDynamicEntry && RUN_PATH.includes(c.facadeModuleId))];
+  if (runChunks.length !== RUN_PATH.length + 1) throw new Error(`RUN_PATH names a module that is not imported dynamically: ${RUN_PATH.filter((f) => !runChunks.some((c) => c.facadeModuleId === f)).join(", ")}`);
+  const run = new Set(runChunks.flatMap((c) => [...graph.staticModules(c)]));
+  for (const set of [run, container]) for (const id of graph.entryModules) set.delete(id);
+  return {
+    includeDependenciesRecursively: false,
+    groups: [
+      // The container entry's graph, one chunk too: the bin's run path shares a dozen small modules with it.
+      { name: "container-graph", test: (id) => container.has(id), priority: 2 },
+      TOOL_ADAPTERS_GROUP,
+      { name: "run", test: (id) => run.has(id) && !container.has(id) && !TOOL_ADAPTERS_GROUP.test(id), priority: 0 },
+    ],
+  };
+}
+
+/** A generated build's chunks by file name, its entry chunks by name, and the modules a chunk loads statically. */
+function chunkGraph(output) {
+  const chunks = new Map(output.filter((c) => c.type === "chunk").map((c) => [c.fileName, c]));
+  const entry = (name) => {
+    const chunk = [...chunks.values()].find((c) => c.isEntry && c.name === name);
+    if (!chunk) throw new Error(`no entry chunk ${name}`);
+    return chunk;
+  };
+  /** The modules of `chunk` and of every chunk it imports statically, transitively. */
+  const staticModules = (chunk) => {
+    const seen = new Set();
+    const stack = [chunk.fileName];
+    while (stack.length) {
+      const file = stack.pop();
+      if (seen.has(file)) continue;
+      seen.add(file);
+      stack.push(...chunks.get(file).imports.filter((f) => chunks.has(f)));
+    }
+    return new Set([...seen].flatMap((f) => chunks.get(f).moduleIds));
+  };
+  /**
+   * Modules no group may take: the entries' own. An entry's top-level code runs when its chunk is
+   * evaluated, so in a shared chunk it would run for whoever imports that chunk (the early child
+   * would start at `import "ts-code-mode/mcp"`, the container entry would run inside the bin), and the
+   * bin's top-level await of a module in its own chunk would wait for itself.
+   */
+  const entryModules = new Set([...chunks.values()].filter((c) => c.isEntry && c.facadeModuleId).map((c) => c.facadeModuleId));
+  return { chunks, entry, staticModules, entryModules };
+}
 
 /**
  * Library entries that keep a chunk graph of their own (libraryGroups): the early child's start,
@@ -164,22 +223,10 @@ const OWN_GRAPH_ENTRIES = [EARLY_START, "./dist/toolable/index.js"].map((f) => f
  * dynamically (QuickJS, containers, tool adapters...) stays in chunks of its own, loaded on use.
  */
 function libraryGroups(output) {
-  const chunks = new Map(output.filter((c) => c.type === "chunk").map((c) => [c.fileName, c]));
-  const entry = (name) => [...chunks.values()].find((c) => c.isEntry && c.name === name) ?? fail(`no entry chunk ${name}`);
-  /** The modules of `name`'s entry chunk and of every chunk it imports statically, transitively. */
-  const staticModules = (name) => {
-    const seen = new Set();
-    const stack = [entry(name).fileName];
-    while (stack.length) {
-      const file = stack.pop();
-      if (seen.has(file)) continue;
-      seen.add(file);
-      stack.push(...chunks.get(file).imports.filter((f) => chunks.has(f)));
-    }
-    return new Set([...seen].flatMap((f) => chunks.get(f).moduleIds));
-  };
-  const own = OWN_GRAPH_ENTRIES.map((name) => ({ name, ids: staticModules(name) }));
-  const main = staticModules(MAIN_LIBRARY);
+  const graph = chunkGraph(output);
+  const own = OWN_GRAPH_ENTRIES.map((name) => ({ name, ids: graph.staticModules(graph.entry(name)) }));
+  const main = graph.staticModules(graph.entry(MAIN_LIBRARY));
+  for (const set of [main, ...own.map(({ ids }) => ids)]) for (const id of graph.entryModules) set.delete(id);
   return {
     groups: [
       // A higher priority wins a module two groups match: a library module's dependency that is one
@@ -190,10 +237,6 @@ function libraryGroups(output) {
   };
 }
 
-function fail(message) {
-  throw new Error(message);
-}
-
 // Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.
 const builds = [];
 /** The names the main entry exports (its bundle's), which dist/index.js re-exports. */
@@ -202,14 +245,14 @@ let mainExports = null;
 const bundledFiles = new Set();
 for (const [input, chunkDir, codeSplitting] of [
   [library, "_chunks", libraryGroups],
-  [processes, "_proc", PROCESS_CHUNKS],
+  [processes, "_proc", processGroups],
   [child, "_proc", false],
 ]) {
   const bundle = await rolldown({
     input,
     platform: "node",
     // The process entries' exports are read by nobody; the chunk groups may add to them.
-    ...(codeSplitting !== undefined && typeof codeSplitting !== "function" ? { preserveEntrySignatures: "allow-extension" } : {}),
+    ...(codeSplitting === processGroups ? { preserveEntrySignatures: "allow-extension" } : {}),
     // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
     external: isExternal,
     plugins: [zodOnFirstUse, keepModuleUrls],
@@ -226,7 +269,7 @@ for (const [input, chunkDir, codeSplitting] of [
     sourcemap: false,
     charset: "ascii",
     comments: { legal: true, annotation: true, jsdoc: false },
-    ...(codeSplitting !== undefined && typeof codeSplitting !== "function" ? { codeSplitting } : {}),
+    ...(typeof codeSplitting === "boolean" ? { codeSplitting } : {}),
   };
   let generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
   // Groups computed from the chunk graph: a second generate with them.
