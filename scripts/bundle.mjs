@@ -156,21 +156,29 @@ const TOOL_ADAPTERS_GROUP = {
  */
 const RUN_PATH = ["cli/package-root.js", "cli/shared.js", "cli/commands/run.js", "cli/tools-module.js", "execution/subprocess/executor.js", "execution/subprocess/shared-children.js"].map((f) => path.join(DIST, f));
 
-/** The process build's groups, from a first build's chunk graph: the container entry's graph (the image holds it), the tool adapters, the run path (RUN_PATH). */
+/**
+ * The process build's groups, from a first build's chunk graph: what the bin loads before its first
+ * dynamic import (cli/early-child.ts spawns a `run`'s child from there, so it must stay small), the
+ * container entry's graph (the image holds it), the tool adapters, and the run path (RUN_PATH).
+ */
 function processGroups(output) {
   const graph = chunkGraph(output);
+  const bin = graph.staticModules(graph.entry("cli/main"));
   const container = graph.staticModules(graph.entry("execution/container/entry"));
-  const runChunks = [graph.entry("cli/main"), ...[...graph.chunks.values()].filter((c) => c.isDynamicEntry && RUN_PATH.includes(c.facadeModuleId))];
-  if (runChunks.length !== RUN_PATH.length + 1) throw new Error(`RUN_PATH names a module that is not imported dynamically: ${RUN_PATH.filter((f) => !runChunks.some((c) => c.facadeModuleId === f)).join(", ")}`);
+  const runChunks = [...graph.chunks.values()].filter((c) => c.isDynamicEntry && RUN_PATH.includes(c.facadeModuleId));
+  if (runChunks.length !== RUN_PATH.length) throw new Error(`RUN_PATH names a module that is not imported dynamically: ${RUN_PATH.filter((f) => !runChunks.some((c) => c.facadeModuleId === f)).join(", ")}`);
   const run = new Set(runChunks.flatMap((c) => [...graph.staticModules(c)]));
-  for (const set of [run, container]) for (const id of graph.entryModules) set.delete(id);
+  for (const set of [bin, run, container]) for (const id of graph.entryModules) set.delete(id);
   return {
     includeDependenciesRecursively: false,
     groups: [
+      // What both load (a few leaves) apart: the image holds no bin code, the bin loads no container code before its spawn.
+      { name: "bin-container-graph", test: (id) => bin.has(id) && container.has(id), priority: 4 },
+      { name: "bin-graph", test: (id) => bin.has(id), priority: 3 },
       // The container entry's graph, one chunk too: the bin's run path shares a dozen small modules with it.
-      { name: "container-graph", test: (id) => container.has(id), priority: 2 },
+      { name: "container-graph", test: (id) => container.has(id) && !bin.has(id), priority: 2 },
       TOOL_ADAPTERS_GROUP,
-      { name: "run", test: (id) => run.has(id) && !container.has(id) && !TOOL_ADAPTERS_GROUP.test(id), priority: 0 },
+      { name: "run", test: (id) => run.has(id) && !bin.has(id) && !container.has(id) && !TOOL_ADAPTERS_GROUP.test(id), priority: 0 },
     ],
   };
 }
