@@ -148,27 +148,33 @@ const TOOL_ADAPTERS_GROUP = {
 };
 
 /**
- * The modules the bin loads by a dynamic import on its way to a `run` (issue 42, cold start): the
- * command runner, its helpers, the default executor. With what they and the bin import statically
- * they form one chunk, "run" (processGroups), where they used to be ~60 chunks: the ESM loader
- * resolves, opens, reads and links each one on the way to the first result. A command that shares
- * modules with `run` (mcp, tools, ...) loads that chunk; the rest of its code stays apart.
+ * The modules the bin loads by a dynamic import on its way to a `run` (issue 42, cold start), in two
+ * steps: what every command loads (the version, the shared option handling: CLI_SHARED), then the
+ * run command, its helpers and the default executor (RUN_PATH). With what they import statically
+ * each step is one chunk (processGroups), where a `run` used to read ~60 chunks: the ESM loader
+ * resolves, opens, reads and links each one on the way to the first result. `--version` and the
+ * other commands load the first chunk only, and the second where they share modules with `run`.
  */
-const RUN_PATH = ["cli/package-root.js", "cli/shared.js", "cli/commands/run.js", "cli/tools-module.js", "execution/subprocess/executor.js", "execution/subprocess/shared-children.js"].map((f) => path.join(DIST, f));
+const CLI_SHARED = ["cli/package-root.js", "cli/shared.js"].map((f) => path.join(DIST, f));
+const RUN_PATH = ["cli/commands/run.js", "cli/tools-module.js", "execution/subprocess/executor.js", "execution/subprocess/shared-children.js"].map((f) => path.join(DIST, f));
 
 /**
  * The process build's groups, from a first build's chunk graph: what the bin loads before its first
  * dynamic import (cli/early-child.ts spawns a `run`'s child from there, so it must stay small), the
- * container entry's graph (the image holds it), the tool adapters, and the run path (RUN_PATH).
+ * container entry's graph (the image holds it), the tool adapters, and the two steps of a run
+ * (CLI_SHARED, RUN_PATH).
  */
 function processGroups(output) {
   const graph = chunkGraph(output);
   const bin = graph.staticModules(graph.entry("cli/main"));
   const container = graph.staticModules(graph.entry("execution/container/entry"));
-  const runChunks = [...graph.chunks.values()].filter((c) => c.isDynamicEntry && RUN_PATH.includes(c.facadeModuleId));
-  if (runChunks.length !== RUN_PATH.length) throw new Error(`RUN_PATH names a module that is not imported dynamically: ${RUN_PATH.filter((f) => !runChunks.some((c) => c.facadeModuleId === f)).join(", ")}`);
-  const run = new Set(runChunks.flatMap((c) => [...graph.staticModules(c)]));
-  for (const set of [bin, run, container]) for (const id of graph.entryModules) set.delete(id);
+  const [shared, run] = [CLI_SHARED, RUN_PATH].map((files) => {
+    const chunks = [...graph.chunks.values()].filter((c) => c.isDynamicEntry && files.includes(c.facadeModuleId));
+    if (chunks.length !== files.length) throw new Error(`not imported dynamically: ${files.filter((f) => !chunks.some((c) => c.facadeModuleId === f)).join(", ")}`);
+    return new Set(chunks.flatMap((c) => [...graph.staticModules(c)]));
+  });
+  for (const set of [bin, shared, run, container]) for (const id of graph.entryModules) set.delete(id);
+  const elsewhere = (id) => bin.has(id) || container.has(id) || TOOL_ADAPTERS_GROUP.test(id);
   return {
     includeDependenciesRecursively: false,
     groups: [
@@ -176,9 +182,10 @@ function processGroups(output) {
       { name: "bin-container-graph", test: (id) => bin.has(id) && container.has(id), priority: 4 },
       { name: "bin-graph", test: (id) => bin.has(id), priority: 3 },
       // The container entry's graph, one chunk too: the bin's run path shares a dozen small modules with it.
-      { name: "container-graph", test: (id) => container.has(id) && !bin.has(id), priority: 2 },
+      { name: "container-graph", test: (id) => container.has(id), priority: 2 },
       TOOL_ADAPTERS_GROUP,
-      { name: "run", test: (id) => run.has(id) && !bin.has(id) && !container.has(id) && !TOOL_ADAPTERS_GROUP.test(id), priority: 0 },
+      { name: "cli-shared", test: (id) => shared.has(id) && !elsewhere(id), priority: 0 },
+      { name: "run", test: (id) => run.has(id) && !shared.has(id) && !elsewhere(id), priority: 0 },
     ],
   };
 }
