@@ -228,26 +228,36 @@ function chunkGraph(output) {
 const OWN_GRAPH_ENTRIES = [EARLY_START, "./dist/toolable/index.js"].map((f) => f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""));
 
 /**
- * The library build's chunk groups, from a first build's chunk graph (issue 42, cold start): every
- * module the main entry loads statically goes into one chunk, except those of OWN_GRAPH_ENTRIES,
- * which keep theirs (one chunk each). Split the way the entries share modules, the main entry's
- * import read ~60 chunks, and each module costs the ESM loader a resolve, an open, a read and a
- * link of its own: one chunk took ~80 ms of CPU off `import("ts-code-mode")` (330 → 250 ms, node
- * 20). The other entries (mcp, ai, langchain, openai-agents) load that chunk whole where they used
- * to load part of it: they use the session and executors anyway. What the main entry imports
- * dynamically (QuickJS, containers, tool adapters...) stays in chunks of its own, loaded on use.
+ * The library build's chunk groups, from a first build's chunk graph (issue 42, cold start): what
+ * the main entry loads statically goes into two chunks, the part the other entries load too
+ * (library-core) and the rest (library), except the modules of OWN_GRAPH_ENTRIES, which keep a
+ * chunk each. Split the way the entries share modules, the main entry's import read ~60 chunks, and
+ * each costs the ESM loader a resolve, an open, a read and a link of its own: the groups took ~75 ms
+ * of CPU off `import("ts-code-mode")` (161 → 85 ms over the process's own start, node 20, load ~7).
+ * What the main entry imports dynamically (QuickJS, containers, tool adapters...) stays in chunks of
+ * its own, loaded on use.
  */
 function libraryGroups(output) {
   const graph = chunkGraph(output);
   const own = OWN_GRAPH_ENTRIES.map((name) => ({ name, ids: graph.staticModules(graph.entry(name)) }));
   const main = graph.staticModules(graph.entry(MAIN_LIBRARY));
-  for (const set of [main, ...own.map(({ ids }) => ids)]) for (const id of graph.entryModules) set.delete(id);
+  // What the other entries (mcp, ai, ...) load statically: the part of the main entry's graph they
+  // share is a chunk of its own, so `import "ts-code-mode/mcp"` does not read the agents, the tool
+  // adapters or Redis storage with it (+0.8 MB, ~40 ms of CPU when the library was one chunk).
+  const others = new Set(
+    [...graph.chunks.values()]
+      .filter((c) => c.isEntry && c.name !== MAIN_LIBRARY && !OWN_GRAPH_ENTRIES.includes(c.name))
+      .flatMap((c) => [...graph.staticModules(c)]),
+  );
+  for (const set of [main, others, ...own.map(({ ids }) => ids)]) for (const id of graph.entryModules) set.delete(id);
+  const inOwn = (id) => own.some(({ ids }) => ids.has(id));
   return {
     groups: [
       // A higher priority wins a module two groups match: a library module's dependency that is one
       // of these stays in its own group instead of being pulled into the library's.
-      ...own.map(({ name, ids }, i) => ({ name: `${path.posix.basename(name)}-graph`, test: (id) => ids.has(id), priority: own.length + 1 - i })),
-      { name: "library", test: (id) => main.has(id) && !own.some(({ ids }) => ids.has(id)), priority: 0 },
+      ...own.map(({ name, ids }, i) => ({ name: `${path.posix.basename(name)}-graph`, test: (id) => ids.has(id), priority: own.length + 2 - i })),
+      { name: "library-core", test: (id) => main.has(id) && others.has(id) && !inOwn(id), priority: 1 },
+      { name: "library", test: (id) => main.has(id) && !inOwn(id), priority: 0 },
     ],
   };
 }
