@@ -141,10 +141,126 @@ for (const file of [...Object.values(library), ...Object.values(processes), ...O
  * (event lines) and mcp/json-schema.js (code tools' schemas) are used on the run path too, so they
  * stay out of the group.
  */
-const PROCESS_CHUNKS = {
-  includeDependenciesRecursively: false,
-  groups: [{ name: "tool-adapters", test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host|mcp[\\/]json-schema)\.js$/.test(id) }],
+const TOOL_ADAPTERS_GROUP = {
+  name: "tool-adapters",
+  test: (id) => /[\\/]tools[\\/]adapters[\\/](cli|http|mcp|toolable)[\\/]/.test(id) && !/[\\/](cli[\\/]run|toolable[\\/]host|mcp[\\/]json-schema)\.js$/.test(id),
+  priority: 1,
 };
+
+/**
+ * The modules the bin loads by a dynamic import on its way to a `run` (issue 42, cold start), in two
+ * steps: what every command loads (the version, the shared option handling: CLI_SHARED), then the
+ * run command, its helpers and the default executor (RUN_PATH). With what they import statically
+ * each step is one chunk (processGroups), where a `run` used to read ~60 chunks: the ESM loader
+ * resolves, opens, reads and links each one on the way to the first result. `--version` and the
+ * other commands load the first chunk only, and the second where they share modules with `run`.
+ */
+const CLI_SHARED = ["cli/package-root.js", "cli/shared.js"].map((f) => path.join(DIST, f));
+const RUN_PATH = ["cli/commands/run.js", "cli/tools-module.js", "execution/subprocess/executor.js", "execution/subprocess/shared-children.js"].map((f) => path.join(DIST, f));
+
+/**
+ * The process build's groups, from a first build's chunk graph: what the bin loads before its first
+ * dynamic import (cli/early-child.ts spawns a `run`'s child from there, so it must stay small), the
+ * container entry's graph (the image holds it), the tool adapters, and the two steps of a run
+ * (CLI_SHARED, RUN_PATH).
+ */
+function processGroups(output) {
+  const graph = chunkGraph(output);
+  const bin = graph.staticModules(graph.entry("cli/main"));
+  const container = graph.staticModules(graph.entry("execution/container/entry"));
+  const [shared, run] = [CLI_SHARED, RUN_PATH].map((files) => {
+    const chunks = [...graph.chunks.values()].filter((c) => c.isDynamicEntry && files.includes(c.facadeModuleId));
+    if (chunks.length !== files.length) throw new Error(`not imported dynamically: ${files.filter((f) => !chunks.some((c) => c.facadeModuleId === f)).join(", ")}`);
+    return new Set(chunks.flatMap((c) => [...graph.staticModules(c)]));
+  });
+  for (const set of [bin, shared, run, container]) for (const id of graph.entryModules) set.delete(id);
+  const elsewhere = (id) => bin.has(id) || container.has(id) || TOOL_ADAPTERS_GROUP.test(id);
+  return {
+    includeDependenciesRecursively: false,
+    groups: [
+      // What both load (a few leaves) apart: the image holds no bin code, the bin loads no container code before its spawn.
+      { name: "bin-container-graph", test: (id) => bin.has(id) && container.has(id), priority: 4 },
+      { name: "bin-graph", test: (id) => bin.has(id), priority: 3 },
+      // The container entry's graph, one chunk too: the bin's run path shares a dozen small modules with it.
+      { name: "container-graph", test: (id) => container.has(id), priority: 2 },
+      TOOL_ADAPTERS_GROUP,
+      { name: "cli-shared", test: (id) => shared.has(id) && !elsewhere(id), priority: 0 },
+      { name: "run", test: (id) => run.has(id) && !shared.has(id) && !elsewhere(id), priority: 0 },
+    ],
+  };
+}
+
+/** A generated build's chunks by file name, its entry chunks by name, and the modules a chunk loads statically. */
+function chunkGraph(output) {
+  const chunks = new Map(output.filter((c) => c.type === "chunk").map((c) => [c.fileName, c]));
+  const entry = (name) => {
+    const chunk = [...chunks.values()].find((c) => c.isEntry && c.name === name);
+    if (!chunk) throw new Error(`no entry chunk ${name}`);
+    return chunk;
+  };
+  /** The modules of `chunk` and of every chunk it imports statically, transitively. */
+  const staticModules = (chunk) => {
+    const seen = new Set();
+    const stack = [chunk.fileName];
+    while (stack.length) {
+      const file = stack.pop();
+      if (seen.has(file)) continue;
+      seen.add(file);
+      stack.push(...chunks.get(file).imports.filter((f) => chunks.has(f)));
+    }
+    return new Set([...seen].flatMap((f) => chunks.get(f).moduleIds));
+  };
+  /**
+   * Modules no group may take: the entries' own. An entry's top-level code runs when its chunk is
+   * evaluated, so in a shared chunk it would run for whoever imports that chunk (the early child
+   * would start at `import "ts-code-mode/mcp"`, the container entry would run inside the bin), and the
+   * bin's top-level await of a module in its own chunk would wait for itself.
+   */
+  const entryModules = new Set([...chunks.values()].filter((c) => c.isEntry && c.facadeModuleId).map((c) => c.facadeModuleId));
+  return { chunks, entry, staticModules, entryModules };
+}
+
+/**
+ * Library entries that keep a chunk graph of their own (libraryGroups): the early child's start,
+ * which must run before the rest of the library is read, and the toolable authoring API, imported
+ * by every toolable tool process.
+ */
+const OWN_GRAPH_ENTRIES = [EARLY_START, "./dist/toolable/index.js"].map((f) => f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""));
+
+/**
+ * The library build's chunk groups, from a first build's chunk graph (issue 42, cold start): what
+ * the main entry loads statically goes into two chunks, the part the other entries load too
+ * (library-core) and the rest (library), except the modules of OWN_GRAPH_ENTRIES, which keep a
+ * chunk each. Split the way the entries share modules, the main entry's import read ~60 chunks, and
+ * each costs the ESM loader a resolve, an open, a read and a link of its own: the groups took ~75 ms
+ * of CPU off `import("ts-code-mode")` (161 → 85 ms over the process's own start, node 20, load ~7).
+ * What the main entry imports dynamically (QuickJS, containers, tool adapters...) stays in chunks of
+ * its own, loaded on use.
+ */
+function libraryGroups(output) {
+  const graph = chunkGraph(output);
+  const own = OWN_GRAPH_ENTRIES.map((name) => ({ name, ids: graph.staticModules(graph.entry(name)) }));
+  const main = graph.staticModules(graph.entry(MAIN_LIBRARY));
+  // What the other entries (mcp, ai, ...) load statically: the part of the main entry's graph they
+  // share is a chunk of its own, so `import "ts-code-mode/mcp"` does not read the agents, the tool
+  // adapters or Redis storage with it (+0.8 MB, ~40 ms of CPU when the library was one chunk).
+  const others = new Set(
+    [...graph.chunks.values()]
+      .filter((c) => c.isEntry && c.name !== MAIN_LIBRARY && !OWN_GRAPH_ENTRIES.includes(c.name))
+      .flatMap((c) => [...graph.staticModules(c)]),
+  );
+  for (const set of [main, others, ...own.map(({ ids }) => ids)]) for (const id of graph.entryModules) set.delete(id);
+  const inOwn = (id) => own.some(({ ids }) => ids.has(id));
+  return {
+    groups: [
+      // A higher priority wins a module two groups match: a library module's dependency that is one
+      // of these stays in its own group instead of being pulled into the library's.
+      ...own.map(({ name, ids }, i) => ({ name: `${path.posix.basename(name)}-graph`, test: (id) => ids.has(id), priority: own.length + 2 - i })),
+      { name: "library-core", test: (id) => main.has(id) && others.has(id) && !inOwn(id), priority: 1 },
+      { name: "library", test: (id) => main.has(id) && !inOwn(id), priority: 0 },
+    ],
+  };
+}
 
 // Both builds are made before anything is written: a failure leaves dist/ as tsc wrote it.
 const builds = [];
@@ -153,15 +269,15 @@ let mainExports = null;
 /** Files of packages in node_modules that ended up in a chunk (BUNDLED_PACKAGES and what they import). */
 const bundledFiles = new Set();
 for (const [input, chunkDir, codeSplitting] of [
-  [library, "_chunks", undefined],
-  [processes, "_proc", PROCESS_CHUNKS],
+  [library, "_chunks", libraryGroups],
+  [processes, "_proc", processGroups],
   [child, "_proc", false],
 ]) {
   const bundle = await rolldown({
     input,
     platform: "node",
     // The process entries' exports are read by nobody; the chunk groups may add to them.
-    ...(codeSplitting !== undefined ? { preserveEntrySignatures: "allow-extension" } : {}),
+    ...(codeSplitting === processGroups ? { preserveEntrySignatures: "allow-extension" } : {}),
     // node:*, and every package: loaded from node_modules as before (lazily where the code says so).
     external: isExternal,
     plugins: [zodOnFirstUse, keepModuleUrls],
@@ -178,9 +294,11 @@ for (const [input, chunkDir, codeSplitting] of [
     sourcemap: false,
     charset: "ascii",
     comments: { legal: true, annotation: true, jsdoc: false },
-    ...(codeSplitting !== undefined ? { codeSplitting } : {}),
+    ...(typeof codeSplitting === "boolean" ? { codeSplitting } : {}),
   };
-  const generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
+  let generated = await bundle.generate(output); // fails here, before any write, if it is going to fail
+  // Groups computed from the chunk graph: a second generate with them.
+  if (typeof codeSplitting === "function") generated = await bundle.generate(Object.assign(output, { codeSplitting: codeSplitting(generated.output) }));
   for (const chunk of generated.output) if (chunk.type === "chunk") for (const id of chunk.moduleIds) if (id.includes(NODE_MODULES)) bundledFiles.add(id);
   for (const chunk of generated.output) if (chunk.type === "chunk" && chunk.isEntry && chunk.name === MAIN_LIBRARY) mainExports = chunk.exports;
   builds.push({ bundle, output });
