@@ -75,11 +75,11 @@ export class CodeToolAdapter implements ToolAdapter {
       const target = callable === null ? this.single : (this.callables.get(callable) ?? null);
       if (!target) throw new ToolError({ tool: this.name, callable, code: "NOT_FOUND", message: `${label}: no such tool` });
       const at: At = { tool: this.name, callable, label };
-      const input = checked(target.input.validate, args, { ...at, what: "arguments", code: "INVALID_INPUT" });
+      const input = checked(target.input.validate, args, at, "arguments", "INVALID_INPUT");
       const result = isPromiseLike(input) ? Promise.resolve(input).then((value) => runBounded(target, value, ctx, at)) : runBounded(target, input, ctx, at);
       const output = target.output?.validate;
       if (!output) return result;
-      return result.then((value) => checked(output, value, { ...at, what: "result (it does not match the tool's output schema)", code: "INTERNAL" }));
+      return result.then((value) => checked(output, value, at, "result (it does not match the tool's output schema)", "INTERNAL"));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -109,30 +109,39 @@ interface At {
   label: string;
 }
 
-/** `value` as the schema leaves it (at once when the check is synchronous), or a ToolError saying what is wrong. */
-function checked(
-  validate: PreparedCodeTool["input"]["validate"],
-  value: unknown,
-  at: At & { what: string; code: "INVALID_INPUT" | "INTERNAL" },
-): unknown {
+type CheckCode = "INVALID_INPUT" | "INTERNAL";
+
+/**
+ * `value` as the schema leaves it (at once when the check is synchronous), or a ToolError saying
+ * what is wrong. `what` and `code` are arguments, not spread into a copy of `at`: this runs on
+ * every call, and no closure or object is made unless the check is asynchronous or fails.
+ */
+function checked(validate: PreparedCodeTool["input"]["validate"], value: unknown, at: At, what: string, code: CheckCode): unknown {
   if (!validate) return value;
-  const failed = (e: unknown): never => {
-    throw new ToolError({ tool: at.tool, callable: at.callable, code: "INTERNAL", message: `${at.label}: checking the ${at.what} failed: ${e instanceof Error ? e.message : String(e)}` });
-  };
   let r: ReturnType<typeof validate>;
   try {
     r = validate(value);
   } catch (e) {
-    return failed(e);
+    throw checkFailed(e, at, what);
   }
-  return isPromiseLike(r) ? r.then((v) => outcome(v, at), failed) : outcome(r, at);
+  if (!isPromiseLike(r)) return outcome(r, at, what, code);
+  return r.then(
+    (v) => outcome(v, at, what, code),
+    (e: unknown) => {
+      throw checkFailed(e, at, what);
+    },
+  );
 }
 
-function outcome(r: Validation, at: At & { what: string; code: "INVALID_INPUT" | "INTERNAL" }): unknown {
+function checkFailed(e: unknown, at: At, what: string): ToolError {
+  return new ToolError({ tool: at.tool, callable: at.callable, code: "INTERNAL", message: `${at.label}: checking the ${what} failed: ${e instanceof Error ? e.message : String(e)}` });
+}
+
+function outcome(r: Validation, at: At, what: string, code: CheckCode): unknown {
   if (r.ok) return r.value;
   const shown = r.problems.slice(0, MAX_PROBLEMS).map((p) => (p.length > MAX_PROBLEM_CHARS ? `${p.slice(0, MAX_PROBLEM_CHARS)}…` : p));
   const more = r.problems.length > MAX_PROBLEMS ? ` (and ${r.problems.length - MAX_PROBLEMS} more)` : "";
-  throw new ToolError({ tool: at.tool, callable: at.callable, code: at.code, message: `${at.label}: invalid ${at.what}: ${shown.join("; ")}${more}` });
+  throw new ToolError({ tool: at.tool, callable: at.callable, code, message: `${at.label}: invalid ${what}: ${shown.join("; ")}${more}` });
 }
 
 /** The signal a call outside any run gets: nothing ends it. */
