@@ -11,6 +11,15 @@
  *                                 thread, the GC and the I/O threads), where the ledger does all
  *                                 its work whatever the executor: the figure that holds on a loaded
  *                                 machine, where wall-clock differences of a few µs drown. Target 10 µs.
+ *   ledger own time per call     the ledger's own synchronous work, timed where it happens: the run
+ *                                 hook's body (less the call it runs), its observer's callEnded
+ *                                 (encoding and queuing the result) and the storage's putEntries
+ *                                 (the batch write up to its first await), over a durable run of N
+ *                                 calls, / N, less this instrumentation's own cost (calibrated).
+ *                                 Unlike the two differences above it subtracts no second session,
+ *                                 so it does not swing with where the OS put a process: in a
+ *                                 container it settles what ±5 µs of noise between two identical
+ *                                 sessions cannot. Leaves out the garbage collector. Target 10 µs.
  *   all-in per call              ((durable, N calls) − (plain, N calls)) / N: the fixed cost shared out
  *   durable run, fixed           (durable, 0 calls) − (plain, 0 calls): header writes, the replay
  *                                 prologue, restoring the realm afterwards
@@ -53,7 +62,7 @@ const dist = await import("../dist/index.js").catch((err) => {
   process.stderr.write(`bench: cannot load ../dist/index.js (${err.message}); build first: npm run build\n`);
   process.exit(2);
 });
-const { approval, buildImage, ContainerExecutor, FileStorage, InProcessExecutor, PythonExecutor, RedisStorage, SandboxExecutor, Session, SubprocessExecutor, ToolRegistry } = dist;
+const { approval, buildImage, ContainerExecutor, FileStorage, HostServices, InProcessExecutor, PythonExecutor, RedisStorage, SandboxExecutor, Session, SubprocessExecutor, ToolRegistry } = dist;
 
 const { values } = benchArgs(import.meta.url, {
   options: {
@@ -79,6 +88,78 @@ const EXECUTORS = {
   "sandbox-deno": (options) => new SandboxExecutor({ engine: "deno", ...options }),
   container: (options) => new ContainerExecutor(options),
 };
+
+/**
+ * The ledger's own time (ms), summed where it runs: every run hook installed from here on is
+ * wrapped, and so is each durable storage's putEntries (sessions()). `next` (the call itself, run
+ * for real) is timed out of the hook's figure; the observer's callEnded, which encodes and queues
+ * the result inside the call's settlement, is timed in.
+ */
+const ledgerTime = { ms: 0 };
+const timedObserver = (observer) => ({
+  callEnded(token, okay, outcome) {
+    const t = performance.now();
+    try {
+      observer.callEnded(token, okay, outcome);
+    } finally {
+      ledgerTime.ms += performance.now() - t;
+    }
+  },
+});
+const timedHook = (hook) => (call, next) => {
+  const t0 = performance.now();
+  let inside = 0;
+  const timedNext = (ctx, args, observer, token) => {
+    const t = performance.now();
+    try {
+      return next(ctx, args, observer && timedObserver(observer), token);
+    } finally {
+      inside += performance.now() - t;
+    }
+  };
+  try {
+    return hook(call, timedNext);
+  } finally {
+    ledgerTime.ms += performance.now() - t0 - inside;
+  }
+};
+const setRunHook = HostServices.prototype.setRunHook;
+HostServices.prototype.setRunHook = function (hook) {
+  return setRunHook.call(this, hook && timedHook(hook));
+};
+
+/** The ledger's putEntries with its synchronous part (serialising the batch, queuing the write) timed in. */
+function timePutEntries(storage) {
+  const runs = storage.runs;
+  const put = runs.putEntries.bind(runs);
+  runs.putEntries = (id, entries) => {
+    const t = performance.now();
+    try {
+      return put(id, entries);
+    } finally {
+      ledgerTime.ms += performance.now() - t;
+    }
+  };
+  return storage;
+}
+
+/**
+ * What the instrumentation above adds to `own` per call (ms): its wrappers around a hook, a call
+ * and an observer that do nothing, subtracted from the figure.
+ */
+function calibrateInstrumentation(n = 200_000) {
+  const observer = { callEnded() {} };
+  const done = Promise.resolve({ value: undefined, release() {} });
+  const hook = timedHook((call, next) => next(call.ctx, undefined, observer, 0));
+  const next = (ctx, args, obs, token) => (obs.callEnded(token, true, undefined), done);
+  const call = { ns: "tools", op: "call", args: [], ctx: {} };
+  for (let i = 0; i < 20_000; i++) hook(call, next);
+  const before = ledgerTime.ms;
+  for (let i = 0; i < n; i++) hook(call, next);
+  const perCall = (ledgerTime.ms - before) / n;
+  ledgerTime.ms = before;
+  return perCall;
+}
 
 /** A copy, as a store hands out (records are JSON). */
 const clone = (v) => (v === null ? null : JSON.parse(JSON.stringify(v)));
@@ -132,7 +213,7 @@ function sessions(kind, storage) {
   const durableExecutor = executor(() => "pending");
   return {
     plain: new Session({ storage: storage(), executor: plainExecutor }),
-    durable: new Session({ storage: storage(), executor: durableExecutor, durable: { secret: SECRET } }),
+    durable: new Session({ storage: timePutEntries(storage()), executor: durableExecutor, durable: { secret: SECRET } }),
     executors: [plainExecutor, durableExecutor],
   };
 }
@@ -197,7 +278,7 @@ async function measureOne(kind, storageName, storage, redisClient) {
     await ok(plain, loop(CALLS));
     await ok(plain, PAUSING);
     await ok(durable, loop(CALLS));
-    const s = { perCall: [], perCallCpu: [], allIn: [], fixed: [], resume: [], own: [], over: [], overCpu: [] };
+    const s = { perCall: [], perCallCpu: [], ownPerCall: [], allIn: [], fixed: [], resume: [], own: [], over: [], overCpu: [] };
     for (let r = 0; r < ROUNDS; r++) {
       // Which session goes first alternates by round: the second of two back-to-back runs pays for
       // garbage (and a cooler cache) the first left, which would otherwise all land on one side.
@@ -209,7 +290,9 @@ async function measureOne(kind, storageName, storage, redisClient) {
         const p = await timed(() => ok(plain, code));
         return { p, d: await timed(() => ok(durable, code)) };
       };
+      const ownBefore = ledgerTime.ms;
       const { p: pN, d: dN } = await pair(loop(CALLS));
+      s.ownPerCall.push((ledgerTime.ms - ownBefore) / CALLS - INSTRUMENTATION_MS);
       const { p: p0, d: d0 } = await pair(loop(0));
       s.fixed.push(d0.wall - p0.wall);
       s.allIn.push((dN.wall - pN.wall) / CALLS);
@@ -229,6 +312,7 @@ async function measureOne(kind, storageName, storage, redisClient) {
     const own = summarize(s.own).median_ms;
     const row = (name, samples, budgetMs, floorMs) => resultRow({ name: `${name} (${storageName})`, executor: kind, iterations: ROUNDS, samples, budgetMs, floorMs });
     const rows = [
+      row("ledger own time per call", s.ownPerCall, PER_CALL_BUDGET_MS),
       row("ledger cost per call, CPU", s.perCallCpu, PER_CALL_BUDGET_MS),
       row("ledger cost per call, wall", s.perCall, PER_CALL_BUDGET_MS),
       row(`all-in per call, ${CALLS} calls, wall`, s.allIn),
@@ -276,8 +360,10 @@ async function pythonNote(dir) {
   }
 }
 
+const INSTRUMENTATION_MS = calibrateInstrumentation();
+
 await withTempDir("tcm-bench-ledger-", async (dir) => {
-  process.stderr.write(`ts-code-mode ledger bench — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} ×${os.cpus().length}, load ${os.loadavg()[0].toFixed(1)}, ${ROUNDS} rounds, ${CALLS} calls\n`);
+  process.stderr.write(`ts-code-mode ledger bench — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} ×${os.cpus().length}, load ${os.loadavg()[0].toFixed(1)}, ${ROUNDS} rounds, ${CALLS} calls; own-time instrumentation ${(INSTRUMENTATION_MS * 1000).toFixed(2)} µs per call (subtracted)\n`);
   let redis = null;
   let redisNote = null;
   try {

@@ -66,9 +66,18 @@ export function encodeValue(value: unknown): EncodedValue {
 interface Walk {
   nodes: number;
   chars: number;
-  /** Objects met: none, the one, or (past one) a Set; an object met twice leaves the fast path. */
-  seen: object | Set<object> | null;
+  /**
+   * Objects met: none, the one, a short list, or (past SEEN_LIST) a Set; an object met twice
+   * leaves the fast path. A tool call's arguments hold two objects (the argument array and the
+   * tool's arguments): a Set for them was one allocation of the ledger's largest per call.
+   */
+  seen: object | object[] | Set<object> | null;
+  /** `seen` is the list (the one object met may itself be an array). */
+  seenIsList: boolean;
 }
+
+/** Objects a walk lists in an array before it takes a Set (a linear search is cheaper up to here). */
+const SEEN_LIST = 8;
 
 /**
  * The codec's text of `root` — its tagged tree (["a", ...] for an array, ["o", key, value, ...]
@@ -78,7 +87,7 @@ interface Walk {
  * arguments are encoded on every call, and the tree's arrays were most of the ledger's garbage.
  */
 function fastTreeJson(root: object): string | undefined {
-  return treeJson(root, 0, { nodes: 0, chars: 0, seen: null });
+  return treeJson(root, 0, { nodes: 0, chars: 0, seen: null, seenIsList: false });
 }
 
 function treeJson(v: unknown, depth: number, walk: Walk): string | undefined {
@@ -126,16 +135,22 @@ function treeJson(v: unknown, depth: number, walk: Walk): string | undefined {
   return `${out}]`;
 }
 
-/** True the first time `o` (a plain object or array) is met in this walk (no Set for the common case of one). */
+/** True the first time `o` (a plain object or array) is met in this walk (no Set for the common case of a few). */
 function firstMeeting(walk: Walk, o: object): boolean {
   const seen = walk.seen;
   if (seen === null) walk.seen = o;
   else if (seen instanceof Set) {
     if (seen.has(o)) return false;
     seen.add(o);
+  } else if (walk.seenIsList) {
+    const list = seen as object[];
+    if (list.includes(o)) return false;
+    if (list.length < SEEN_LIST) list.push(o);
+    else walk.seen = new Set([...list, o]);
   } else {
     if (seen === o) return false;
-    walk.seen = new Set([seen, o]);
+    walk.seen = [seen, o];
+    walk.seenIsList = true;
   }
   return true;
 }

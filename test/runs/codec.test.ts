@@ -29,6 +29,13 @@ test("plain trees (a call's arguments): the same text as toWire; anything the fa
     Object.assign(Object.create(null) as object, { n: 1 }),
     Object.assign(new Array<unknown>(3), { 0: 1, 2: 3 }),
     [shared, shared],
+    // An object met again after a few others (the walk's short list) and after many (its Set).
+    [{ a: 1 }, { b: 2 }, shared, { c: 3 }, shared],
+    (() => {
+      const many = Array.from({ length: 12 }, (_, i) => ({ i }));
+      return [...many, many[2]];
+    })(),
+    Array.from({ length: 12 }, (_, i) => ({ i })),
     cycle,
     deep,
     [NaN, -0, Infinity],
