@@ -202,7 +202,11 @@ export class Session {
       if (!t.success) return errorResult({ name: "ValidationError", message: `timeoutMs ${t.error.issues[0]?.message ?? "is invalid"}; got ${String(options.timeoutMs)}` }, startedAt);
     }
     try {
-      await this.start();
+      const starting = this.start();
+      // The first run: its code is prepared while the guest starts (a fresh process's first result
+      // waits for the guest's start-up, and the host is idle meanwhile).
+      if (!this.counted) this.executor.prepareAhead?.(code);
+      await starting;
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       return errorResult({ name: e.name, message: `The session could not start: ${e.message}` }, startedAt);

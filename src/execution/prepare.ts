@@ -78,6 +78,11 @@ const CACHE_CHARS = 64 * 1_048_576;
 const cache = new BoundedCache<string, PreparedSnippet>(CACHE_LIMIT, CACHE_CHARS, (code, p) => code.length + p.script.length);
 const moduleCache = new BoundedCache<string, string>(CACHE_LIMIT, CACHE_CHARS, (key, compiled) => key.length + compiled.length);
 
+/** Whether `code` is prepared already (in the cache): Executor.prepareAhead's test looks. */
+export function isPrepared(code: string): boolean {
+  return cache.has(code);
+}
+
 /** Prepare an agent snippet. Throws CodeSyntaxError. Results are cached by source text. */
 export function prepareSnippet(code: string): PreparedSnippet {
   const hit = cache.get(code);

@@ -120,6 +120,12 @@ export interface Executor {
   capabilities(): CapabilityReport;
   /** Bind to storage and start. Called once by Session.start(). */
   start(storage: StorageBackend): Promise<void>;
+  /**
+   * Optional: given the first run's code while start() is under way, does what that run will need
+   * first (e.g. prepares the code), so it overlaps the guest's start-up. Never throws; whatever it
+   * finds wrong the run reports.
+   */
+  prepareAhead?(code: string): void;
   run(code: string, options?: RunOptions): Promise<ExecutionResult>;
   /** Forget variables; namespaces and stored data remain. */
   reset(): Promise<void>;

@@ -12,8 +12,11 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SubprocessExecutor } from "../../src/execution/subprocess/executor.js";
 import { FileStorage } from "../../src/storage/file/storage.js";
+import { isPrepared } from "../../src/execution/prepare.js";
+import { Session } from "../../src/session.js";
 import { spareChildren } from "../../src/execution/subprocess/spare-children.js";
 import { waitFor } from "../helpers/processes.js";
+import { ensureBuilt, REPO } from "../cli/harness.js";
 
 let dir: string;
 let storage: FileStorage;
@@ -64,6 +67,29 @@ describe("SubprocessExecutor.start()", () => {
     expect((await executor.run("1 + 1")).value).toBe(2);
   });
 
+  it("a session's first run prepares its code while the executor starts (Executor.prepareAhead), and a code that does not prepare still reports it", async () => {
+    const held = await heldDepsList();
+    const executor = new SubprocessExecutor({ toolsPath: path.join(dir, "tools") });
+    executors.push(executor);
+    const session = new Session({ storage, executor });
+    const code = `const n${process.pid}: number = 20; n${process.pid} + 1`;
+    expect(isPrepared(code)).toBe(false);
+    const result = session.run(code);
+    // The start is held on the deps list: without prepareAhead the code would wait for it.
+    expect(isPrepared(code)).toBe(true);
+    await held.release("");
+    expect((await result).value).toBe(21);
+    // A second session's first run whose code does not parse: prepareAhead leaves the report to the run.
+    // (Its own storage: this one's deps list is the FIFO, read once.)
+    const other = new Session({ storage: new FileStorage({ basePath: path.join(dir, "other") }), executor: new SubprocessExecutor({ toolsPath: path.join(dir, "tools") }) });
+    try {
+      const broken = await other.run("let = ;");
+      expect(broken.error?.name).toBe("SyntaxError");
+    } finally {
+      await other.close();
+    }
+  });
+
   it("a setup that fails (a configured package that cannot be installed) leaves no child behind", async () => {
     await mkdir(path.join(dir, "base"), { recursive: true });
     await writeFile(path.join(dir, "base", "deps.txt"), "tcm-not-in-any-cache-xyz@1.0.0\n");
@@ -91,5 +117,15 @@ describe("SubprocessExecutor.start()", () => {
     await executor.start(storage);
     await writeFile(path.join(dir, "tools", "echo.yaml"), await readFile(ECHO_YAML, "utf8"));
     expect((await executor.run("(await tools.list()).map((t) => t.name)")).value).toEqual(["echo"]);
+  });
+});
+
+describe("import \"ts-code-mode\" starts its early child first", () => {
+  it("before node:crypto is loaded (6–10 ms that would come before the spawn on a fresh process's critical path)", async () => {
+    await ensureBuilt();
+    const early = path.join(REPO, "dist", "execution", "subprocess", "early-start.js");
+    const probe = `await import(${JSON.stringify(early)}); console.log(JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|child_process)$/.test(m))));`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", probe], { encoding: "utf8", env: { ...process.env, TS_CODE_MODE_EARLY_CHILD: "1" } });
+    expect(JSON.parse(out.trim())).toEqual(["NativeModule child_process"]);
   });
 });

@@ -380,6 +380,11 @@ export class SubprocessExecutor implements Executor {
     }
   }
 
+  /** Executor.prepareAhead: prepares the first run's code (cached by its text) while the child starts. */
+  prepareAhead(code: string): void {
+    if (!this.closed && !this.hostServices) this.admit(code, { closed: false, started: true }, performance.now());
+  }
+
   run(code: string, options: RunOptions = {}): Promise<ExecutionResult> {
     return this.queue.run(() => this.runNow(code, options));
   }

@@ -6,8 +6,8 @@
  * (./child-process.ts) owns the process once started.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { GuestProgram, SpawnOptions } from "./child-process.js";
@@ -53,7 +53,7 @@ export function childScriptPath(): string {
  * it dies with the host (see ../freeze.ts), which lets it be frozen.
  */
 export function startGuest(options: LaunchOptions): StartedGuest {
-  const marker = randomUUID();
+  const marker = newMarker();
   const program = options.program ?? nodeChild(options);
   const { command, args, freezable } = withDeathSignal(program.command, program.args);
   const child = spawn(command, args, {
@@ -63,6 +63,27 @@ export function startGuest(options: LaunchOptions): StartedGuest {
     detached: OWN_SESSION,
   });
   return { process: child, marker, freezable };
+}
+
+/**
+ * A new guest marker: 128 random bits, as hex. Read from /dev/urandom where there is one rather than
+ * through node:crypto, whose loading (6–10 ms) came before the spawn of a library's early child:
+ * that spawn is on the critical path of a fresh process's first result.
+ */
+function newMarker(): string {
+  try {
+    const fd = openSync("/dev/urandom", "r");
+    try {
+      const bytes = Buffer.alloc(16);
+      if (readSync(fd, bytes, 0, 16, null) === 16) return bytes.toString("hex");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // No /dev/urandom (Windows): node:crypto below.
+  }
+  const { randomUUID } = createRequire(import.meta.url)("node:crypto") as typeof import("node:crypto");
+  return randomUUID();
 }
 
 /**
