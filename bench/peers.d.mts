@@ -14,7 +14,7 @@ export interface Side {
 export const FIGURES: Figure[];
 export const PEERS: Array<{ name: string; title: string; pkg: string }>;
 export const OURS: Array<{ name: string; title: string }>;
-export function renderTable(input: { rounds: number; ours: Side[]; peers: Side[]; floors: { node: number | null; twoProcess?: number | null; ipc: number | null; process?: number | null }; python: string | null }): string;
+export function renderTable(input: { rounds: number; ours: Side[]; peers: Side[]; floors: { node: number | null; nodeNoCa?: number | null; twoProcess?: number | null; ipc: number | null; process?: number | null }; python: string | null }): string;
 export const README_TABLE_START: string;
 export const README_TABLE_END: string;
 export function withReadmeTable(readme: string, table: string, date: string): string;

@@ -48,7 +48,7 @@ import { performance } from "node:perf_hooks";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs, promisify } from "node:util";
-import { CALL_WARMUP, nodeStartFloor, printJsonLine, summarize, treePssKiB, twoProcessFloor } from "./lib.mjs";
+import { CALL_WARMUP, envWithoutExtraCa, nodeStartFloor, printJsonLine, summarize, treePssKiB, twoProcessFloor } from "./lib.mjs";
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -569,7 +569,8 @@ export function renderTable({ rounds, ours, peers, floors, python }) {
       return `${show(v, figure)}${showRatio(ratio(v, base))}`;
     });
     // Beside the floor, how far ours (default executor) is above it: what issue 42's targets are stated in.
-    const nodeAlone = figure.key === "cold_ms" && floors.node != null ? `; \`node -e 0\` ${show(floors.node, figure)}` : "";
+    const noCa = floors.nodeNoCa != null ? `, ${show(floors.nodeNoCa, figure)} without NODE_EXTRA_CA_CERTS, which this machine's environment sets: Node 20 parses that bundle at every start` : "";
+    const nodeAlone = figure.key === "cold_ms" && floors.node != null ? `; \`node -e 0\` ${show(floors.node, figure)}${noCa}` : "";
     const floorCell = floor == null ? "—" : `${show(floor, figure)} (${FLOOR_NAMES[figure.key]}; ours ${ratioText(ratio(base, floor))}${nodeAlone})`;
     lines.push(`| ${figure.label} | ${oursCell} | ${peerCells.join(" | ")} | ${python === null ? "" : "not measured"} | ${floorCell} |`);
   }
@@ -675,10 +676,12 @@ async function main() {
     peers.push(entry);
   }
   const ours = oursMeasured.map((o) => ({ ...o, samples: [], error: null }));
-  const floorSamples = { node: [], twoProcess: [], process: [] };
+  const floorSamples = { node: [], nodeNoCa: [], twoProcess: [], process: [] };
+  const withoutCa = envWithoutExtraCa();
   const short = (x) => FIGURES.map((f) => `${f.key.replace(/_.*/, "")} ${show(x[f.key] ?? null, f)}`).join(", ");
   for (let r = 0; r < rounds; r++) {
     floorSamples.node.push(await nodeStartFloor());
+    if (withoutCa) floorSamples.nodeNoCa.push(await nodeStartFloor(withoutCa));
     floorSamples.twoProcess.push(await twoProcessFloor());
     floorSamples.process.push(await processFloor());
     process.stderr.write(`round ${r + 1}/${rounds}  floors: node -e 0 ${floorSamples.node.at(-1).toFixed(1)} ms, node → node child → IPC message ${floorSamples.twoProcess.at(-1).toFixed(1)} ms, idle node process ${(floorSamples.process.at(-1) / 1024).toFixed(2)} MiB\n`);
@@ -702,14 +705,14 @@ async function main() {
   for (const side of [...ours, ...peers]) if (!side.error && side.samples.length === 0) side.error = side.lastError ?? "no figures";
   const python = await pythonPeer().catch((err) => String(err.message ?? err));
   // The IPC floor is measured inside our default probe, interleaved with its calls (see MEASURE).
-  const floors = { node: median(floorSamples.node), twoProcess: median(floorSamples.twoProcess), ipc: ours[0].error ? null : median(ours[0].samples.map((s) => s.call_floor_ms)), process: median(floorSamples.process) };
+  const floors = { node: median(floorSamples.node), nodeNoCa: withoutCa ? median(floorSamples.nodeNoCa) : null, twoProcess: median(floorSamples.twoProcess), ipc: ours[0].error ? null : median(ours[0].samples.map((s) => s.call_floor_ms)), process: median(floorSamples.process) };
   for (const side of [...ours.map((o) => ({ ...o, title: `ts-code-mode ${o.title}` })), ...peers]) {
     const row = { side: side.title, rounds: side.samples.length, error: side.error };
     for (const f of FIGURES) row[f.key] = side.error ? null : median(side.samples.map((s) => s[f.key]));
     row.call_floor_ms = side.error ? null : median(side.samples.map((s) => s.call_floor_ms));
     printJsonLine(row);
   }
-  printJsonLine({ side: "floors", node_e0_ms: floors.node, two_process_ms: floors.twoProcess, ipc_round_trip_ms: floors.ipc, idle_process_kib: floors.process });
+  printJsonLine({ side: "floors", node_e0_ms: floors.node, node_e0_without_extra_ca_ms: floors.nodeNoCa, two_process_ms: floors.twoProcess, ipc_round_trip_ms: floors.ipc, idle_process_kib: floors.process });
   const table = renderTable({ rounds, ours, peers, floors, python });
   const notes = renderNotes({ ours, peers, python });
   process.stderr.write(`\n${table}\n\n${notes.map((n) => `- ${n}`).join("\n")}\n`);
