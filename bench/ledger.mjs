@@ -39,11 +39,15 @@
  * sessions refuse durable runs (the ledger does not apply): the bench says so with the error.
  * Samples are interleaved, the durable and the plain session taking turns to go first; medians reported.
  *
- *   npm run build && node bench/ledger.mjs [--rounds 9] [--calls 300] [--only in-process] [--storage file] [--redis URL] [--strict] [--no-pin]
+ * `--write-docs` (a full run only: every executor and storage) rewrites the figures table in
+ * docs/durable-runs.md between its markers, with the date and the machine's load.
+ *
+ *   npm run build && node bench/ledger.mjs [--rounds 9] [--calls 300] [--only in-process] [--storage file] [--redis URL] [--strict] [--no-pin] [--write-docs]
  */
 import path from "node:path";
 import os from "node:os";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { printJsonLine, printTable, resultRow, startRedis, summarize, withTempDir, noopAdapter, benchArgs } from "./lib.mjs";
 
@@ -73,8 +77,13 @@ const { values } = benchArgs(import.meta.url, {
     redis: { type: "string" },
     strict: { type: "boolean", default: false },
     "no-pin": { type: "boolean", default: false },
+    "write-docs": { type: "boolean", default: false },
   },
 });
+if (values["write-docs"] && (values.only || values.storage)) {
+  process.stderr.write("bench: --write-docs writes the whole table: run it without --only and --storage\n");
+  process.exit(2);
+}
 const ROUNDS = Number(values.rounds);
 const CALLS = Number(values.calls);
 const SECRET = "bench-secret-0123456789abcdef0123456789abcdef";
@@ -244,6 +253,8 @@ async function pinContainerGuests(executors) {
     const id = executor.containerId;
     if (!id) continue;
     const root = execFileSync("podman", ["inspect", "--format", "{{.State.Pid}}", id], { encoding: "utf8" }).trim();
+    // conmon, the container's monitor (its parent), relays the guest's stdio: it runs on every call too.
+    const conmon = readFileSync(`/proc/${root}/stat`, "utf8").split(") ")[1]?.split(" ")[1];
     const pids = [root];
     for (let i = 0; i < pids.length; i++) {
       for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
@@ -251,8 +262,8 @@ async function pinContainerGuests(executors) {
         if (children) pids.push(...children.split(" "));
       }
     }
-    for (const pid of pids) execFileSync("taskset", ["-a", "-p", "-c", "1", pid], { stdio: "ignore" });
-    process.stderr.write(`bench: container ${id.slice(0, 12)}: processes ${pids.join(", ")} pinned to CPU 1\n`);
+    for (const pid of conmon ? [conmon, ...pids] : pids) execFileSync("taskset", ["-a", "-p", "-c", "1", pid], { stdio: "ignore" });
+    process.stderr.write(`bench: container ${id.slice(0, 12)}: processes ${pids.join(", ")} and conmon ${conmon} pinned to CPU 1\n`);
   }
 }
 
@@ -375,6 +386,34 @@ async function pythonNote(dir) {
 }
 
 const INSTRUMENTATION_MS = calibrateInstrumentation();
+const LOAD_AT_START = os.loadavg().map((l) => l.toFixed(2)).join(" ");
+
+const DOCS_TABLE_START = "<!-- bench:ledger table: written by `node bench/ledger.mjs --write-docs` -->";
+const DOCS_TABLE_END = "<!-- bench:ledger table end -->";
+const DURABLE_DOC = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "docs", "durable-runs.md");
+
+/** The figures table docs/durable-runs.md shows: one line per executor and storage. */
+function docsTable(rows, writes, header) {
+  const median = (name, executor) => rows.find((r) => r.case === name && r.executor === executor)?.median_ms;
+  const us = (ms) => (ms === undefined ? "–" : `${(ms * 1000).toFixed(1)} µs`);
+  const ms = (v) => (v === undefined ? "–" : `${v.toFixed(1)} ms`);
+  const lines = [
+    header,
+    "",
+    "| executor | storage | ledger's own time per call (target 10 µs in memory) | CPU difference per call | pause→resume over the run's own work (target 20 ms) | Redis commands per call (target ≤ 1) |",
+    "|---|---|---|---|---|---|",
+  ];
+  const executors = [...new Set(rows.map((r) => r.executor))];
+  for (const executor of executors) {
+    for (const storage of ["memory", "file", "redis"]) {
+      const own = median(`ledger own time per call (${storage})`, executor);
+      if (own === undefined) continue;
+      const redis = storage === "redis" ? writes.find((w) => w.executor === executor) : undefined;
+      lines.push(`| ${executor} | ${storage} | ${us(own)} | ${us(median(`ledger cost per call, CPU (${storage})`, executor))} | ${ms(median(`resume over own work, wall (${storage})`, executor))} | ${redis ? redis.commands_per_call.toFixed(3) : "–"} |`);
+    }
+  }
+  return lines.join("\n");
+}
 
 await withTempDir("tcm-bench-ledger-", async (dir) => {
   process.stderr.write(`ts-code-mode ledger bench — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} ×${os.cpus().length}, load ${os.loadavg()[0].toFixed(1)}, ${ROUNDS} rounds, ${CALLS} calls; own-time instrumentation ${(INSTRUMENTATION_MS * 1000).toFixed(2)} µs per call (subtracted)\n`);
@@ -435,5 +474,14 @@ await withTempDir("tcm-bench-ledger-", async (dir) => {
   }
   for (const note of notes) process.stderr.write(`\n${note}`);
   process.stderr.write("\n");
+  if (values["write-docs"]) {
+    const header = `(${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, load average at start ${LOAD_AT_START}, medians of ${ROUNDS} rounds of ${CALLS} calls${notes.some((n) => n.includes("skipped")) ? `; ${notes.filter((n) => n.includes("skipped")).join("; ")}` : ""})`;
+    const doc = readFileSync(DURABLE_DOC, "utf8");
+    const start = doc.indexOf(DOCS_TABLE_START);
+    const end = doc.indexOf(DOCS_TABLE_END);
+    if (start < 0 || end < start) throw new Error(`docs/durable-runs.md has no ${DOCS_TABLE_START} … ${DOCS_TABLE_END} block`);
+    writeFileSync(DURABLE_DOC, `${doc.slice(0, start + DOCS_TABLE_START.length)}\n${docsTable(rows, writes, header)}\n${doc.slice(end)}`);
+    process.stderr.write("bench: docs/durable-runs.md's figures table rewritten\n");
+  }
   if (values.strict && (rows.some((r) => r.within_budget === false) || writes.some((w) => !w.within_budget))) process.exitCode = 1;
 });

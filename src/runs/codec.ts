@@ -26,13 +26,21 @@ const FAST_TREE_CHARS = 1_048_576;
 
 /** Strings up to this long are checked for characters JSON must escape and, if none, quoted as they are. */
 const PLAIN_STRING_CHARS = 256;
-/** What JSON.stringify escapes (quote, backslash, control characters) or may (surrogates: lone ones are escaped). */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
-/** `JSON.stringify(s)`: short strings without anything to escape (most names and outputs) skip its call. */
+/**
+ * `JSON.stringify(s)`: short strings without anything to escape (most names and outputs) skip its
+ * call. The check is a loop, not a regular expression: a call's few short strings (a tool's name,
+ * its callable, a short result) are checked on every call, and entering the regexp engine from a
+ * cold cache (a container's calls arrive between the engine connection's I/O) cost more than the loop.
+ */
 function jsonString(s: string): string {
-  return s.length <= PLAIN_STRING_CHARS && !NEEDS_ESCAPE.test(s) ? `"${s}"` : JSON.stringify(s);
+  if (s.length > PLAIN_STRING_CHARS) return JSON.stringify(s);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // What JSON.stringify escapes: control characters, quote, backslash; surrogates may be lone ones.
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s);
+  }
+  return `"${s}"`;
 }
 
 /**
