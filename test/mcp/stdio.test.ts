@@ -1,5 +1,5 @@
 /** `ts-code-mode mcp` over stdio, driven by the SDK's Client the way Claude Code or Desktop would. */
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   baseWithExampleTools,
   callTool,
@@ -25,9 +25,34 @@ beforeEach(async (ctx) => {
   });
 });
 afterEach(async () => {
-  await conn?.close();
+  if (conn && !sharedConns.has(conn)) await conn.close();
   conn = undefined;
   await cleanup(dir);
+});
+
+/**
+ * One server per argument list for the tests that only read what their own calls did (no listing
+ * of workflows or artifacts another test could have added): a cold `mcp` start is ~0.5 s each.
+ * Each shared server works in a folder of its own, removed with it after the file.
+ */
+const shared = new Map<string, { conn: StdioConnection; dir: string }>();
+const sharedConns = new Set<StdioConnection>();
+async function sharedStdio(args: string[]): Promise<StdioConnection> {
+  const key = args.join("\0");
+  let entry = shared.get(key);
+  if (!entry) {
+    const own = await tempDir();
+    entry = { conn: await connectStdio(args, { cwd: own }), dir: own };
+    shared.set(key, entry);
+    sharedConns.add(entry.conn);
+  }
+  return entry.conn;
+}
+afterAll(async () => {
+  for (const { conn: c, dir: d } of shared.values()) {
+    await c.close();
+    await cleanup(d);
+  }
 });
 
 const TRIPLE = `/** Triple a number with the echo tool's help. */
@@ -113,7 +138,7 @@ said.trim()`,
   });
 
   it("reports a missing workflow and a bad argument as tool errors, with suggestions", async () => {
-    conn = await connectStdio(["--base", "base", "--surface", "full"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base", "--surface", "full"]);
     const { client } = conn;
     await callTool(client, "create_workflow", { name: "triple", source: "export async function run({ n }: { n: number }) { return n * 3; }" });
     const missing = await callTool(client, "get_workflow", { name: "tripel" });
@@ -180,7 +205,7 @@ describe("mcp over stdio: the server outlives the agent's code", () => {
   });
 
   it("with --executor in-process: survives a floating rejected promise and a throwing timer in agent code", async () => {
-    conn = await connectStdio(["--base", "base", "--executor", "in-process"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base", "--executor", "in-process"]);
     const r = await callTool(conn.client, "run_code", {
       code: 'Promise.reject(new Error("floating")); setTimeout(() => { throw new Error("from a timer"); }, 5); await new Promise((r) => setTimeout(r, 50)); "ran"',
     });
@@ -194,7 +219,7 @@ describe("mcp over stdio: the server outlives the agent's code", () => {
   });
 
   it("rejects a timeout_ms that is not a positive whole number", async () => {
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base"]);
     const r = await callTool(conn.client, "run_code", { code: "1", timeout_ms: -5 });
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/timeout_ms/);
@@ -217,7 +242,7 @@ describe("mcp over stdio: output", () => {
   });
 
   it("labels value, stdout, stderr and error sections and leaves out empty ones", async () => {
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base"]);
     const r = await callTool(conn.client, "run_code", { code: 'console.log("out"); console.error("err"); ({ a: 1 })' });
     expect(textOf(r)).toBe("--- value ---\n{ a: 1 }\n--- stdout ---\nout\n\n--- stderr ---\nerr\n");
     const quiet = await callTool(conn.client, "run_code", { code: "let nothing = 1;" });
@@ -225,7 +250,7 @@ describe("mcp over stdio: output", () => {
   });
 
   it("keeps the protocol stream clean when the agent's code prints a lot", async () => {
-    conn = await connectStdio(["--base", "base"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base"]);
     const noisy = await callTool(conn.client, "run_code", {
       code: 'for (let i = 0; i < 2000; i++) console.log("line", i, "{\\"jsonrpc\\":\\"2.0\\"}"); process.stdout.write("raw\\n"); "done"',
     });
@@ -237,7 +262,7 @@ describe("mcp over stdio: output", () => {
   });
 
   it("with --executor in-process: console is captured and process.stdout.write is diverted to stderr", async () => {
-    conn = await connectStdio(["--base", "base", "--executor", "in-process"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base", "--executor", "in-process"]);
     const r = await callTool(conn.client, "run_code", {
       code: 'console.log("captured"); process.stdout.write("MARKER-not-protocol\\n"); "ok"',
     });
@@ -252,7 +277,7 @@ describe("mcp over stdio: output", () => {
 describe("mcp over stdio: deps", () => {
   // No test here installs anything: that would reach the npm registry.
   it("offers add_dep/remove_dep with --surface full and runs the host's deps operations", async () => {
-    conn = await connectStdio(["--base", "base", "--surface", "full"], { cwd: dir });
+    conn = await sharedStdio(["--base", "base", "--surface", "full"]);
     const names = (await conn.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["list_deps", "add_dep", "remove_dep"]));
     const bad = await callTool(conn.client, "add_dep", { spec: "Not A Spec!" });
