@@ -151,12 +151,25 @@ const HTTP_AS_STDIO_NOTE =
 const STDIO_AS_HTTP_NOTE =
   "this executor's mcp-http cell: `mcp` over stdio builds its one session with the same executor factory (newExecutor in src/cli/commands/mcp.ts) and the same run_code; the stdio transport and its start after the handshake do not depend on the executor and are run by the mcp-stdio cells of in-process, sandbox-quickjs and container";
 
+/**
+ * `run` and `mcp` take the executor flags from one place (addExecutorOptions, checkExecutorFlags in
+ * src/cli/shared.ts) and build the executor with the same createExecutor(name, executorOptionsOf +
+ * sharedChildOf); what `run` adds — one session, the code from the command line, the value printed
+ * — does not depend on the executor. So `run` is run on the default executor (its own cell) and on
+ * remote, whose `run --remote` builds its RemoteExecutor itself; every other executor's cli-run
+ * cell is its `mcp` cell (flags → executor) plus the subprocess cli-run cell (the front end).
+ */
+const CLI_RUN_OWN: ReadonlySet<ExecutorId> = new Set<ExecutorId>(["subprocess", "remote"]);
+const CLI_RUN_NOTE =
+  "this executor's mcp cell plus subprocess × cli-run: `run` and `mcp` read the same executor flags (addExecutorOptions, checkExecutorFlags) and build the executor with the same createExecutor (src/cli/shared.ts); what `run` itself does (one session, the code from argv, the value printed) does not depend on the executor";
+
 export function expectedFrontEnd(executor: ExecutorId, frontEnd: FrontEndId): Outcome {
   const adapterTest = ADAPTER_TESTS[frontEnd];
   if (adapterTest) return { kind: "same-as", cell: `the library's: the adapter takes a Session of any executor and calls its run_code (${adapterTest} runs it end to end)` };
   if (frontEnd === "library") return { kind: "same-as", cell: "the capability table above" };
   if (frontEnd === "mcp-http" && HTTP_AS_STDIO.has(executor)) return { kind: "same-as", cell: HTTP_AS_STDIO_NOTE };
   if (frontEnd === "mcp-stdio" && !HTTP_AS_STDIO.has(executor)) return { kind: "same-as", cell: STDIO_AS_HTTP_NOTE };
+  if (frontEnd === "cli-run" && !CLI_RUN_OWN.has(executor)) return { kind: "same-as", cell: CLI_RUN_NOTE };
   if (executor === "remote" && frontEnd === "agents") return works('code_mode.executor "remote" with remote.url / token_env');
   return works();
 }
