@@ -33,14 +33,14 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { envWithoutExtraCa, printJsonLine, printTable, resultRow, twoProcessFloor, withTempDir } from "./lib.mjs";
+import { envWithoutExtraCa, nodeStartFloor, printJsonLine, printTable, resultRow, twoProcessFloor, withTempDir } from "./lib.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Spawn node with `args` (and `env`, if given, as its whole environment), resolve when it exits 0 (stdout discarded), reject otherwise. */
-function nodeRun(args, cwd, env = process.env) {
+/** Spawn node with `args`, resolve when it exits 0 (stdout discarded), reject otherwise. */
+function nodeRun(args, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
     const err = [];
     child.stderr.on("data", (c) => err.push(c));
     child.on("error", reject);
@@ -88,10 +88,11 @@ async function mcpReady(args) {
 const WITHOUT_EXTRA_CA = envWithoutExtraCa();
 
 const FLOOR_CASES = [
-  { name: "floor: node -e 0", baseline: true, run: () => nodeRun(["-e", "0"], ROOT) },
+  // The same floor bench:peers measures (lib.mjs nodeStartFloor); a case that times itself resolves to its ms.
+  { name: "floor: node -e 0", baseline: true, run: () => nodeStartFloor() },
   // Where the environment sets NODE_EXTRA_CA_CERTS (this machine's does), every node start parses
   // the bundle first: shown beside the floor, since the default executor pays it twice (host, child).
-  ...(WITHOUT_EXTRA_CA ? [{ name: "floor: node -e 0 without NODE_EXTRA_CA_CERTS", baseline: true, run: () => nodeRun(["-e", "0"], ROOT, WITHOUT_EXTRA_CA) }] : []),
+  ...(WITHOUT_EXTRA_CA ? [{ name: "floor: node -e 0 without NODE_EXTRA_CA_CERTS", baseline: true, run: () => nodeStartFloor(WITHOUT_EXTRA_CA) }] : []),
   { name: 'floor: import("zod")', baseline: true, run: () => nodeRun(["--input-type=module", "-e", 'await import("zod")'], ROOT) },
   { name: "floor: node starting a node child that sends one IPC message", baseline: true, run: () => twoProcessFloor() },
   { name: "floor: bare MCP SDK server, spawn + initialize + tools/list", baseline: true, run: () => mcpReady([path.join(ROOT, "bench", "mcp-floor-server.mjs")]) },
