@@ -353,8 +353,8 @@ async function measureOne(kind, storageName, storage, redisClient) {
       const total = Object.entries(counts).reduce((n, [name, c]) => (name === "info" || name === "config|resetstat" ? n : n + c), 0);
       writes = { case: `Redis commands per call, ${CALLS} calls (redis)`, executor: kind, calls: CALLS, commands: counts, ledger_writes_per_call: (counts.hset ?? 0) / CALLS, commands_per_call: total / CALLS, budget_per_call: 1, within_budget: total / CALLS <= 1 };
     }
-    const skipped = `${kind} (${storageName}): ${s.skipped} of ${ROUNDS * CALLS * 2} timed spans were over ${SPAN_OUTLIER_MS} ms and left out of the own time`;
-    return { rows, writes, skipped };
+    const spansNote = `${kind} (${storageName}): ${s.skipped} of ${ROUNDS * CALLS * 2} timed spans were over ${SPAN_OUTLIER_MS} ms and left out of the own time`;
+    return { rows, writes, spansNote };
   } finally {
     await plain.close();
     await durable.close();
@@ -440,13 +440,15 @@ await withTempDir("tcm-bench-ledger-", async (dir) => {
   const rows = [];
   const writes = [];
   const notes = [];
-  if (redisNote) notes.push(`redis: skipped (${redisNote})`);
+  /** What was not measured and why: in the notes, and in the docs table's header. */
+  const skipped = [];
+  if (redisNote) skipped.push(`redis: skipped (${redisNote})`);
   try {
     for (const kind of Object.keys(EXECUTORS)) {
       if (values.only && !kind.includes(values.only)) continue;
       const why = await unavailable(kind);
       if (why) {
-        notes.push(`${kind}: skipped (${why})`);
+        skipped.push(`${kind}: skipped (${why})`);
         continue;
       }
       for (const [name, make] of Object.entries(storages)) {
@@ -454,7 +456,7 @@ await withTempDir("tcm-bench-ledger-", async (dir) => {
         const got = await measureOne(kind, name, make, name === "redis" ? redisClient : null);
         rows.push(...got.rows);
         if (got.writes) writes.push(got.writes);
-        notes.push(got.skipped);
+        notes.push(got.spansNote);
       }
     }
     if (!values.only || "python".includes(values.only)) notes.push(`python: the ledger does not apply — ${await pythonNote(dir)}`);
@@ -472,10 +474,10 @@ await withTempDir("tcm-bench-ledger-", async (dir) => {
       process.stderr.write(`  ${w.executor.padEnd(13)} ${w.commands_per_call.toFixed(3)} commands per call (ledger HSETs ${w.ledger_writes_per_call.toFixed(3)} per call) — ${listed} — ${w.within_budget ? "ok" : "OVER TARGET"}\n`);
     }
   }
-  for (const note of notes) process.stderr.write(`\n${note}`);
+  for (const note of [...skipped, ...notes]) process.stderr.write(`\n${note}`);
   process.stderr.write("\n");
   if (values["write-docs"]) {
-    const header = `(${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, load average at start ${LOAD_AT_START}, medians of ${ROUNDS} rounds of ${CALLS} calls${notes.some((n) => n.includes("skipped")) ? `; ${notes.filter((n) => n.includes("skipped")).join("; ")}` : ""})`;
+    const header = `(${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, load average at start ${LOAD_AT_START}, medians of ${ROUNDS} rounds of ${CALLS} calls${skipped.length ? `; ${skipped.join("; ")}` : ""})`;
     const doc = readFileSync(DURABLE_DOC, "utf8");
     const start = doc.indexOf(DOCS_TABLE_START);
     const end = doc.indexOf(DOCS_TABLE_END);
