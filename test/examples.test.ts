@@ -65,7 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await session?.close();
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (tmp) await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Runs agent code that must succeed; returns its value. */
@@ -113,7 +113,7 @@ describe("examples/tools", () => {
       expect(await registry.describe(file.replace(/\.ya?ml$/, ""))).toContain("declare");
       await registry.close();
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 

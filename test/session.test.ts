@@ -67,7 +67,7 @@ describe("Session", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   const storage = () => new FileStorage({ basePath: dir });

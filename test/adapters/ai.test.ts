@@ -214,7 +214,7 @@ describe("ts-code-mode/ai with a durable session: a pause inside the code", () =
       expect(keys(t.session)).toEqual(["code", "timeout_ms"]);
     } finally {
       await session.close();
-      await rm(fx.dir, { recursive: true, force: true });
+      await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
     }
   }, 120_000);
 });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "tcm-adapters-loading-"));
 }, 180_000);
 afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Imports `specifier` in a fresh node that refuses every framework package. */

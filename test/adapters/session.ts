@@ -31,7 +31,7 @@ export async function testSession(options: { skillRoots?: string[] } = {}): Prom
     session,
     async close() {
       await session.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }
@@ -54,7 +54,7 @@ export async function durableJournal(): Promise<DurableJournal> {
     lines: () => fx.lines(),
     async close() {
       await session.close();
-      await rm(fx.dir, { recursive: true, force: true });
+      await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }

@@ -187,7 +187,7 @@ describe("examples/agents/embed.mjs", () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^main → list_files\nmain → analyst\n {2}analyst → load_skill\n {2}analyst → run_code\nanswer: The notes hold these words\. Analyst: Counted with wc: --- value --- \d+ total; 3 tasks, 1\.5-3\.5 hours\nusage: \{"inputTokens":600,"outputTokens":120,"requests":6\}\n$/);
     } finally {
-      await rm(path.join(REPO, "examples/agents/.code-mode"), { recursive: true, force: true });
+      await rm(path.join(REPO, "examples/agents/.code-mode"), { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

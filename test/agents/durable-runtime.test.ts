@@ -26,7 +26,7 @@ afterAll(() => {
   restoreEnv?.();
 });
 afterEach(async () => {
-  await rm(fx.dir, { recursive: true, force: true });
+  await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function withJournal(dir: string): Promise<string> {

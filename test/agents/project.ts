@@ -45,7 +45,7 @@ export async function writeProject(agents: AgentDef[], config: Record<string, un
 }
 
 export async function removeProject(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 }
 
 /**

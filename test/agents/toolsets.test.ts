@@ -27,7 +27,7 @@ beforeAll(async () => {
   await symlink(top, path.join(root, "out"));
 });
 afterAll(async () => {
-  await rm(top, { recursive: true, force: true });
+  await rm(top, { recursive: true, force: true, maxRetries: 5 });
 });
 
 function tool(tools: AgentTool[], name: string): AgentTool {

@@ -19,7 +19,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("ts-code-mode deps", () => {

@@ -46,7 +46,7 @@ async function acquireLock(): Promise<void> {
       return;
     } catch {
       const age = Date.now() - (await stat(LOCK).then((s) => s.mtimeMs, () => Date.now()));
-      if (age > STALE_LOCK_MS) await rm(LOCK, { recursive: true, force: true });
+      if (age > STALE_LOCK_MS) await rm(LOCK, { recursive: true, force: true, maxRetries: 5 });
       else await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -68,7 +68,7 @@ export async function ensureBuilt(): Promise<void> {
     const bundle = spawnSync(process.execPath, [path.join(REPO, "scripts/bundle.mjs")], { cwd: REPO, encoding: "utf8" });
     if (bundle.status !== 0) throw new Error(`Bundling dist failed:\n${bundle.stdout}${bundle.stderr}`);
   } finally {
-    await rm(LOCK, { recursive: true, force: true });
+    await rm(LOCK, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 
@@ -97,7 +97,7 @@ export async function tempDir(): Promise<string> {
 }
 
 export async function cleanup(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 }
 
 /**

@@ -71,7 +71,7 @@ describe("--tools-module", () => {
       const { stdout } = await promisify(execFile)("bash", ["-c", line!.replace(/^ts-code-mode /, `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(REPO, "dist/cli/main.js"))} `)], { cwd, timeout: 60_000 });
       expect(stdout.trim()).toBe("{ city: 'Oslo', tempC: 4 }");
     } finally {
-      await rm(path.join(cwd, ".code-mode"), { recursive: true, force: true });
+      await rm(path.join(cwd, ".code-mode"), { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

@@ -30,7 +30,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await rm(work, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const executors: Array<[string, (o: DepsConfig) => Executor]> = [

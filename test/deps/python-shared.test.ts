@@ -32,7 +32,7 @@ afterAll(async () => {
   process.env["HOME"] = realHome;
   await Promise.all(sessions.splice(0).map((s) => s.close()));
   await redis?.stop();
-  await rm(root, { recursive: true, force: true });
+  await rm(root, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** A session on `machine` (its own home folder, so its own venv) over the shared Redis prefix. */

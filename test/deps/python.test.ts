@@ -31,7 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await session?.close();
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("deps in a Python session", () => {

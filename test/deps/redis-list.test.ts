@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await rm(work, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("deps list in Redis", () => {

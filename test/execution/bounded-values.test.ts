@@ -37,7 +37,7 @@ describe.each(executors)("bounded host work: %s", (_name, make) => {
   });
   afterAll(async () => {
     await s.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("a value 7 deep and 60 wide made of one shared object: display is cut and says why", async () => {
@@ -107,7 +107,7 @@ describe("a run's value is bounded in the child: SubprocessExecutor", () => {
   });
   afterAll(async () => {
     await s.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("a 100 MB value stays in the child; its display says why; a 1 MB value and variables still cross", async () => {
@@ -150,7 +150,7 @@ describe("a tool result too deep to send fails the call at once: SubprocessExecu
   });
   afterAll(async () => {
     await s.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("tools.deep.get() rejects with a DataCloneError naming the call and the depth; the session goes on", async () => {

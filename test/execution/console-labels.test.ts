@@ -27,7 +27,7 @@ const heapAfterGc = (): number => {
 
 const dirs: string[] = [];
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const RUNS = 8;

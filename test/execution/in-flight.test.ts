@@ -28,7 +28,7 @@ describe("in-flight bytes: arguments and replies", () => {
   });
   afterEach(async () => {
     await host.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("parallel loads past the limit fail with a ValidationError; one at a time they all succeed", async () => {

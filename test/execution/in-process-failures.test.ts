@@ -43,7 +43,7 @@ beforeAll(() => {
   writeFileSync(hostScript, HOST);
 });
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
 interface Line {
   ok?: boolean;

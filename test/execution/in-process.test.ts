@@ -28,7 +28,7 @@ describe("InProcessExecutor only", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function open(options: InProcessExecutorOptions = { toolsPath: EXAMPLE_TOOLS_PATH }): Promise<Session> {

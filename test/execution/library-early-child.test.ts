@@ -32,7 +32,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Runs `body` as an ES module in a fresh node (cwd: the temp folder), resolving with its last stdout line as JSON. */

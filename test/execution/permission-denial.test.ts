@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await session.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("permission denials under SubprocessExecutor permissions", () => {

@@ -39,7 +39,7 @@ describe("ExecutorPool", () => {
     await pool?.close();
     pool = undefined;
     await Promise.all(created.splice(0).map((e) => e.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function sessionFrom(p: ExecutorPool): Promise<{ session: Session; executor: SubprocessExecutor; pidBeforeStart: number | undefined }> {
@@ -148,7 +148,7 @@ describe("ExecutorPool", () => {
       expect(running(spawnedFor as number)).toBe(false);
       expect((await session.run("2 * 21")).value).toBe(42);
     } finally {
-      await rm(other, { recursive: true, force: true });
+      await rm(other, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 

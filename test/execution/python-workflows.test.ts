@@ -39,7 +39,7 @@ describe("Python workflows", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("a Python guest saves one with its docstring and signature, lists its language, and runs it with kwargs in its own interpreter", async () => {

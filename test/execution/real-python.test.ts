@@ -13,7 +13,7 @@ import { cachedPythonAnswers, realPython, withRealPython } from "../../src/real-
 import { runCommand } from "../../src/tools/adapters/cli/run.js";
 
 const root = mkdtempSync(path.join(tmpdir(), "tcm-real-python-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }));
 
 /** The interpreter PATH's python3 really is (through whatever shim this machine has). */
 const REAL = execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();

@@ -62,7 +62,7 @@ for (const [name, create] of executors) {
 
     afterAll(async () => {
       await session.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     });
 
     async function value(code: string): Promise<unknown> {
@@ -159,7 +159,7 @@ describe("SubprocessExecutor: the host refuses calls the child sends outside a r
       expect((await session.run("1 + 1")).value).toBe(2);
     } finally {
       await session.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

@@ -56,7 +56,7 @@ describe("SandboxExecutor (deno engine)", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("reports its capabilities honestly", async () => {

@@ -66,7 +66,7 @@ for (const engine of ["quickjs", "deno"] as const) {
 
     afterEach(async () => {
       await Promise.all(sessions.splice(0).map((s) => s.close()));
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     });
 
     describe("guest code never outlives its run", () => {
@@ -198,7 +198,7 @@ for (const engine of ["quickjs", "deno"] as const) {
       };
       afterAll(async () => {
         await shared?.session.close();
-        if (shared) await rm(shared.dir, { recursive: true, force: true });
+        if (shared) await rm(shared.dir, { recursive: true, force: true, maxRetries: 5 });
       });
 
       it("a value 7 levels deep with 60 keys per level: displayed, with a note of what was cut", async () => {
@@ -266,7 +266,7 @@ describe.runIf(process.platform === "linux")("SandboxExecutor (deno): a frozen p
       while (isAlive(pid) && procState(pid) !== "Z" && Date.now() < until) await sleep(20);
       expect(isAlive(pid) && procState(pid) !== "Z").toBe(false);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     }
   }, 120_000);
 });
@@ -300,7 +300,7 @@ describe("SandboxExecutor (deno): no ambient authority", () => {
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   /**
@@ -320,7 +320,7 @@ describe("SandboxExecutor (deno): no ambient authority", () => {
   }
   afterAll(async () => {
     await importer?.session.close();
-    if (importer) await rm(importer.dir, { recursive: true, force: true });
+    if (importer) await rm(importer.dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   /** Imports `spec` through indirect eval, new Function, a data: module and a worker; reports each outcome. */

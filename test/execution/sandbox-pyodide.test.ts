@@ -44,7 +44,7 @@ describe("SandboxExecutor with language python", () => {
 
   afterAll(async () => {
     await session?.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function value(code: string): Promise<unknown> {
@@ -180,7 +180,7 @@ describe("SandboxExecutor with language python in an ExecutorPool", () => {
     } finally {
       await session?.close();
       await pool.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     }
   }, 180_000);
 });
@@ -197,7 +197,7 @@ describe("SandboxExecutor with language python from a memory snapshot", () => {
 
   afterAll(async () => {
     restoreEnv?.();
-    await Promise.all([snapDir, ...dirs].map((d) => rm(d, { recursive: true, force: true })));
+    await Promise.all([snapDir, ...dirs].map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
   });
 
   /** A new session (a new deno process) runs `code`; its result. */

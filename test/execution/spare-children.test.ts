@@ -33,7 +33,7 @@ afterEach(async () => {
   setSpareChildren(false);
   setSpareChildren(true);
   await storage.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Live child.js processes whose parent is `ppid`. */

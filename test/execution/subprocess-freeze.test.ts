@@ -49,7 +49,7 @@ describe.runIf(deathSignalLauncher() !== null)("SubprocessExecutor: the child is
 
   afterEach(async () => {
     await session.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function value(code: string): Promise<unknown> {

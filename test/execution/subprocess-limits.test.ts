@@ -44,7 +44,7 @@ describe("SubprocessExecutor limits", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   describe.runIf(onLinux)("maxMemoryMb caps the whole process", () => {

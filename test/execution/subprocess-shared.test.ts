@@ -53,7 +53,7 @@ describe("SubprocessExecutor with a shared child", () => {
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
     await shared.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("sessions share one child, and one session cannot see another's globals", async () => {

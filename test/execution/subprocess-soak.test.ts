@@ -43,7 +43,7 @@ beforeAll(() => {
   writeFileSync(path.join(dir, "host.mjs"), HOST);
 });
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
 it(`the host's heap and RSS reach a plateau over ${RUNS} subprocess runs`, () => {
   const p = spawnSync(process.execPath, ["--expose-gc", path.join(dir, "host.mjs"), path.join(dir, "base")], { encoding: "utf8", timeout: 300_000 });

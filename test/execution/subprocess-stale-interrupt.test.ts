@@ -49,7 +49,7 @@ describe.runIf(process.platform !== "win32")("SubprocessExecutor: a late interru
 
   afterEach(async () => {
     await session?.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("200 runs ending around their interrupt: none is reported as a crash and no next run is hit", async () => {

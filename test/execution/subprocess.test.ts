@@ -45,7 +45,7 @@ describe("SubprocessExecutor", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   describe("timeouts", () => {
@@ -295,7 +295,7 @@ describe("SubprocessExecutor", () => {
         // The host still answers namespace calls: storage is outside the child's reach but not the agent's.
         expect((await session.run("await artifacts.save('p.txt', 'ok'); await artifacts.load('p.txt')")).value).toBe("ok");
       } finally {
-        await rm(readable, { recursive: true, force: true });
+        await rm(readable, { recursive: true, force: true, maxRetries: 5 });
       }
     });
   });

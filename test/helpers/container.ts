@@ -76,7 +76,7 @@ export async function openContainerSession(
     },
     close: async () => {
       await session.close();
-      await rm(tmp, { recursive: true, force: true });
+      await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }

@@ -46,6 +46,6 @@ export async function importWithGuard(specifier: string, guard: ImportGuard, cwd
     const { stdout } = await exec(process.execPath, ["--import", register, "--input-type=module", "-e", script], { cwd, timeout: 60_000 });
     return stdout.trim();
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }

@@ -64,6 +64,6 @@ export async function loadedModules(args: string[], cwd: string): Promise<Loaded
     }
     return { urls, distModules, bundled, zod: lines.includes("zod-evaluated"), stdout };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   }
 }

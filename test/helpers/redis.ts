@@ -97,7 +97,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     },
     close: async () => {
       await stop();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }

@@ -100,7 +100,7 @@ export async function matrixFixtures(): Promise<MatrixFixtures> {
 
 async function closeFixtures(): Promise<void> {
   if (httpServer) await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
-  if (fixtures) await rm(fixtures.dir, { recursive: true, force: true });
+  if (fixtures) await rm(fixtures.dir, { recursive: true, force: true, maxRetries: 5 });
   httpServer = null;
   fixtures = null;
 }

@@ -22,7 +22,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const c of toClose.splice(0).reverse()) await c.close().catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 function newSession(): Session {

@@ -31,7 +31,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** The bin in the core project, with the search model not pinned away (the suite runs lexical otherwise). */

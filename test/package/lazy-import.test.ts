@@ -52,7 +52,7 @@ export async function load(url, context, next) {
 }, 600_000);
 
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** The lazy parts whose code is in the first `count` files `log` lists (all of them without `count`). */

@@ -32,8 +32,8 @@ beforeAll(async () => {
   await chmod(path.join(withFakeApt, "apt-get"), 0o755);
 });
 afterAll(async () => {
-  await rm(onlyNode, { recursive: true, force: true });
-  await rm(withFakeApt, { recursive: true, force: true });
+  await rm(onlyNode, { recursive: true, force: true, maxRetries: 5 });
+  await rm(withFakeApt, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("scripts/prerequisites.mjs", () => {

@@ -86,7 +86,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (consumer) await rm(consumer, { recursive: true, force: true });
+  if (consumer) await rm(consumer, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("published types and module format", () => {

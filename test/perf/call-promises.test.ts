@@ -42,7 +42,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   hook.disable();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Host promises made per tool call by a run in `session`. */

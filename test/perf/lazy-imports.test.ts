@@ -58,7 +58,7 @@ describe("CLI start", () => {
       const mcp = await loadedModules(["--input-type=module", "-e", 'await import("ts-code-mode/mcp")'], REPO);
       expect([...mcp.bundled].some((m) => m.startsWith("@modelcontextprotocol/sdk/"))).toBe(true);
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -76,7 +76,7 @@ describe("CLI start", () => {
       // The four adapters share one chunk (scripts/bundle.mjs), so all of them load with the first.
       expect([...calling.distModules].filter((m) => unused.test(m))).toContain("dist/tools/adapters/cli/adapter.js");
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -89,7 +89,7 @@ describe("CLI start", () => {
         expect({ executor, zod: r.zod }).toEqual({ executor, zod: false });
       }
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -107,7 +107,7 @@ describe("CLI start", () => {
       expect(Number(control.stdout.trim())).toBeGreaterThan(0);
       expect({ yaml: yamlLoaded(control.urls), zod: control.zod }).toEqual({ yaml: true, zod: true });
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -128,7 +128,7 @@ describe("CLI start", () => {
       });
       expect(await run("Headers = 1; Response = 2; crypto = 3; [Headers, Response, crypto]")).toEqual({ value: [1, 2, 3], undici: false });
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 

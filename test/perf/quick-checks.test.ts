@@ -83,7 +83,7 @@ describe("hand-written option checks", () => {
         expect(() => new FileStorage(bad as never)).toThrow(/Invalid FileStorage options/);
       }
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

@@ -31,7 +31,7 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const e of executors.splice(0)) await e.close();
   await storage.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** A file at `at` whose reading blocks until `release()` writes its content. */

@@ -16,7 +16,7 @@ describe("durable runs (in-process)", () => {
     fx = await journalFixture();
   });
   afterEach(async () => {
-    await rm(fx.dir, { recursive: true, force: true });
+    await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   const open = () => new Session({ storage: new FileStorage({ basePath: fx.storage }), executor: new InProcessExecutor({ toolsPath: fx.tools }), durable: { secret: SECRET } });

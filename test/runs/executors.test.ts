@@ -27,7 +27,7 @@ describe.each(executors)("durable runs in the %s executor", (_kind, make) => {
     fx = await journalFixture();
   });
   afterAll(async () => {
-    await rm(fx.dir, { recursive: true, force: true });
+    await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
   });
   const open = () => new Session({ storage: new FileStorage({ basePath: fx.storage }), executor: make(fx.tools), durable: { secret: SECRET } });
 

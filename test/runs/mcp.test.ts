@@ -13,7 +13,7 @@ beforeAll(async () => {
   fx = await journalFixture();
 });
 afterAll(async () => {
-  await rm(fx.dir, { recursive: true, force: true });
+  await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 test("run_code returns the pause with a readable explanation and accepts resume", async () => {

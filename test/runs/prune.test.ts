@@ -23,7 +23,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   setFaultHook(undefined);
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Run `i` last changed `i` days ago (so run-0 is the newest). */

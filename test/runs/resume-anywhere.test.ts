@@ -48,7 +48,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await redis?.close();
-  await rm(fx.dir, { recursive: true, force: true });
+  await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 function start(args: string[]): { done: Promise<Record<string, unknown>>; kill: () => void } {

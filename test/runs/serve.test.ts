@@ -46,7 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.stop()));
   await redis?.close();
-  await rm(fx.dir, { recursive: true, force: true });
+  await rm(fx.dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 type Result = { ok: boolean; status?: string; runId?: string; pending?: unknown[]; continuation?: string; value?: unknown; error: { name: string } | null };

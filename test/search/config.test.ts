@@ -55,7 +55,7 @@ describe("search settings", () => {
       expect(a.embedder).toBe(b.embedder);
       expect(() => SearchSetup.create(storage, { embedder: "nope" as never })).toThrow(/^Invalid search options: embedder: must be/);
     } finally {
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -77,7 +77,7 @@ describe("a session's search", () => {
 
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function open(executor: InProcessExecutor | SubprocessExecutor): Promise<Session> {

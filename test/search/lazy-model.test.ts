@@ -26,7 +26,7 @@ describe("the embedding model is loaded lazily", () => {
   afterAll(async () => {
     if (saved !== undefined) process.env["TS_CODE_MODE_SEARCH"] = saved;
     await session.close();
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("is not loaded by a session start, a run, a listing or a save; the first search loads it", async () => {

@@ -77,7 +77,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("offline", () => {
@@ -158,7 +158,7 @@ console.log(JSON.stringify({ embedded, first: hits[0]?.name }));
   it("two processes indexing at once leave only whole vector files and no temp files", async () => {
     const base = path.join(dir, "base");
     await searchInChild(base, true);
-    await rm(path.join(base, "vectors"), { recursive: true, force: true });
+    await rm(path.join(base, "vectors"), { recursive: true, force: true, maxRetries: 5 });
     const both = await Promise.all([searchInChild(base, false), searchInChild(base, false)]);
     for (const r of both) expect(r.first).toBe("port_scan");
     const folder = path.join(base, "vectors", "bow-test-32d", "workflows");

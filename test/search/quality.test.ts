@@ -199,7 +199,7 @@ describe("the default: a session searches with the built-in model", () => {
   afterAll(async () => {
     if (saved !== undefined) process.env["TS_CODE_MODE_SEARCH"] = saved;
     await session.close();
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("ranks by meaning from the guest, without a lexical-fallback note, and caches vectors under <base>/vectors/use-lite-en@…", async () => {

@@ -218,7 +218,7 @@ describe("SearchSetup", () => {
     base = await mkdtemp(path.join(os.tmpdir(), "ts-code-mode-scale-"));
   });
   afterEach(async () => {
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("gives every session on one storage the same ranker (the index is built once per process), and others their own", () => {

@@ -31,7 +31,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
+  await rm(base, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** A library as a session builds it: ranker from SearchSetup, vectors under <base>/vectors/. */

@@ -45,7 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
   await registry?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** Host-only places a path argument is pointed at. */

@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   swapper?.kill("SIGKILL");
-  await rm(top, { recursive: true, force: true });
+  await rm(top, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function pool(count: number, task: (i: number) => Promise<void>): Promise<void> {

@@ -538,8 +538,8 @@ for (const engine of ["quickjs", "deno"] as const) describe(`SandboxExecutor esc
 
   afterAll(async () => {
     await bystander?.close();
-    await rm(dir, { recursive: true, force: true });
-    await rm(markerDir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    await rm(markerDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   afterEach(async () => {
@@ -646,8 +646,8 @@ describe("SandboxExecutor escape corpus (python: Pyodide in deno)", () => {
 
   afterAll(async () => {
     await session?.close();
-    await rm(dir, { recursive: true, force: true });
-    await rm(markerDir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    await rm(markerDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it.each(PYODIDE_ATTEMPTS.map((a, i) => [i + 1, a.name, a] as const))("#%i %s", async (n, _name, attempt) => {

@@ -38,7 +38,7 @@ beforeAll(async () => {
   await writeFile(path.join(root, ".code-mode", "artifacts", "x.sh"), `${padding}\ntouch ${top}/pwned-sort\n`);
 });
 afterAll(async () => {
-  await rm(top, { recursive: true, force: true });
+  await rm(top, { recursive: true, force: true, maxRetries: 5 });
 });
 afterEach(() => {
   delete process.env[BWRAP_ENV];

@@ -54,7 +54,7 @@ describe.each<StorageKind>(["file", "redis"])("workflow provenance on %s storage
   });
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     await deleteKeys(server.url, `${prefix}:`);
   });
 
@@ -225,7 +225,7 @@ describe("hand-written workflow files", () => {
   });
   afterEach(async () => {
     for (const o of open.splice(0).reverse()) await o.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function session(executor: Executor): Promise<Session> {
@@ -270,7 +270,7 @@ describe("hand-written workflow files", () => {
 describe("the sandbox (deno engine) records untrusted provenance too", () => {
   let dir: string;
   afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("saves as untrusted sandbox", async () => {

@@ -21,7 +21,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await storage.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 function write(root: string, name: string, content: string, files: Record<string, string | Buffer> = {}): string {

@@ -13,7 +13,7 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(path.join(tmpdir(), "skills-roots-"));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
 function skill(root: string, name: string, description: string): void {
   mkdirSync(path.join(root, name), { recursive: true });

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { validateSkillDir } from "../../src/skills/validate.js";
 
 const root = mkdtempSync(path.join(tmpdir(), "skills-spec-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true, maxRetries: 5 }));
 let n = 0;
 
 /** A skill folder named `folder` (inside its own parent) with this SKILL.md; null: no SKILL.md. */

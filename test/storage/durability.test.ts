@@ -360,7 +360,7 @@ afterAll(async () => {
   // If a test failed early a child may still be writing: stop it before cleaning up.
   for (const child of running) child.kill("SIGKILL");
   await redis?.close();
-  await rm(work, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const BACKENDS: Backend[] = [
@@ -368,7 +368,7 @@ const BACKENDS: Backend[] = [
     name: "FileStorage",
     create: async () => {
       const basePath = await mkdtemp(path.join(work, "base-"));
-      return { descriptor: { type: "file", basePath }, cleanup: () => rm(basePath, { recursive: true, force: true }) };
+      return { descriptor: { type: "file", basePath }, cleanup: () => rm(basePath, { recursive: true, force: true, maxRetries: 5 }) };
     },
   },
   {
@@ -543,7 +543,7 @@ describe("FileStorage: SIGKILL at each exact point of a save", () => {
         expect(await storage.artifacts.load("k/a")).toBe("next save works");
         await storage.close();
       } finally {
-        await rm(basePath, { recursive: true, force: true });
+        await rm(basePath, { recursive: true, force: true, maxRetries: 5 });
       }
     },
   );

@@ -102,7 +102,7 @@ describe("FileStorage across two processes", () => {
   afterAll(async () => {
     // If the test failed early, the other child may still be writing: stop it before cleaning up.
     for (const child of running) child.kill("SIGKILL");
-    await rm(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("keeps all 600 artifacts saved concurrently by two processes, with the right contents", async () => {

@@ -16,7 +16,7 @@ async function tempDir(): Promise<string> {
 
 storageConformance("FileStorage", async (options = {}) => {
   const dir = await tempDir();
-  return { storage: new FileStorage({ basePath: dir, ...options }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { storage: new FileStorage({ basePath: dir, ...options }), cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 5 }) };
 });
 
 /** Every path under `dir`, relative, sorted: to prove an operation created nothing. */
@@ -51,7 +51,7 @@ describe("FileStorage (file-specific)", () => {
 
   afterEach(async () => {
     await storage.close();
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
   });
 
   describe("layout and options", () => {
@@ -86,7 +86,7 @@ describe("FileStorage (file-specific)", () => {
         expect(() => new FileStorage({ basePath: empty, workspaceId: "../up" })).toThrow(expect.objectContaining({ name: "InvalidNameError" }));
         expect(await tree(empty)).toEqual([]);
       } finally {
-        await rm(empty, { recursive: true, force: true });
+        await rm(empty, { recursive: true, force: true, maxRetries: 5 });
       }
     });
 

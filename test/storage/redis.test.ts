@@ -514,7 +514,7 @@ describe("RedisStorage (Redis-specific)", () => {
       const strip = (infos: Array<{ createdAt: string; updatedAt: string }>) => infos.map(({ createdAt: _c, updatedAt: _u, ...rest }) => rest);
       expect(strip(await redis.artifacts.list())).toEqual(strip(await file.artifacts.list()));
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

@@ -224,7 +224,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of running) child.kill("SIGKILL");
-  await rm(work, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function freshBase(): Promise<string> {

@@ -104,7 +104,7 @@ describe("a run's timeout fences its writes (issue 35.3)", () => {
       expect(await storage.artifacts.load("a")).toBe("in time");
     } finally {
       await storage.close();
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -138,7 +138,7 @@ describe("a run's timeout fences its writes (issue 35.3)", () => {
       open();
       await session.close();
       await storage.close();
-      await rm(base, { recursive: true, force: true });
+      await rm(base, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

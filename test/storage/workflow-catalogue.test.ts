@@ -4,7 +4,7 @@
  * file — the next listing shows exactly what the files hold.
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,7 +46,7 @@ describe("FileStorage workflow catalogue", () => {
   });
 
   afterAll(async () => {
-    await rm(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true, maxRetries: 5 });
   });
 
   const fresh = (name: string) => new FileStorage({ basePath: path.join(work, name) });
@@ -161,6 +161,16 @@ describe("FileStorage workflow catalogue", () => {
     expect(problems[1]).toMatch(/^b: syntax error at line 1:/); // derived from the file as it is now
     expect(second.workflows.derivedOf(b!)?.syntaxError).not.toBeNull(); // and kept for the next process
     await second.close();
+  });
+
+  it("does not make its folder again when the store was removed before the catalogue file was written", async () => {
+    const base = path.join(work, "removed");
+    const storage = new FileStorage({ basePath: base });
+    await storage.workflows.save(record("kept", "a workflow"));
+    expect(await described(storage)).toEqual(["kept:a workflow"]); // the catalogue changed: a write is due
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
+    await storage.close(); // writes what is due at once
+    await expect(stat(base)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
   it("hands out records nobody can change for the next caller", async () => {

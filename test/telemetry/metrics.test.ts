@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await otel.stop();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function restartsOf(executor: string): Promise<Array<{ attributes: Record<string, unknown>; value: number }>> {

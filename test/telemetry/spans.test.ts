@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await otel.stop();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 afterEach(() => {
   otel.reset();

@@ -38,7 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   restoreEnv?.();
   await api.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("CLI, MCP and HTTP tools together", () => {

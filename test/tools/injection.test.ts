@@ -69,7 +69,7 @@ schema:
 afterAll(async () => {
   await examples?.close();
   await fixtures?.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("positionals cannot become options", () => {

@@ -45,7 +45,7 @@ describe.each(EXECUTORS)("tool call errors read as the agent wrote the call (%s)
 
   afterAll(async () => {
     await session?.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("a failing command: one prefix, the call's", async () => {
@@ -74,7 +74,7 @@ describe.each(["quickjs", "deno"] as const)("values that cannot cross the sandbo
 
   afterAll(async () => {
     await session?.close();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("name the path inside the agent's argument object", async () => {

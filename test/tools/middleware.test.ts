@@ -151,7 +151,7 @@ for (const [kind, make] of [
 
     afterEach(async () => {
       await session.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     });
 
     it("a deny rule stops the call before the tool runs; the agent sees a PERMISSION ToolError", async () => {
@@ -269,7 +269,7 @@ describe("a rule on a recipe covers every call running the same command", () => 
   });
   afterEach(async () => {
     await Promise.all(sessions.splice(0).map((s) => s.close()));
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   async function sessionWith(middleware: ToolMiddleware[]): Promise<Session> {

@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(temps.map((d) => rm(d, { recursive: true, force: true })));
+  await Promise.all(temps.map((d) => rm(d, { recursive: true, force: true, maxRetries: 5 })));
 });
 
 class EchoAdapter implements ToolAdapter {

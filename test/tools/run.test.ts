@@ -76,7 +76,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await registry.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function rejection(p: Promise<unknown>): Promise<ToolError> {

@@ -29,7 +29,7 @@ describe.each(executors)("workflow arguments (%s)", (_label, make) => {
   });
   afterAll(async () => {
     await session.close();
-    await rm(base, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("refuses a name the workflow does not take, listing its parameters", async () => {

@@ -121,7 +121,7 @@ describe("executors declare trust; undeclared counts as untrusted", () => {
       await host.close();
     } finally {
       await storage.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });

@@ -52,7 +52,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(sessions.splice(0).map((s) => s.close()));
   await Promise.all(stores.splice(0).map((s) => s.close()));
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("Python workflows as .py files", () => {

@@ -22,7 +22,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const WORKFLOW = `/** Scan a host and save the open ports as an artifact. */

@@ -265,6 +265,11 @@ export class WorkflowCatalogue {
     this.changedSincePersist = false;
     const entries = [...this.entries].filter(([, e]) => !e.racy).map(([name, e]) => ({ name, file: e.file, stamp: e.stamp, ...e.read, ...(e.derived ? { derived: e.derived } : {}) }));
     try {
+      // A cache of this folder: if the folder was removed meanwhile (its owner deleted the store),
+      // do not make it again. The non-recursive mkdir of the temp folder fails when it is gone.
+      await mkdir(path.join(this.directory, ".tmp")).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== "EEXIST") throw err;
+      });
       await writeFileAtomic(path.join(this.directory, CATALOGUE_FILE), JSON.stringify({ version: CATALOGUE_VERSION, entries }), {
         tempDir: path.join(this.directory, ".tmp"),
       });

@@ -73,7 +73,7 @@ afterAll(async () => {
   await Promise.all(sessions.map((s) => s.close()));
   // Every container this file started is gone once its session is closed (looked up by label).
   expect(await ownContainers()).toEqual([]);
-  await rm(tmp, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("skills.run inside the container", () => {

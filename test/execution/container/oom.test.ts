@@ -27,7 +27,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("exit 137 in a container", { timeout: 120_000 }, () => {

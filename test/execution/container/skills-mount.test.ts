@@ -44,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.close();
-  await rm(tmp, { recursive: true, force: true });
+  await rm(tmp, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("skills at /skills in a container session", () => {

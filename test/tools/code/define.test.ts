@@ -39,7 +39,7 @@ beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "code-tools-"));
 });
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function session(tools: ConstructorParameters<typeof InProcessExecutor>[0]): Promise<Session> {

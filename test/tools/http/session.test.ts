@@ -61,7 +61,7 @@ afterAll(async () => {
   if (previousToken === undefined) delete process.env["EXAMPLE_API_TOKEN"];
   else process.env["EXAMPLE_API_TOKEN"] = previousToken;
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const executors: Array<[string, () => Executor]> = [

@@ -28,7 +28,7 @@ export async function toolsDir(files: Record<string, Record<string, unknown> | s
 }
 
 export async function removeDir(dir: string | undefined): Promise<void> {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 }
 
 /** The fixture over stdio, as a tool YAML document. */

@@ -34,7 +34,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** A small OpenAPI 3.1 document: pets, with shared parameters, allOf/oneOf bodies and a cycle. */

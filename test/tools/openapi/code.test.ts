@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   delete process.env[TOKEN_VAR];
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const executors: Array<[string, (tools: CodeToolsInput) => Executor]> = [

@@ -44,7 +44,7 @@ afterAll(async () => {
   if (previous === undefined) delete process.env["GITHUB_TOKEN"];
   else process.env["GITHUB_TOKEN"] = previous;
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe("docs/openapi.md", () => {

@@ -33,7 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 /** A spec with one GET per entry (operationId → summary); `/things/{id}` ones take a path param. */

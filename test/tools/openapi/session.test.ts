@@ -51,7 +51,7 @@ afterAll(async () => {
   if (previousToken === undefined) delete process.env[TOKEN_VAR];
   else process.env[TOKEN_VAR] = previousToken;
   await server?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const executors: Array<[string, () => Executor]> = [

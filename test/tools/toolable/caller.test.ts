@@ -25,7 +25,7 @@ function tmp(): string {
   return d;
 }
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 5 });
 });
 
 async function registryWith(yaml: string, host: ToolableHostOptions = {}): Promise<{ registry: ToolRegistry; dir: string }> {

@@ -39,7 +39,7 @@ const hasDeno = (() => {
 
 const dirs: string[] = [];
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const CODE = `

@@ -16,7 +16,7 @@ import { PYTOOL } from "./fixture.js";
 
 const dirs: string[] = [];
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 5 });
 });
 
 let unhandled: unknown[] = [];
