@@ -66,7 +66,8 @@ export default defineConfig({
     sequence: { sequencer: DurationSequencer },
     // Host code runs with Node's default `--unhandled-rejections=throw` semantics: an unhandled
     // rejection fails the test it happened in (issue 32), in every worker.
-    setupFiles: ["test/setup/host-rejections.ts"],
+    // test/setup/node-starts.ts: the processes the tests start do not parse NODE_EXTRA_CA_CERTS at each start.
+    setupFiles: ["test/setup/host-rejections.ts", "test/setup/node-starts.ts"],
     // Sessions rank search lexically unless a test picks an embedder: otherwise every test file
     // that starts a session would load the embedding model in the background (~1.3 s of CPU each).
     // test/search pins the real model where search quality is what is tested.
