@@ -23,6 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { rolldown } from "rolldown";
+import { LAZY_CHUNK_DIR, mainEntrySource, planMainEntry } from "./main-entry.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { dist: { type: "string", default: path.join(ROOT, "dist") } } });
@@ -65,8 +66,10 @@ function entries() {
   const named = (files) => Object.fromEntries([...files].map((f) => [f.replace(/^\.\/dist\//, "").replace(/\.js$/, ""), path.join(DIST, f.replace(/^\.\/dist\//, ""))]));
   const libraryEntries = named(library);
   // The main entry's bundle moves aside: dist/index.js becomes the small module writeMainEntry writes.
-  libraryEntries[MAIN_LIBRARY] = libraryEntries.index;
+  // What it bundles is the main entry's eager part; each lazy area is an entry of its own (main-entry.mjs).
   delete libraryEntries.index;
+  libraryEntries[MAIN_LIBRARY] = mainPlan.coreFile;
+  for (const [area, file] of Object.entries(mainPlan.areaFiles)) libraryEntries[`${LAZY_CHUNK_DIR}/${area}`] = file;
   return { library: libraryEntries, processes: named(processes), child: named([CHILD]) };
 }
 
@@ -130,9 +133,25 @@ const keepModuleUrls = {
   },
 };
 
+if (/\/_(chunks|proc)\//.test(readFileSync(path.join(DIST, "index.js"), "utf8"))) throw new Error("dist/index.js is already bundled: run tsc first (npm run build does both)");
+const mainPlan = await planMainExports();
 const { library, processes, child } = entries();
 for (const file of [...Object.values(library), ...Object.values(processes), ...Object.values(child)])
   if (/\/_(chunks|proc)\//.test(readFileSync(file, "utf8"))) throw new Error(`${file} is already bundled: run tsc first (npm run build does both)`);
+
+/**
+ * The main entry's eager part and lazy areas (scripts/main-entry.mjs), in two steps: a first plan
+ * puts every name of a lazy area in its area; a probe build of the eager part then tells which of
+ * those modules it loads anyway, and those names go back to the eager part.
+ */
+async function planMainExports() {
+  const first = await planMainEntry(DIST);
+  const probe = await rolldown({ input: { core: first.coreFile }, platform: "node", external: isExternal, plugins: [zodOnFirstUse], logLevel: "silent" });
+  const { output } = await probe.generate({ format: "esm" });
+  await probe.close();
+  const graph = chunkGraph(output);
+  return planMainEntry(DIST, graph.staticModules(graph.entry("core")));
+}
 
 /**
  * The process entries' build: the CLI imports each executor and tool adapter when a command first
@@ -244,9 +263,10 @@ function libraryGroups(output) {
   // What the other entries (mcp, ai, ...) load statically: the part of the main entry's graph they
   // share is a chunk of its own, so `import "ts-code-mode/mcp"` does not read the agents, the tool
   // adapters or Redis storage with it (+0.8 MB, ~40 ms of CPU when the library was one chunk).
+  // (The main entry's lazy areas are not other entries: what they share with the eager part is its.)
   const others = new Set(
     [...graph.chunks.values()]
-      .filter((c) => c.isEntry && c.name !== MAIN_LIBRARY && !OWN_GRAPH_ENTRIES.includes(c.name))
+      .filter((c) => c.isEntry && c.name !== MAIN_LIBRARY && !OWN_GRAPH_ENTRIES.includes(c.name) && !c.name.startsWith(`${LAZY_CHUNK_DIR}/`))
       .flatMap((c) => [...graph.staticModules(c)]),
   );
   for (const set of [main, others, ...own.map(({ ids }) => ids)]) for (const id of graph.entryModules) set.delete(id);
@@ -309,25 +329,20 @@ for (const { bundle, output } of builds) {
   await bundle.close();
 }
 writeMainEntry();
+mainPlan.remove();
 writeNpmignore();
 writeThirdPartyNotices();
 
 /**
- * dist/index.js: the early child's start (EARLY_START, its own small chunk graph), then the library
- * by a dynamic import, its names exported as they are (the same classes and functions; the types
- * are index.d.ts's, from tsc).
+ * dist/index.js: the early child's start (EARLY_START, its own small chunk graph), then the eager
+ * part of the library by a dynamic import, its names exported as they are (the same classes and
+ * functions), and stand-ins for the lazy areas' (scripts/main-entry.mjs). The types are index.d.ts's, from tsc.
  */
 function writeMainEntry() {
-  if (!mainExports?.length) throw new Error(`the main entry's bundle (${MAIN_LIBRARY}.js) exports nothing`);
-  const early = EARLY_START.replace(/^\.\/dist\//, "./");
-  writeFileSync(
-    path.join(DIST, "index.js"),
-    `// ts-code-mode's main entry, written by scripts/bundle.mjs: the subprocess executor's first child starts\n` +
-      `// before the rest of the library is loaded, so its start overlaps the import (issue 42, cold start).\n` +
-      `import ${JSON.stringify(early)};\n` +
-      `const library = await import(${JSON.stringify(`./${MAIN_LIBRARY}.js`)});\n` +
-      `export const { ${[...mainExports].sort().join(", ")} } = library;\n`,
-  );
+  const missing = mainPlan.eager.filter((name) => !mainExports?.includes(name));
+  if (missing.length) throw new Error(`the main entry's bundle (${MAIN_LIBRARY}.js) does not export ${missing.join(", ")}`);
+  const source = mainEntrySource(mainPlan, { earlyStart: EARLY_START.replace(/^\.\/dist\//, "./"), coreChunk: `./${MAIN_LIBRARY}.js` });
+  writeFileSync(path.join(DIST, "index.js"), source);
 }
 
 /**

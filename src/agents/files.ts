@@ -13,20 +13,8 @@ import { AgentFileError, locate, zodFileErrors, type Located } from "./locate.js
 import { BUILTIN_PROVIDERS } from "./models.js";
 import { READONLY_COMMAND_NAMES } from "./toolsets/readonly-commands.js";
 import type { AgentToolset } from "./code-toolsets.js";
+import { APPROVAL_MODES, TOOLSET_NAMES } from "./names.js";
 
-/** Toolsets an agent may name in `tools`, besides other agents. */
-export const TOOLSET_NAMES = [
-  "code",
-  "tools",
-  "filesystem_project",
-  "filesystem_project_ro",
-  "filesystem_cwd",
-  "filesystem_cwd_ro",
-  "shell_readonly",
-  "shell_file_ops",
-  "shell",
-  "skills",
-] as const;
 export type ToolsetName = (typeof TOOLSET_NAMES)[number];
 
 /** Agent names become tool names, which model APIs restrict to these characters. */
@@ -56,7 +44,6 @@ const providerSchema = lazy(() => z
   })
   .strict());
 
-export const APPROVAL_MODES = ["prompt", "approve_all", "reject_all"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 const projectSchema = lazy(() => z

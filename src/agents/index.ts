@@ -6,7 +6,8 @@ import { AgentRuntime, type AgentRunResult, type RuntimeOptions } from "./runtim
 import { loadProject, type Project } from "./files.js";
 
 export { AgentRuntime, AgentCallLimitError, AgentCallRejectedError, MaxDepthError, PermissionDeniedError, type AgentRunResult, type EntryContext as AgentEntryContext, type RuntimeOptions as AgentRuntimeOptions } from "./runtime.js";
-export { loadProject as loadAgentProject, APPROVAL_MODES, TOOLSET_NAMES, type AgentSpec, type ApprovalMode, type Project as AgentProject, type ProjectConfig as AgentProjectConfig } from "./files.js";
+export { loadProject as loadAgentProject, type AgentSpec, type ApprovalMode, type Project as AgentProject, type ProjectConfig as AgentProjectConfig } from "./files.js";
+export { APPROVAL_MODES, TOOLSET_NAMES } from "./names.js";
 export { AgentFileError } from "./locate.js";
 export { AgentRunPausedError, checkPausedRun, type PausedAgentRun } from "./paused-runs.js";
 export type { ResumeHooks as AgentResumeHooks } from "./runtime.js";

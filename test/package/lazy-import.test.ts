@@ -1,8 +1,9 @@
 /**
  * `import "ts-code-mode"` loads what a `run("1+1")` needs and nothing else (issue 42 item 1, cold
- * start): the container machinery, the sandbox engines (QuickJS, deno) and the Node built-ins only
- * some paths use (http, zlib, worker_threads, v8) load when first used, behind the same exported
- * names. Observed in a fresh node importing the built package with a loader hook that logs every
+ * start): the container machinery, the sandbox engines (QuickJS, deno), the agents, the tool
+ * adapters and the Node built-ins only some paths use (http, zlib, worker_threads, v8) load when
+ * first used, behind the same exported names (stand-ins for the main entry's lazy areas:
+ * scripts/main-entry.mjs). Observed in a fresh node importing the built package with a loader hook that logs every
  * file it loads (a module's code is identified by a class or function only it defines, since chunk
  * names are hashed) and `process.moduleLoadList` (the built-ins initialised so far). Then the same
  * process uses each lazy part through its exported name: it loads and works.
@@ -32,6 +33,12 @@ const LAZY_CODE: Record<string, RegExp> = {
   "QuickJS (SandboxExecutor's default engine)": /\b(?:var|let|const) SandboxInstance = class\b|\bclass SandboxInstance\b/,
   "the deno engine": /\b(?:var|let|const) DenoEngine = class\b|\bclass DenoEngine\b/,
 };
+
+/**
+ * The main entry's lazy areas (scripts/main-entry.mjs): their stand-ins `require` the area's chunk on
+ * first use. A require goes round the loader hooks, so the probe logs what CommonJS's loader reads.
+ */
+const LAZY_AREA_CHUNKS = ["_chunks/lazy/agents.js", "_chunks/lazy/tools.js"];
 
 let dir: string;
 
@@ -81,7 +88,17 @@ describe("import \"ts-code-mode\"", () => {
       `JSON.stringify([${JSON.stringify(name)}, process.env.TCM_LOAD_LOG ? (await import("node:fs")).readFileSync(process.env.TCM_LOAD_LOG, "utf8").split("\\n").length - 1 : 0, builtins()])`;
     await writeFile(
       script,
-      `const builtins = () => process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice("NativeModule ".length));
+      `if (process.env.TCM_LOAD_LOG) {
+  const { default: Module } = await import("node:module");
+  const { appendFileSync } = await import("node:fs");
+  const { pathToFileURL } = await import("node:url");
+  const read = Module._extensions[".js"];
+  Module._extensions[".js"] = function (module, file) {
+    appendFileSync(process.env.TCM_LOAD_LOG, pathToFileURL(file).href + "\\n");
+    return read.call(this, module, file);
+  };
+}
+const builtins = () => process.moduleLoadList.filter((m) => m.startsWith("NativeModule ")).map((m) => m.slice("NativeModule ".length));
 const m = await import(${JSON.stringify(DIST)});
 console.log(${lines("import")});
 for (const executor of [new m.SubprocessExecutor(), new m.InProcessExecutor()]) {
@@ -109,6 +126,13 @@ if (deno.engine !== "deno" || deno.warm !== false || deno.processId !== null) th
 await deno.close();
 const built = await m.buildImage({ with: ["not a name"] }).then(() => null, (e) => e);
 if (!(built instanceof m.ValidationError)) throw new Error("buildImage: " + built);
+// A lazy area's class through its stand-in: a static method, instanceof, and the real class's errors.
+const cli = m.CliToolAdapter.fromDocument({ name: "echo", type: "cli", command: "echo", description: "d" }, "echo.yaml");
+if (!(cli instanceof m.CliToolAdapter) || cli.name !== "echo") throw new Error("CliToolAdapter.fromDocument: " + cli);
+const bad = await m.loadAgentProject(${JSON.stringify(path.join(os.tmpdir(), "tcm-no-such-agents"))}).then(() => null, (e) => e);
+if (!(bad instanceof Error) || !m.AgentRuntime.name) throw new Error("loadAgentProject: " + bad);
+class Runtime extends m.AgentRuntime {}
+if (Object.getPrototypeOf(Runtime.prototype) !== m.AgentRuntime.prototype) throw new Error("extends AgentRuntime");
 console.log(${lines("used")});
 `,
     );
@@ -144,8 +168,11 @@ console.log(${lines("used")});
       "index.js",
     ]);
     expect(await lazyPartsLoaded(log, logged[1])).toEqual([]);
-    // Used, they loaded: QuickJS, the deno engine, the container runtime and the image builder.
+    expect((await packageFilesLoaded(log, logged[1])).filter((f) => LAZY_AREA_CHUNKS.includes(f))).toEqual([]);
+    // Used, they loaded: QuickJS, the deno engine, the container runtime and the image builder, the
+    // agents and the tool adapters.
     expect((await lazyPartsLoaded(log)).sort()).toEqual(Object.keys(LAZY_CODE).sort());
+    expect((await packageFilesLoaded(log, Infinity)).filter((f) => LAZY_AREA_CHUNKS.includes(f))).toEqual(LAZY_AREA_CHUNKS);
   }, 180_000);
 });
 
