@@ -19,7 +19,10 @@ import { pathToFileURL } from "node:url";
 /**
  * Parts of the package that `run("1+1")` does not load (paths in dist/). Each is one chunk entry,
  * loaded the first time one of its exports is used. A module of an area that the eager part imports
- * (a shared helper, say) stays eager: nothing is gained by deferring what is loaded anyway.
+ * (a shared helper, say) stays eager: nothing is gained by deferring what is loaded anyway. Today
+ * that holds for all of search, Redis storage, runs and telemetry (a Session builds its search and
+ * durable runs, and `storageFromDescriptor` its storage, with static imports); they are listed so
+ * their names go lazy by themselves once those imports are dynamic.
  */
 export const LAZY_AREAS = [
   { name: "tools", test: /^tools\/adapters\// },
@@ -40,15 +43,11 @@ const STAND_IN = "stand-in.js";
 
 const REEXPORT = /export\s*\{([^}]*)\}\s*from\s*"([^"]+)";?|export\s*\*\s*from\s*"([^"]+)";?/g;
 
+/** tsc's output without its comments (a comment may quote an export statement). */
+const withoutComments = (text) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/[^\n]*/gm, "");
+
 /** True for a module made of `export … from` statements only (an index): its names are defined elsewhere. */
-function isReexportModule(text) {
-  const rest = text
-    .replace(/\/\*[\s\S]*?\*\//g, "")
-    .replace(/\/\/[^\n]*/g, "")
-    .replace(REEXPORT, "")
-    .replace(/export\s*\{\s*\};?/g, "");
-  return rest.trim() === "";
-}
+const isReexportModule = (code) => code.replace(REEXPORT, "").replace(/export\s*\{\s*\};?/g, "").trim() === "";
 
 /**
  * name → { file, name, value } (the module defining it, its name there, its value), followed from
@@ -57,10 +56,10 @@ function isReexportModule(text) {
  */
 async function origins(file, cache = new Map()) {
   if (cache.has(file)) return cache.get(file);
-  const text = readFileSync(file, "utf8");
+  const code = withoutComments(readFileSync(file, "utf8"));
   const found = new Map();
   cache.set(file, found);
-  for (const m of text.matchAll(REEXPORT)) {
+  for (const m of code.matchAll(REEXPORT)) {
     const target = path.resolve(path.dirname(file), m[2] ?? m[3]);
     const theirs = await origins(target, cache);
     if (m[3] !== undefined) {
@@ -74,7 +73,7 @@ async function origins(file, cache = new Map()) {
       found.set(exported, origin);
     }
   }
-  if (!isReexportModule(text)) {
+  if (!isReexportModule(code)) {
     const module = await import(pathToFileURL(file).href);
     for (const name of Object.keys(module)) if (!found.has(name)) found.set(name, { file, name, value: module[name] });
   }
@@ -107,7 +106,6 @@ export async function planMainEntry(dist, eagerModules = new Set()) {
     else if (typeof origin.value === "function") lazy.set(area.name, [...(lazy.get(area.name) ?? []), { exported, origin }]);
     else literal.push({ exported, value: origin.value });
   }
-  const objectLeaves = [...eagerFiles].filter((f) => !eagerModules.has(f) && areaOf(dist, f));
   const dir = path.join(dist, ENTRY_DIR);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -120,7 +118,7 @@ export async function planMainEntry(dist, eagerModules = new Set()) {
     areaFiles[area] = path.join(dir, `${area}.js`);
     writeFileSync(areaFiles[area], `${exportsOf(list)}\n`);
   }
-  return { coreFile, areaFiles, eager: eager.map((e) => e.exported), lazy, literal, objectLeaves, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { coreFile, areaFiles, eager: eager.map((e) => e.exported), lazy, literal, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function relativeImport(fromDir, file) {
