@@ -133,11 +133,15 @@ const keepModuleUrls = {
   },
 };
 
-if (/\/_(chunks|proc)\//.test(readFileSync(path.join(DIST, "index.js"), "utf8"))) throw new Error("dist/index.js is already bundled: run tsc first (npm run build does both)");
+/** Each entry must be tsc's module: bundling a bundle again would fail later and less clearly. */
+function assertNotBundled(file) {
+  if (/\/_(chunks|proc)\//.test(readFileSync(file, "utf8"))) throw new Error(`${file} is already bundled: run tsc first (npm run build does both)`);
+}
+// The main entry first: the plan reads tsc's dist/index.js, which the bundle replaces.
+assertNotBundled(path.join(DIST, "index.js"));
 const mainPlan = await planMainExports();
 const { library, processes, child } = entries();
-for (const file of [...Object.values(library), ...Object.values(processes), ...Object.values(child)])
-  if (/\/_(chunks|proc)\//.test(readFileSync(file, "utf8"))) throw new Error(`${file} is already bundled: run tsc first (npm run build does both)`);
+for (const file of [...Object.values(library), ...Object.values(processes), ...Object.values(child)]) assertNotBundled(file);
 
 /**
  * The main entry's eager part and lazy areas (scripts/main-entry.mjs), in two steps: a first plan

@@ -267,12 +267,11 @@ export class WorkflowCatalogue {
     try {
       // A cache of this folder: if the folder was removed meanwhile (its owner deleted the store),
       // do not make it again. The non-recursive mkdir of the temp folder fails when it is gone.
-      await mkdir(path.join(this.directory, ".tmp")).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== "EEXIST") throw err;
+      const tempDir = path.join(this.directory, ".tmp");
+      await mkdir(tempDir).catch((err: unknown) => {
+        if (!isErrno(err, "EEXIST")) throw err;
       });
-      await writeFileAtomic(path.join(this.directory, CATALOGUE_FILE), JSON.stringify({ version: CATALOGUE_VERSION, entries }), {
-        tempDir: path.join(this.directory, ".tmp"),
-      });
+      await writeFileAtomic(path.join(this.directory, CATALOGUE_FILE), JSON.stringify({ version: CATALOGUE_VERSION, entries }), { tempDir });
     } catch {
       // A cache: the files remain the truth.
     }
